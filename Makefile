@@ -1,0 +1,144 @@
+# vcuda top-level Makefile.
+#
+#   make            build everything (release, into build/release)
+#   make demo       install what it needs, build, run the demo
+#   make check      install what it needs, build every variant, run every CPU test
+#   make bench      build and run the benchmarks
+#   make test-gpu   the GPU suite (on a machine with an NVIDIA GPU)
+#
+# Variants build out of tree: VARIANT=release|asan|tsan|fuzz -> build/$(VARIANT).
+
+VARIANT ?= release
+BUILD   := build/$(VARIANT)
+
+ifeq ($(VARIANT),fuzz)
+CC      := clang
+endif
+CC      ?= cc
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
+CSTD    := -std=c11 -D_GNU_SOURCE
+OPT     := -O2 -g
+SANITIZE :=
+ifeq ($(VARIANT),asan)
+OPT      := -O1 -g -fno-omit-frame-pointer
+SANITIZE := -fsanitize=address,undefined -fno-sanitize-recover=all
+endif
+ifeq ($(VARIANT),tsan)
+OPT      := -O1 -g
+SANITIZE := -fsanitize=thread
+endif
+ifeq ($(VARIANT),fuzz)
+OPT      := -O1 -g -fno-omit-frame-pointer
+SANITIZE := -fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-sanitize-recover=all
+endif
+
+INC     := -Ishared -Ihost-backend/include -Ihost-backend -Iguest-lib -I$(BUILD)/gen
+CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SANITIZE) $(INC) -fPIC -MMD -MP
+LDFLAGS += $(SANITIZE)
+LDLIBS  += -lpthread
+
+CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
+CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+
+SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c
+SERVER_SRC := host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
+              host-backend/region.c
+CLIENT_SRC := guest-lib/vc_client.c
+
+obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
+
+LIBSHARED := $(BUILD)/lib/libvcshared.a
+LIBSERVER := $(BUILD)/lib/libvcserver.a
+LIBCLIENT := $(BUILD)/lib/libvcclient.a
+ABI_HASH  := $(BUILD)/gen/vc_abi_hash.h
+
+SERVER_BIN := $(BUILD)/bin/vcuda-server
+UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads
+INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo
+BENCH_BINS := $(BUILD)/bench/ring_bench
+FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake
+
+ifeq ($(VARIANT),fuzz)
+ALL := $(FUZZ_BINS)
+else ifeq ($(VARIANT),tsan)
+ALL := $(BUILD)/tests/test_threads
+else
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
+endif
+
+.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup
+all build: $(ALL)
+
+# ---- generated ABI hash: changes whenever the wire ABI header changes ----------
+$(ABI_HASH): shared/vc_wire.h
+	@mkdir -p $(@D)
+	@h=$$(sha256sum shared/vc_wire.h | cut -c1-16); \
+	 printf '/* generated from shared/vc_wire.h */\n#define VC_ABI_HASH 0x%sull\n' $$h > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.c $(ABI_HASH)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
+
+$(LIBSHARED): $(call obj,$(SHARED_SRC))
+$(LIBSERVER): $(call obj,$(SERVER_SRC))
+$(LIBCLIENT): $(call obj,$(CLIENT_SRC))
+$(BUILD)/lib/%.a:
+	@mkdir -p $(@D)
+	rm -f $@ && ar rcs $@ $^
+
+$(SERVER_BIN): $(call obj,host-backend/server_main.c) $(LIBSERVER) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSERVER) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/demo/vcuda-demo: $(BUILD)/obj/tests/integration/demo.o $(LIBCLIENT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBCLIENT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSERVER) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+# ---- variants ------------------------------------------------------------------
+asan:
+	$(MAKE) VARIANT=asan
+tsan:
+	$(MAKE) VARIANT=tsan
+fuzz:
+	$(MAKE) VARIANT=fuzz
+
+# ---- the documented entry points -----------------------------------------------
+setup:
+	bash ci/setup.sh
+
+check: setup
+	bash ci/check.sh
+
+demo: setup
+	$(MAKE) VARIANT=release
+	bash ci/demo.sh
+
+bench: $(ALL)
+	bash ci/bench.sh
+
+test-gpu:
+	bash ci/test-gpu.sh
+
+clean:
+	rm -rf build
+
+-include $(shell find build -name '*.d' 2>/dev/null)

@@ -1,0 +1,574 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_client.c - the transport client over the host-local unix socket: the
+ * handshake, the doorbell and completion eventfds, reply-slot management, and
+ * pipelined bulk copies through the staging arena.
+ */
+#include "vc_client.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vc_abi_hash.h"
+#include "vc_layout.h"
+#include "vc_ring_guest.h"
+#include "vc_sock.h"
+
+#define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
+#define HANDSHAKE_TIMEOUT_MS 10000
+#define INLINE_HTOD_MAX 4096u
+
+struct vc_client {
+	int sock, mem_fd, doorbell_fd, complete_fd;
+	void *base;
+	size_t size;
+	uint32_t session_id;
+	struct vc_ring_guest ring;
+
+	pthread_mutex_t lock;      /* ring writes and publishes, slot bitmap */
+	pthread_cond_t slot_cv;
+	uint64_t *slot_free;       /* bitmap of free reply slots */
+	pthread_mutex_t bulk_lock; /* owner of the staging-arena chunks */
+
+	pthread_mutex_t wait_mu;   /* one thread polls the eventfd, others wait here */
+	pthread_cond_t wait_cv;
+	bool sleeper;
+	bool dead;
+	uint64_t wake_gen;
+};
+
+/* ---- transport operations for the ring --------------------------------- */
+
+static int sock_kick(void *ctx)
+{
+	struct vc_client *c = ctx;
+	uint64_t one = 1;
+
+	if (write(c->doorbell_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		return -errno;
+	return 0;
+}
+
+/*
+ * Sleep until the completion eventfd fires. One thread at a time polls the
+ * eventfd (the "sleeper"); the others wait on a condition variable that the
+ * sleeper broadcasts whenever it wakes, so that no wake-up is lost between
+ * threads reading the same eventfd.
+ */
+static int sock_sleep(void *ctx, int timeout_ms)
+{
+	struct vc_client *c = ctx;
+	struct pollfd pfd[2];
+	bool dead = false;
+	uint64_t v;
+
+	pthread_mutex_lock(&c->wait_mu);
+	if (c->dead) {
+		pthread_mutex_unlock(&c->wait_mu);
+		return -EPIPE;
+	}
+	if (c->sleeper) {
+		uint64_t gen = c->wake_gen;
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += (long)timeout_ms * 1000000L;
+		ts.tv_sec += ts.tv_nsec / 1000000000L;
+		ts.tv_nsec %= 1000000000L;
+		while (c->wake_gen == gen && !c->dead)
+			if (pthread_cond_timedwait(&c->wait_cv, &c->wait_mu, &ts) == ETIMEDOUT)
+				break;
+		dead = c->dead;
+		pthread_mutex_unlock(&c->wait_mu);
+		return dead ? -EPIPE : 0;
+	}
+	c->sleeper = true;
+	pthread_mutex_unlock(&c->wait_mu);
+
+	pfd[0] = (struct pollfd){.fd = c->complete_fd, .events = POLLIN};
+	pfd[1] = (struct pollfd){.fd = c->sock, .events = POLLIN | POLLRDHUP};
+	if (poll(pfd, 2, timeout_ms) > 0) {
+		if (pfd[0].revents & POLLIN)
+			(void)!read(c->complete_fd, &v, sizeof(v));
+		/* The server sends nothing after the handshake: any event on the
+		 * socket means it closed the session or died. */
+		if (pfd[1].revents)
+			dead = true;
+	}
+
+	pthread_mutex_lock(&c->wait_mu);
+	c->sleeper = false;
+	c->wake_gen++;
+	if (dead)
+		c->dead = true;
+	pthread_cond_broadcast(&c->wait_cv);
+	pthread_mutex_unlock(&c->wait_mu);
+	return dead ? -EPIPE : 0;
+}
+
+static const struct vc_ring_wait_ops sock_ops = {.kick = sock_kick, .sleep = sock_sleep};
+
+/* ---- session setup -------------------------------------------------------- */
+
+static int handshake(struct vc_client *c, struct vc_welcome *w, char *err, size_t errlen)
+{
+	struct vc_hello h = {.magic = VC_HELLO_MAGIC, .version = VC_PROTO_VERSION,
+			     .abi_hash = VC_ABI_HASH, .pid = (uint32_t)getpid()};
+	int fds[VC_SOCK_MAX_FDS], nfds, rc;
+	ssize_t n;
+
+	FILE *f = fopen("/proc/self/comm", "r");
+	if (f) {
+		if (fgets(h.comm, sizeof(h.comm), f))
+			h.comm[strcspn(h.comm, "\n")] = 0;
+		fclose(f);
+	}
+	rc = vc_sock_send(c->sock, &h, sizeof(h), NULL, 0);
+	if (rc) {
+		snprintf(err, errlen, "vcuda: cannot send hello: %s", strerror(-rc));
+		return rc;
+	}
+	n = vc_sock_recv(c->sock, w, sizeof(*w), fds, VC_SOCK_MAX_FDS, &nfds, HANDSHAKE_TIMEOUT_MS);
+	if (n < 0 || n != (ssize_t)sizeof(*w) || w->magic != VC_WELCOME_MAGIC) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		snprintf(err, errlen, "vcuda: no valid answer from the server (%s)",
+			 n < 0 ? strerror((int)-n) : n == 0 ? "it closed the connection" : "bad message");
+		return n < 0 ? (int)n : -EPROTO;
+	}
+	w->message[sizeof(w->message) - 1] = 0;
+	if (w->status || nfds != 3) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		snprintf(err, errlen, "vcuda: server refused the session: %s",
+			 w->message[0] ? w->message : strerror(w->status < 0 ? -w->status : EPROTO));
+		return w->status < 0 ? w->status : -EPROTO;
+	}
+	if (w->version != VC_PROTO_VERSION || w->abi_hash != VC_ABI_HASH) {
+		for (int i = 0; i < nfds; i++)
+			close(fds[i]);
+		snprintf(err, errlen,
+			 "vcuda: protocol mismatch: server v%u abi %016" PRIx64 ", this library v%u abi %016" PRIx64,
+			 w->version, w->abi_hash, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
+		return -EPROTONOSUPPORT;
+	}
+	c->mem_fd = fds[0];
+	c->doorbell_fd = fds[1];
+	c->complete_fd = fds[2];
+	return 0;
+}
+
+int vc_client_open(const char *path, struct vc_client **out, char *err, size_t errlen)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	struct vc_welcome w;
+	struct vc_client *c;
+	struct stat st;
+	int rc;
+
+	if (!path)
+		path = getenv("VCUDA_SOCKET");
+	if (!path)
+		path = DEFAULT_SOCKET;
+	if (strlen(path) >= sizeof(a.sun_path)) {
+		snprintf(err, errlen, "vcuda: socket path too long: %s", path);
+		return -ENAMETOOLONG;
+	}
+	strcpy(a.sun_path, path);
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		snprintf(err, errlen, "vcuda: out of memory");
+		return -ENOMEM;
+	}
+	c->mem_fd = c->doorbell_fd = c->complete_fd = -1;
+	c->base = MAP_FAILED;
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_mutex_init(&c->bulk_lock, NULL);
+	pthread_mutex_init(&c->wait_mu, NULL);
+	pthread_cond_init(&c->slot_cv, NULL);
+	pthread_cond_init(&c->wait_cv, NULL);
+
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: socket: %s", strerror(errno));
+		goto err_free;
+	}
+	if (connect(c->sock, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		rc = -errno;
+		snprintf(err, errlen,
+			 "vcuda: cannot reach vcuda-server at %s: %s (is it running? set VCUDA_SOCKET)",
+			 path, strerror(errno));
+		goto err_free;
+	}
+	rc = handshake(c, &w, err, errlen);
+	if (rc)
+		goto err_free;
+	rc = -EPROTO;
+	if (vc_layout_check(&w.layout) || fstat(c->mem_fd, &st) < 0 ||
+	    (uint64_t)st.st_size < w.layout.region_size) {
+		snprintf(err, errlen, "vcuda: server sent an unusable region layout");
+		goto err_free;
+	}
+	c->size = w.layout.region_size;
+	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c->mem_fd, 0);
+	if (c->base == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: cannot map the session region: %s", strerror(errno));
+		goto err_free;
+	}
+	rc = vc_ring_guest_init(&c->ring, c->base, &w.layout, &sock_ops, c);
+	if (rc) {
+		snprintf(err, errlen, "vcuda: the session region does not match this library (%s)",
+			 strerror(-rc));
+		goto err_unmap;
+	}
+	c->slot_free = calloc((w.layout.slot_count + 63) / 64, sizeof(uint64_t));
+	if (!c->slot_free) {
+		rc = -ENOMEM;
+		snprintf(err, errlen, "vcuda: out of memory");
+		goto err_ring;
+	}
+	for (uint32_t i = 0; i < w.layout.slot_count; i++)
+		c->slot_free[i / 64] |= 1ull << (i % 64);
+	c->session_id = w.session_id;
+	*out = c;
+	return 0;
+
+err_ring:
+	vc_ring_guest_fini(&c->ring);
+err_unmap:
+	munmap(c->base, c->size);
+	c->base = MAP_FAILED;
+err_free:
+	vc_client_close(c);
+	return rc;
+}
+
+void vc_client_close(struct vc_client *c)
+{
+	if (!c)
+		return;
+	if (c->base != MAP_FAILED) {
+		vc_ring_guest_fini(&c->ring);
+		munmap(c->base, c->size);
+	}
+	if (c->sock >= 0)
+		close(c->sock);
+	if (c->mem_fd >= 0)
+		close(c->mem_fd);
+	if (c->doorbell_fd >= 0)
+		close(c->doorbell_fd);
+	if (c->complete_fd >= 0)
+		close(c->complete_fd);
+	free(c->slot_free);
+	pthread_mutex_destroy(&c->lock);
+	pthread_mutex_destroy(&c->bulk_lock);
+	pthread_mutex_destroy(&c->wait_mu);
+	pthread_cond_destroy(&c->slot_cv);
+	pthread_cond_destroy(&c->wait_cv);
+	free(c);
+}
+
+/* ---- commands --------------------------------------------------------------- */
+
+static uint32_t slot_get(struct vc_client *c)
+{
+	uint32_t words = (c->ring.layout.slot_count + 63) / 64;
+
+	for (;;) {
+		for (uint32_t w = 0; w < words; w++) {
+			if (c->slot_free[w]) {
+				int b = __builtin_ctzll(c->slot_free[w]);
+
+				c->slot_free[w] &= ~(1ull << b);
+				return w * 64 + (uint32_t)b;
+			}
+		}
+		pthread_cond_wait(&c->slot_cv, &c->lock);
+	}
+}
+
+static void slot_put(struct vc_client *c, uint32_t slot)
+{
+	pthread_mutex_lock(&c->lock);
+	c->slot_free[slot / 64] |= 1ull << (slot % 64);
+	pthread_cond_signal(&c->slot_cv);
+	pthread_mutex_unlock(&c->lock);
+}
+
+int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
+		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen)
+{
+	int64_t seq, len;
+	uint32_t slot;
+	int32_t status;
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	slot = slot_get(c);
+	seq = vc_ring_guest_write(&c->ring, op, VC_CMD_F_REPLY, slot, req, reqlen, data, dlen);
+	rc = seq < 0 ? (int)seq : vc_ring_guest_publish(&c->ring);
+	pthread_mutex_unlock(&c->lock);
+	if (rc)
+		goto out;
+	rc = vc_ring_guest_wait(&c->ring, (uint64_t)seq);
+	if (rc)
+		goto out;
+	len = vc_ring_guest_read_reply(&c->ring, slot, (uint64_t)seq, &status, out, outcap);
+	if (len < 0) {
+		rc = (int)len;
+		goto out;
+	}
+	if (outlen)
+		*outlen = (size_t)len;
+	rc = status;
+out:
+	slot_put(c, slot);
+	return rc;
+}
+
+int vc_client_submit(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
+		     const void *data, size_t dlen, int more, uint64_t *seq)
+{
+	int64_t s;
+	int rc = 0;
+
+	pthread_mutex_lock(&c->lock);
+	s = vc_ring_guest_write(&c->ring, op, 0, 0, req, reqlen, data, dlen);
+	if (s < 0)
+		rc = (int)s;
+	else if (!more)
+		rc = vc_ring_guest_publish(&c->ring);
+	pthread_mutex_unlock(&c->lock);
+	if (!rc && seq)
+		*seq = (uint64_t)s;
+	return rc;
+}
+
+int vc_client_flush(struct vc_client *c)
+{
+	int rc;
+
+	pthread_mutex_lock(&c->lock);
+	rc = vc_ring_guest_publish(&c->ring);
+	pthread_mutex_unlock(&c->lock);
+	return rc;
+}
+
+int vc_client_wait(struct vc_client *c, uint64_t seq)
+{
+	return vc_ring_guest_wait(&c->ring, seq);
+}
+
+/* The first pending asynchronous error at or before @seq, consumed; else 0. */
+static int take_error(struct vc_client *c, uint64_t seq)
+{
+	int32_t code;
+	uint64_t eseq;
+
+	if (vc_ring_guest_error(&c->ring, &code, &eseq) && eseq <= seq) {
+		vc_ring_guest_ack_error(&c->ring, eseq);
+		return code;
+	}
+	return 0;
+}
+
+int vc_client_sync(struct vc_client *c)
+{
+	int rc = vc_client_call(c, VC_OP_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL);
+	int err;
+
+	if (rc < 0)
+		return rc;
+	err = take_error(c, vc_ring_guest_done(&c->ring));
+	return err ? err : rc;
+}
+
+int vc_client_mem_alloc(struct vc_client *c, uint64_t size, uint64_t *dptr)
+{
+	struct vc_mem_alloc_req r = {.size = size};
+	struct vc_mem_alloc_rep rep = {0};
+	int rc = vc_client_call(c, VC_OP_MEM_ALLOC, &r, sizeof(r), NULL, 0, &rep, sizeof(rep), NULL);
+
+	if (rc == 0)
+		*dptr = rep.dptr;
+	return rc;
+}
+
+int vc_client_mem_free(struct vc_client *c, uint64_t dptr)
+{
+	struct vc_mem_free_req r = {.dptr = dptr};
+
+	return vc_client_call(c, VC_OP_MEM_FREE, &r, sizeof(r), NULL, 0, NULL, 0, NULL);
+}
+
+int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t len, int async)
+{
+	const uint8_t *s = src;
+	uint64_t done = 0, last = 0;
+	int rc = 0;
+
+	if (len <= INLINE_HTOD_MAX) {
+		struct vc_memcpy_htod_req r = {.dst = dst, .len = len, .src = VC_DATA_INLINE};
+
+		rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), src, len, 0, &last);
+	} else {
+		uint32_t chunk = c->ring.layout.chunk_size;
+
+		/* Pipelined: we fill chunk k while the server drains chunk k-1. */
+		pthread_mutex_lock(&c->bulk_lock);
+		while (done < len) {
+			uint64_t n = len - done < chunk ? len - done : chunk, aoff;
+			struct vc_memcpy_htod_req r = {.dst = dst + done, .len = n, .src = VC_DATA_ARENA};
+			int idx = vc_ring_guest_chunk_get(&c->ring, &aoff);
+
+			if (idx < 0) {
+				rc = idx;
+				break;
+			}
+			vc_ring_guest_arena_write(&c->ring, aoff, s + done, n);
+			r.arena_off = aoff;
+			rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), NULL, 0, 0, &last);
+			if (rc)
+				break;
+			vc_ring_guest_chunk_release(&c->ring, idx, last);
+			done += n;
+		}
+		pthread_mutex_unlock(&c->bulk_lock);
+	}
+	if (rc || async)
+		return rc;
+	rc = vc_client_wait(c, last);
+	return rc ? rc : take_error(c, last);
+}
+
+struct inflight {
+	int idx;
+	uint64_t aoff, doff, n, seq;
+};
+
+int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
+{
+	uint32_t inline_max = c->ring.layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);
+	uint32_t chunk = c->ring.layout.chunk_size, nq = c->ring.nchunks, head = 0, count = 0;
+	struct inflight *q;
+	uint8_t *d = dst;
+	uint64_t done = 0;
+	int rc = 0;
+
+	if (len <= inline_max || !nq) {
+		struct vc_memcpy_dtoh_req r = {.src = src, .len = len, .dst = VC_DATA_INLINE};
+		size_t got = 0;
+
+		if (len > inline_max)
+			return VC_CUDA_ERROR_INVALID_VALUE;
+		rc = vc_client_call(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, dst, len, &got);
+		if (rc == 0 && got != len)
+			rc = -EPROTO;
+		return rc;
+	}
+	q = calloc(nq, sizeof(*q));
+	if (!q)
+		return -ENOMEM;
+	/* Keep every chunk busy: up to nq reads in flight, drained in order. */
+	pthread_mutex_lock(&c->bulk_lock);
+	while (!rc && (done < len || count)) {
+		if (done < len && count < nq) {
+			struct inflight *f = &q[(head + count) % nq];
+			struct vc_memcpy_dtoh_req r = {.src = src + done, .dst = VC_DATA_ARENA};
+
+			f->n = len - done < chunk ? len - done : chunk;
+			f->idx = vc_ring_guest_chunk_get(&c->ring, &f->aoff);
+			if (f->idx < 0) {
+				rc = f->idx;
+				break;
+			}
+			r.len = f->n;
+			r.arena_off = f->aoff;
+			f->doff = done;
+			rc = vc_client_submit(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, 0, &f->seq);
+			/* Held until we have read it out, not merely until it is filled. */
+			vc_ring_guest_chunk_release(&c->ring, f->idx, UINT64_MAX);
+			done += f->n;
+			count++;
+			continue;
+		}
+		struct inflight *f = &q[head];
+
+		rc = vc_client_wait(c, f->seq);
+		if (rc)
+			break;
+		rc = take_error(c, f->seq);
+		if (rc)
+			break;
+		vc_ring_guest_arena_read(&c->ring, f->aoff, d + f->doff, f->n);
+		vc_ring_guest_chunk_release(&c->ring, f->idx, 0);
+		head = (head + 1) % nq;
+		count--;
+	}
+	/* On error, chunks still in flight are freed once their commands end. */
+	for (; count; count--, head = (head + 1) % nq)
+		vc_ring_guest_chunk_release(&c->ring, q[head].idx, q[head].seq);
+	pthread_mutex_unlock(&c->bulk_lock);
+	free(q);
+	return rc;
+}
+
+int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,
+		     uint64_t count)
+{
+	struct vc_memset_req r = {.dst = dst, .count = count, .value = value, .elem_size = elem_size};
+
+	if (elem_size != 1 && elem_size != 2 && elem_size != 4)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	return vc_client_submit(c, VC_OP_MEMSET, &r, sizeof(r), NULL, 0, 0, NULL);
+}
+
+int vc_client_launch(struct vc_client *c, uint64_t func, const uint32_t grid[3],
+		     const uint32_t block[3], uint32_t shared_mem, uint64_t stream,
+		     const void *params, uint32_t param_size)
+{
+	struct vc_launch_req r = {.func = func, .stream = stream, .shared_mem = shared_mem,
+				  .param_size = param_size};
+
+	if (param_size > VC_LAUNCH_PARAMS_MAX)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	memcpy(r.grid, grid, sizeof(r.grid));
+	memcpy(r.block, block, sizeof(r.block));
+	return vc_client_submit(c, VC_OP_LAUNCH, &r, sizeof(r), params, param_size, 0, NULL);
+}
+
+void vc_client_get_info(struct vc_client *c, struct vc_client_info *info)
+{
+	const struct vc_layout *l = &c->ring.layout;
+
+	info->session_id = c->session_id;
+	info->region_size = l->region_size;
+	info->ring_size = l->ring_size;
+	info->slot_count = l->slot_count;
+	info->slot_size = l->slot_size;
+	info->chunk_size = l->chunk_size;
+	info->arena_size = l->arena_size;
+	pthread_mutex_lock(&c->lock);
+	info->kicks = c->ring.kicks;
+	pthread_mutex_unlock(&c->lock);
+	info->done_seq = vc_ring_guest_done(&c->ring);
+}
+
+struct vc_ring_guest *vc_client_raw_ring(struct vc_client *c)
+{
+	return &c->ring;
+}

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_client.h - the guest library's transport client: one session with a
+ * vcuda-server, its ring, reply slots and staging arena.
+ *
+ * Return values: a negative -errno is a transport failure (-EPIPE: the server
+ * is gone; -EPROTO: the session is FATAL or the protocol is broken;
+ * -EPROTONOSUPPORT: version mismatch). A value >= 0 is a CUDA driver result
+ * code (0 = CUDA_SUCCESS). All functions are thread-safe.
+ */
+#ifndef VC_CLIENT_H
+#define VC_CLIENT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vc_client;
+
+/**
+ * vc_client_open() - connect to the server at @path (NULL: $VCUDA_SOCKET, then
+ * /run/vcuda/vcuda.sock), exchange versions, and map the session's region.
+ * On failure, a message a user can act on is left in @err.
+ *
+ * Returns 0 and *@out, or -errno.
+ */
+int vc_client_open(const char *path, struct vc_client **out, char *err, size_t errlen);
+
+/** vc_client_close() - end the session; the server frees what it held. */
+void vc_client_close(struct vc_client *c);
+
+/**
+ * vc_client_call() - a synchronous command: @req (@reqlen bytes) and @data
+ * (@dlen bytes) as its payload; waits for the reply, copies up to @outcap
+ * bytes of it to @out and its length to *@outlen (may be NULL).
+ * Returns the command's CUDA result, or -errno.
+ */
+int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
+		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen);
+
+/**
+ * vc_client_submit() - an asynchronous command: queued and, unless @more is
+ * set, published at once. Its failure becomes the sticky error, reported by
+ * the next vc_client_sync(). *@seq (may be NULL) receives its sequence number.
+ * Returns 0 or -errno.
+ */
+int vc_client_submit(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
+		     const void *data, size_t dlen, int more, uint64_t *seq);
+
+/** vc_client_flush() - publish commands queued with @more set. 0 or -errno. */
+int vc_client_flush(struct vc_client *c);
+
+/** vc_client_wait() - wait until command @seq has executed. 0 or -errno. */
+int vc_client_wait(struct vc_client *c, uint64_t seq);
+
+/**
+ * vc_client_sync() - wait for everything submitted and the executor's
+ * synchronize; returns the first pending asynchronous error (consuming it) or
+ * the synchronize's result, or -errno.
+ */
+int vc_client_sync(struct vc_client *c);
+
+/** vc_client_mem_alloc() - device allocation; CUDA result or -errno. */
+int vc_client_mem_alloc(struct vc_client *c, uint64_t size, uint64_t *dptr);
+
+/** vc_client_mem_free() - free a device allocation; CUDA result or -errno. */
+int vc_client_mem_free(struct vc_client *c, uint64_t dptr);
+
+/**
+ * vc_client_htod() - copy @len bytes from @src to device address @dst: small
+ * copies inline in the ring, large ones through the staging arena in pipelined
+ * chunks. Asynchronous when @async (returns once @src may be reused; errors
+ * become sticky), otherwise waits and returns the copy's CUDA result.
+ */
+int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t len, int async);
+
+/**
+ * vc_client_dtoh() - copy @len bytes from device address @src to @dst,
+ * through the reply slot when small and pipelined arena chunks otherwise.
+ * Synchronous. Returns the CUDA result or -errno.
+ */
+int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len);
+
+/** vc_client_memset() - asynchronous memset of @count elements of 1, 2 or 4 bytes. */
+int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,
+		     uint64_t count);
+
+/** vc_client_launch() - asynchronous kernel launch with @param_size bytes of parameters. */
+int vc_client_launch(struct vc_client *c, uint64_t func, const uint32_t grid[3],
+		     const uint32_t block[3], uint32_t shared_mem, uint64_t stream,
+		     const void *params, uint32_t param_size);
+
+struct vc_client_info {
+	uint32_t session_id;
+	uint64_t region_size;
+	uint32_t ring_size;
+	uint32_t slot_count, slot_size;
+	uint32_t chunk_size;
+	uint64_t arena_size;
+	uint64_t kicks;    /* doorbells rung */
+	uint64_t done_seq; /* commands the server has executed */
+};
+
+/** vc_client_get_info() - the session's layout and counters. */
+void vc_client_get_info(struct vc_client *c, struct vc_client_info *info);
+
+/**
+ * vc_client_raw_ring() - for protocol tests only: the ring state, so that a
+ * test can publish deliberately malformed commands.
+ */
+struct vc_ring_guest *vc_client_raw_ring(struct vc_client *c);
+
+#endif /* VC_CLIENT_H */

@@ -1,0 +1,255 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * decode.c - the server's decoder: turns a private copy of the ring's span
+ * into validated executor calls.
+ *
+ * Two kinds of bad input, two answers:
+ *  - a protocol violation (a size, offset, slot or opcode no correct guest
+ *    library produces) marks the session FATAL: the guest is broken or hostile;
+ *  - a CUDA-level error (an unknown device pointer, too much memory) is the
+ *    driver's error code in the reply, or the sticky error when asynchronous,
+ *    exactly as CUDA would report it.
+ * The span is private memory: a field is read into a local struct once, then
+ * checked, then used.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "session_priv.h"
+
+/* Result of one command handler: >= 0 a CUDA code; < 0 a fatal reason. */
+#define FATAL(reason) (-(int)(reason))
+
+struct cmd {
+	struct vc_cmd_hdr h;
+	const uint8_t *p; /* payload */
+	uint32_t plen;    /* payload bytes (padding included) */
+	uint64_t seq;
+	bool reply;   /* the guest waits for a reply in slot h.slot */
+	bool replied; /* a handler wrote its reply with output */
+};
+
+/* Copy a fixed-size request out of the payload; false if it is too short. */
+static bool take(const struct cmd *c, void *req, size_t size)
+{
+	if (c->plen < size)
+		return false;
+	memcpy(req, c->p, size);
+	return true;
+}
+
+static void reply(struct vc_session *s, struct cmd *c, int32_t status, const void *data,
+		  uint32_t len)
+{
+	if (c->reply)
+		vc_ring_host_reply(&s->ring, c->h.slot, c->seq, status, data, len);
+	c->replied = true;
+}
+
+static int do_echo(struct vc_session *s, struct cmd *c)
+{
+	struct vc_echo_req r;
+	uint32_t cap;
+
+	if (!take(c, &r, sizeof(r)) || r.len > c->plen - sizeof(r))
+		return FATAL(VC_FATAL_PAYLOAD);
+	if (!c->reply)
+		return VC_CUDA_SUCCESS;
+	vc_ring_host_reply_data(&s->ring, c->h.slot, &cap);
+	if (r.len > cap)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	reply(s, c, VC_CUDA_SUCCESS, c->p + sizeof(r), r.len);
+	return VC_CUDA_SUCCESS;
+}
+
+static int do_mem_alloc(struct vc_session *s, struct cmd *c)
+{
+	struct vc_mem_alloc_req r;
+	struct vc_mem_alloc_rep rep = {0};
+	int rc;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	rc = s->ops->mem_alloc(s->exec, r.size, &rep.dptr);
+	if (rc == VC_CUDA_SUCCESS)
+		reply(s, c, rc, &rep, sizeof(rep));
+	return rc;
+}
+
+static int do_mem_free(struct vc_session *s, const struct cmd *c)
+{
+	struct vc_mem_free_req r;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	return s->ops->mem_free(s->exec, r.dptr);
+}
+
+static int do_htod(struct vc_session *s, const struct cmd *c)
+{
+	struct vc_memcpy_htod_req r;
+	const void *src;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	switch (r.src) {
+	case VC_DATA_INLINE:
+		if (r.len > c->plen - sizeof(r))
+			return FATAL(VC_FATAL_PAYLOAD);
+		src = c->p + sizeof(r);
+		break;
+	case VC_DATA_ARENA:
+		/* Bulk bytes are data, never interpreted: reading them straight
+		 * from shared memory cannot be used to change a decision. */
+		src = vc_ring_host_arena(&s->ring, r.arena_off, r.len);
+		if (!src)
+			return FATAL(VC_FATAL_ARENA);
+		break;
+	default:
+		return FATAL(VC_FATAL_PAYLOAD);
+	}
+	return s->ops->memcpy_htod(s->exec, r.dst, src, r.len);
+}
+
+static int do_dtoh(struct vc_session *s, struct cmd *c)
+{
+	struct vc_memcpy_dtoh_req r;
+	void *dst;
+	uint32_t cap;
+	int rc;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	switch (r.dst) {
+	case VC_DATA_INLINE:
+		if (!c->reply)
+			return FATAL(VC_FATAL_PAYLOAD);
+		dst = vc_ring_host_reply_data(&s->ring, c->h.slot, &cap);
+		if (r.len > cap)
+			return VC_CUDA_ERROR_INVALID_VALUE;
+		rc = s->ops->memcpy_dtoh(s->exec, dst, r.src, r.len);
+		if (rc == VC_CUDA_SUCCESS)
+			reply(s, c, rc, dst, (uint32_t)r.len);
+		return rc;
+	case VC_DATA_ARENA:
+		dst = vc_ring_host_arena(&s->ring, r.arena_off, r.len);
+		if (!dst)
+			return FATAL(VC_FATAL_ARENA);
+		return s->ops->memcpy_dtoh(s->exec, dst, r.src, r.len);
+	default:
+		return FATAL(VC_FATAL_PAYLOAD);
+	}
+}
+
+static int do_dtod(struct vc_session *s, const struct cmd *c)
+{
+	struct vc_memcpy_dtod_req r;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	return s->ops->memcpy_dtod(s->exec, r.dst, r.src, r.len);
+}
+
+static int do_memset(struct vc_session *s, const struct cmd *c)
+{
+	struct vc_memset_req r;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	if (r.elem_size != 1 && r.elem_size != 2 && r.elem_size != 4)
+		return FATAL(VC_FATAL_PAYLOAD);
+	return s->ops->memset(s->exec, r.dst, r.value, r.elem_size, r.count);
+}
+
+static int do_launch(struct vc_session *s, const struct cmd *c)
+{
+	struct vc_launch_req r;
+	struct vc_launch l;
+
+	if (!take(c, &r, sizeof(r)))
+		return FATAL(VC_FATAL_PAYLOAD);
+	if (r.param_size > VC_LAUNCH_PARAMS_MAX || r.param_size > c->plen - sizeof(r))
+		return FATAL(VC_FATAL_PAYLOAD);
+	l.func = r.func;
+	l.stream = r.stream;
+	memcpy(l.grid, r.grid, sizeof(l.grid));
+	memcpy(l.block, r.block, sizeof(l.block));
+	l.shared_mem = r.shared_mem;
+	return s->ops->launch(s->exec, &l, c->p + sizeof(r), r.param_size);
+}
+
+static int execute(struct vc_session *s, struct cmd *c)
+{
+	switch (c->h.op) {
+	case VC_OP_NOP:
+		return VC_CUDA_SUCCESS;
+	case VC_OP_ECHO:
+		return do_echo(s, c);
+	case VC_OP_SYNC:
+		return s->ops->synchronize(s->exec);
+	case VC_OP_MEM_ALLOC:
+		return do_mem_alloc(s, c);
+	case VC_OP_MEM_FREE:
+		return do_mem_free(s, c);
+	case VC_OP_MEMCPY_HTOD:
+		return do_htod(s, c);
+	case VC_OP_MEMCPY_DTOH:
+		return do_dtoh(s, c);
+	case VC_OP_MEMCPY_DTOD:
+		return do_dtod(s, c);
+	case VC_OP_MEMSET:
+		return do_memset(s, c);
+	case VC_OP_LAUNCH:
+		return do_launch(s, c);
+	default:
+		return FATAL(VC_FATAL_OP);
+	}
+}
+
+int vc_decode_span(struct vc_session *s, const uint8_t *span, uint32_t len)
+{
+	uint32_t off = 0;
+	int n = 0, rc;
+
+	while (off < len) {
+		struct cmd c;
+
+		if (len - off < sizeof(c.h)) {
+			rc = FATAL(VC_FATAL_CMD_SIZE);
+			goto fatal;
+		}
+		memcpy(&c.h, span + off, sizeof(c.h));
+		if (c.h.size < sizeof(c.h) || c.h.size % VC_CMD_ALIGN || c.h.size > len - off) {
+			rc = FATAL(VC_FATAL_CMD_SIZE);
+			goto fatal;
+		}
+		if (c.h.flags & ~VC_CMD_F_MASK) {
+			rc = FATAL(VC_FATAL_OP);
+			goto fatal;
+		}
+		c.reply = c.h.flags & VC_CMD_F_REPLY;
+		if (c.reply && c.h.slot >= s->layout.slot_count) {
+			rc = FATAL(VC_FATAL_SLOT);
+			goto fatal;
+		}
+		c.p = span + off + sizeof(c.h);
+		c.plen = c.h.size - (uint32_t)sizeof(c.h);
+		c.seq = ++s->seq;
+
+		c.replied = false;
+		rc = execute(s, &c);
+		if (rc < 0)
+			goto fatal;
+		if (c.reply && (rc != VC_CUDA_SUCCESS || !c.replied))
+			vc_ring_host_reply(&s->ring, c.h.slot, c.seq, rc, NULL, 0);
+		else if (!c.reply && rc != VC_CUDA_SUCCESS)
+			vc_ring_host_error(&s->ring, rc, c.seq);
+		off += c.h.size;
+		n++;
+	}
+	return n;
+
+fatal:
+	vc_ring_host_set_fatal(&s->ring, (uint32_t)-rc);
+	return -EPROTO;
+}

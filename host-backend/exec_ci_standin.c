@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * exec_ci_standin.c - the CI STAND-IN FOR A GPU.
+ *
+ * Used where there is no GPU (CI, developers' machines): "device" memory is
+ * host RAM behind synthetic device addresses, copies and memsets really move
+ * bytes, launches are validated for shape and recorded but run nothing.
+ * vcuda-server uses it only when asked by name; it is never a default.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vc_wire.h"
+#include "vcuda/server.h"
+
+#define VA_BASE 0x7f0000000000ull /* looks like a device address, never a host one */
+#define VA_ALIGN (2ull << 20)
+#define DEFAULT_LIMIT (1ull << 30)
+#define MAX_ALLOCS 65536u
+
+struct standin_alloc {
+	uint64_t base;
+	uint64_t size;
+	uint8_t *mem;
+};
+
+struct standin {
+	struct standin_alloc *a; /* sorted by base */
+	size_t n, cap;
+	uint64_t next_va;
+	uint64_t in_use, limit;
+	uint64_t launches;
+	uint64_t last_func;
+	uint64_t param_hash;
+};
+
+static int standin_open(void *factory, void **ctx)
+{
+	const struct vc_standin_config *cfg = factory;
+	struct standin *s = calloc(1, sizeof(*s));
+
+	if (!s)
+		return -ENOMEM;
+	s->next_va = VA_BASE;
+	s->limit = cfg && cfg->mem_limit ? cfg->mem_limit : DEFAULT_LIMIT;
+	s->param_hash = 0xcbf29ce484222325ull;
+	*ctx = s;
+	return 0;
+}
+
+static void standin_close(void *ctx)
+{
+	struct standin *s = ctx;
+
+	for (size_t i = 0; i < s->n; i++)
+		free(s->a[i].mem);
+	free(s->a);
+	free(s);
+}
+
+/* Index of the allocation holding [ptr, ptr + len), or -1. */
+static long find(const struct standin *s, uint64_t ptr, uint64_t len)
+{
+	size_t lo = 0, hi = s->n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->a[mid].base <= ptr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -1;
+	const struct standin_alloc *a = &s->a[lo - 1];
+	uint64_t off = ptr - a->base;
+
+	if (!(len <= a->size && off <= a->size - len))
+		return -1;
+	return (long)(lo - 1);
+}
+
+static int standin_mem_alloc(void *ctx, uint64_t size, uint64_t *dptr)
+{
+	struct standin *s = ctx;
+	struct standin_alloc *na;
+	uint64_t span;
+
+	if (!size)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	if (size > s->limit - s->in_use || s->n >= MAX_ALLOCS)
+		return VC_CUDA_ERROR_OUT_OF_MEMORY;
+	span = (size + VA_ALIGN - 1) & ~(VA_ALIGN - 1);
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 16;
+
+		na = realloc(s->a, cap * sizeof(*na));
+		if (!na)
+			return VC_CUDA_ERROR_OUT_OF_MEMORY;
+		s->a = na;
+		s->cap = cap;
+	}
+	na = &s->a[s->n];
+	na->mem = malloc(size);
+	if (!na->mem)
+		return VC_CUDA_ERROR_OUT_OF_MEMORY;
+	na->base = s->next_va;
+	na->size = size;
+	/* A guard gap after each allocation, so that an overrun is never a hit. */
+	s->next_va += span + VA_ALIGN;
+	s->n++;
+	s->in_use += size;
+	*dptr = na->base;
+	return VC_CUDA_SUCCESS;
+}
+
+static int standin_mem_free(void *ctx, uint64_t dptr)
+{
+	struct standin *s = ctx;
+	long i = find(s, dptr, 0);
+
+	if (i < 0 || s->a[i].base != dptr)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	free(s->a[i].mem);
+	s->in_use -= s->a[i].size;
+	memmove(&s->a[i], &s->a[i + 1], (s->n - (size_t)i - 1) * sizeof(s->a[0]));
+	s->n--;
+	return VC_CUDA_SUCCESS;
+}
+
+static uint8_t *dev(struct standin *s, uint64_t ptr, uint64_t len)
+{
+	long i = find(s, ptr, len);
+
+	return i < 0 ? NULL : s->a[i].mem + (ptr - s->a[i].base);
+}
+
+static int standin_htod(void *ctx, uint64_t dst, const void *src, uint64_t len)
+{
+	uint8_t *d = dev(ctx, dst, len);
+
+	if (!d)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	memcpy(d, src, len);
+	return VC_CUDA_SUCCESS;
+}
+
+static int standin_dtoh(void *ctx, void *dst, uint64_t src, uint64_t len)
+{
+	uint8_t *d = dev(ctx, src, len);
+
+	if (!d)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	memcpy(dst, d, len);
+	return VC_CUDA_SUCCESS;
+}
+
+static int standin_dtod(void *ctx, uint64_t dst, uint64_t src, uint64_t len)
+{
+	uint8_t *d = dev(ctx, dst, len), *sp = dev(ctx, src, len);
+
+	if (!d || !sp)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	memmove(d, sp, len);
+	return VC_CUDA_SUCCESS;
+}
+
+static int standin_memset(void *ctx, uint64_t dst, uint32_t value, uint32_t elem_size,
+			  uint64_t count)
+{
+	uint8_t *d;
+
+	if (count > UINT64_MAX / elem_size)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	d = dev(ctx, dst, count * elem_size);
+	if (!d)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	if (elem_size == 1) {
+		memset(d, (int)(value & 0xff), count);
+	} else if (elem_size == 2) {
+		uint16_t v = (uint16_t)value;
+
+		for (uint64_t i = 0; i < count; i++)
+			memcpy(d + 2 * i, &v, 2);
+	} else {
+		for (uint64_t i = 0; i < count; i++)
+			memcpy(d + 4 * i, &value, 4);
+	}
+	return VC_CUDA_SUCCESS;
+}
+
+static int standin_launch(void *ctx, const struct vc_launch *l, const void *params,
+			  uint32_t param_size)
+{
+	struct standin *s = ctx;
+	const uint8_t *p = params;
+	uint64_t threads = (uint64_t)l->block[0] * l->block[1] * l->block[2];
+
+	if (!l->func)
+		return VC_CUDA_ERROR_INVALID_HANDLE;
+	for (int i = 0; i < 3; i++)
+		if (!l->grid[i] || !l->block[i])
+			return VC_CUDA_ERROR_INVALID_VALUE;
+	if (threads > 1024 || l->grid[1] > 65535 || l->grid[2] > 65535)
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	s->launches++;
+	s->last_func = l->func;
+	for (uint32_t i = 0; i < param_size; i++)
+		s->param_hash = (s->param_hash ^ p[i]) * 0x100000001b3ull;
+	return VC_CUDA_SUCCESS;
+}
+
+static int standin_synchronize(void *ctx)
+{
+	(void)ctx;
+	return VC_CUDA_SUCCESS;
+}
+
+void vc_standin_stats(void *ctx, uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs)
+{
+	const struct standin *s = ctx;
+
+	*launches = s ? s->launches : 0;
+	*bytes_in_use = s ? s->in_use : 0;
+	*allocs = s ? s->n : 0;
+}
+
+const struct vc_executor_ops vc_exec_ci_standin_ops = {
+	.name = "ci-standin (CI stand-in for a GPU: host RAM, launches recorded, not run)",
+	.open = standin_open,
+	.close = standin_close,
+	.mem_alloc = standin_mem_alloc,
+	.mem_free = standin_mem_free,
+	.memcpy_htod = standin_htod,
+	.memcpy_dtoh = standin_dtoh,
+	.memcpy_dtod = standin_dtod,
+	.memset = standin_memset,
+	.launch = standin_launch,
+	.synchronize = standin_synchronize,
+};

@@ -1,0 +1,147 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vcuda/server.h - the vcuda server core: sessions on shared regions and the
+ * executor interface.
+ *
+ * A session serves one guest context's ring in a shared region. The embedder
+ * (vcuda-server, a test, a fuzzer) maps the region, creates the session with
+ * the executor that carries out the work, and either runs it on a thread of
+ * its own (vc_session_start/stop), runs it on the calling thread
+ * (vc_session_run), or drives it step by step (vc_session_process).
+ *
+ * Every command from the guest is copied out of shared memory, validated and
+ * only then executed. A protocol violation marks that session FATAL, releases
+ * its executor context and stops it; it never exits, aborts or blocks the
+ * process.
+ */
+#ifndef VCUDA_SERVER_H
+#define VCUDA_SERVER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vc_layout;
+
+/* ---------------------------------------------------------------------------
+ * Executor: what carries out the memory, copy and launch commands. Results are
+ * CUDA driver error codes (CUresult values: 0 success, 2 out of memory, ...).
+ * Every device range an executor is given comes straight from the guest: it
+ * must check ranges against the session's own allocations where the device
+ * would not catch a stray access.
+ */
+struct vc_launch {
+	uint64_t func;
+	uint64_t stream;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shared_mem;
+};
+
+struct vc_executor_ops {
+	const char *name;
+	/** open() - make the per-session context; 0 or -errno. */
+	int (*open)(void *factory, void **ctx);
+	/** close() - free everything the session still holds on the device. */
+	void (*close)(void *ctx);
+	int (*mem_alloc)(void *ctx, uint64_t size, uint64_t *dptr);
+	int (*mem_free)(void *ctx, uint64_t dptr);
+	int (*memcpy_htod)(void *ctx, uint64_t dst, const void *src, uint64_t len);
+	int (*memcpy_dtoh)(void *ctx, void *dst, uint64_t src, uint64_t len);
+	int (*memcpy_dtod)(void *ctx, uint64_t dst, uint64_t src, uint64_t len);
+	int (*memset)(void *ctx, uint64_t dst, uint32_t value, uint32_t elem_size, uint64_t count);
+	int (*launch)(void *ctx, const struct vc_launch *l, const void *params, uint32_t param_size);
+	int (*synchronize)(void *ctx);
+};
+
+/**
+ * vc_exec_ci_standin_ops - the CI STAND-IN FOR A GPU: device memory is host
+ * RAM, copies and memsets are real, launches are only recorded. For tests on
+ * machines without a GPU; never a default for users. Its factory is a
+ * struct vc_standin_config (or NULL for defaults).
+ */
+extern const struct vc_executor_ops vc_exec_ci_standin_ops;
+
+struct vc_standin_config {
+	uint64_t mem_limit; /* bytes of "device" memory per session; 0 = 1 GiB */
+};
+
+/** vc_standin_stats() - launches recorded and bytes held by a stand-in context. */
+void vc_standin_stats(void *ctx, uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs);
+
+/* ---------------------------------------------------------------------------
+ * Sessions.
+ */
+struct vc_session;
+
+struct vc_session_params {
+	void *base;                      /* mapped shared region */
+	const struct vc_layout *layout;  /* the host's own copy; never read back */
+	int doorbell_fd;  /* eventfd the guest kicks; -1 for step-driven use */
+	int complete_fd;  /* eventfd signalled for sleeping guest threads; -1 none */
+	int hangup_fd;    /* readable/HUP when the client goes away (its socket); -1 none */
+	const struct vc_executor_ops *exec;
+	void *exec_factory;
+	uint32_t id;      /* for logs */
+	uint32_t spin_us; /* busy-poll this long before backing off; 0 = default */
+};
+
+/**
+ * vc_session_create() - initialise the shared region's control page, open an
+ * executor context and make a session ready to serve.
+ *
+ * Returns 0 and *@out, or -EINVAL (bad layout), -ENOMEM, or the executor's
+ * -errno.
+ */
+int vc_session_create(const struct vc_session_params *p, struct vc_session **out);
+
+/**
+ * vc_session_process() - fetch whatever the guest has published, decode and
+ * execute it, publish completions. Never sleeps.
+ *
+ * Returns the number of commands executed (0 when the ring was empty), or
+ * -EPROTO once the session is FATAL.
+ */
+int vc_session_process(struct vc_session *s);
+
+/**
+ * vc_session_run() - serve on the calling thread until the client hangs up,
+ * the session goes FATAL or vc_session_stop() is called: poll, back off, set
+ * IDLE and sleep on the doorbell. Returns 0 on hang-up or stop, -EPROTO when
+ * FATAL.
+ */
+int vc_session_run(struct vc_session *s);
+
+/** vc_session_start() - run vc_session_run() on a new thread; 0 or -errno. */
+int vc_session_start(struct vc_session *s);
+
+/**
+ * vc_session_stop() - ask the serving thread to return and, if it was started
+ * with vc_session_start(), join it. Safe to call from any thread.
+ */
+void vc_session_stop(struct vc_session *s);
+
+/**
+ * vc_session_destroy() - stop the session if it runs, release its executor
+ * context (freeing everything it held on the device) and free it. The region
+ * and the fds stay the caller's.
+ */
+void vc_session_destroy(struct vc_session *s);
+
+/** vc_session_heartbeat() - mark the server ALIVE for waiting guests. */
+void vc_session_heartbeat(struct vc_session *s);
+
+struct vc_session_stats {
+	uint64_t commands;    /* commands executed */
+	uint64_t batches;     /* spans fetched */
+	uint64_t sleeps;      /* times the thread slept on the doorbell */
+	uint32_t fatal;       /* enum vc_fatal, 0 when healthy */
+	bool running;
+};
+
+/** vc_session_get_stats() - counters and state, for logs and tests. */
+void vc_session_get_stats(struct vc_session *s, struct vc_session_stats *st);
+
+/** vc_session_exec_ctx() - the executor context (for stand-in statistics in tests). */
+void *vc_session_exec_ctx(struct vc_session *s);
+
+#endif /* VCUDA_SERVER_H */

@@ -1,0 +1,279 @@
+/* SPDX-License-Identifier: MIT */
+#include "vc_ring_guest.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vc_abi_hash.h"
+#include "vc_layout.h"
+#include "vc_shm.h"
+#include "vc_time.h"
+
+#define SLEEP_TICK_MS 100
+#define DEFAULT_SPIN_US 50
+#define DEFAULT_ALIVE_TIMEOUT_MS 5000
+
+int vc_ring_guest_init(struct vc_ring_guest *g, void *base, const struct vc_layout *layout,
+		       const struct vc_ring_wait_ops *ops, void *ops_ctx)
+{
+	uint8_t *b = base;
+	const struct vc_ctrl *c;
+
+	memset(g, 0, sizeof(*g));
+	if (vc_layout_check(layout))
+		return -EINVAL;
+	c = (const struct vc_ctrl *)(b + layout->ctrl_off);
+	/* The header line is written once before the region is handed over;
+	 * the control channel that handed it over orders it before this read. */
+	if (c->magic != VC_CTRL_MAGIC || c->version != VC_PROTO_VERSION ||
+	    c->abi_hash != VC_ABI_HASH)
+		return -EPROTO;
+	if (memcmp(&c->layout, layout, sizeof(*layout)))
+		return -EINVAL;
+	g->layout = *layout;
+	g->ctrl = (struct vc_ctrl *)(b + layout->ctrl_off);
+	g->ring = b + layout->ring_off;
+	g->slots = b + layout->slots_off;
+	g->arena = b + layout->arena_off;
+	g->ops = ops;
+	g->ops_ctx = ops_ctx;
+	g->spin_us = DEFAULT_SPIN_US;
+	g->alive_timeout_ms = DEFAULT_ALIVE_TIMEOUT_MS;
+	/* Resume where the ring stands (a fresh session has all zeros). Pairs
+	 * with the host's release stores of head and done_seq. */
+	g->tail = vc_shm_load32(&g->ctrl->tail, VC_RELAXED);
+	g->head_cache = vc_shm_load32(&g->ctrl->head, VC_ACQUIRE);
+	g->seq = g->pub_seq = vc_shm_load64(&g->ctrl->done_seq, VC_ACQUIRE);
+	g->nchunks = (uint32_t)(layout->arena_size / layout->chunk_size);
+	if (g->nchunks) {
+		g->chunk_release = calloc(g->nchunks, sizeof(*g->chunk_release));
+		if (!g->chunk_release)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+void vc_ring_guest_fini(struct vc_ring_guest *g)
+{
+	free(g->chunk_release);
+	g->chunk_release = NULL;
+}
+
+uint32_t vc_ring_guest_status(struct vc_ring_guest *g, uint32_t *fatal_reason)
+{
+	/* Acquire pairs with the host's release RMW that sets FATAL after it
+	 * stored fatal_reason. */
+	uint32_t st = vc_shm_load32(&g->ctrl->status, VC_ACQUIRE);
+
+	if (fatal_reason)
+		*fatal_reason = vc_shm_load32(&g->ctrl->fatal_reason, VC_RELAXED);
+	return st;
+}
+
+uint64_t vc_ring_guest_done(struct vc_ring_guest *g)
+{
+	/* Pairs with the host's release store in vc_ring_host_complete(). */
+	return vc_shm_load64(&g->ctrl->done_seq, VC_ACQUIRE);
+}
+
+static void ring_copy_in(struct vc_ring_guest *g, uint32_t pos, const void *src, size_t len)
+{
+	uint32_t size = g->layout.ring_size, mask = size - 1;
+	uint32_t p = pos & mask;
+	size_t first = size - p < len ? size - p : len;
+
+	if (!len)
+		return;
+	memcpy(g->ring + p, src, first);
+	memcpy(g->ring, (const uint8_t *)src + first, len - first);
+}
+
+int vc_ring_guest_publish(struct vc_ring_guest *g)
+{
+	if (g->pub_seq == g->seq)
+		return 0;
+	/* Release pairs with the host's acquire load of tail in
+	 * vc_ring_host_fetch(): the commands are written before tail moves. */
+	vc_shm_store32(&g->ctrl->tail, g->tail, VC_RELEASE);
+	g->pub_seq = g->seq;
+	/* Dekker with vc_ring_host_idle_begin(): we store tail, fence, load
+	 * status; it sets IDLE, fences, loads tail. */
+	vc_shm_fence();
+	if (vc_shm_load32(&g->ctrl->status, VC_RELAXED) & VC_STATUS_IDLE) {
+		g->kicks++;
+		return g->ops->kick(g->ops_ctx);
+	}
+	return 0;
+}
+
+static int check_status(struct vc_ring_guest *g)
+{
+	return (vc_ring_guest_status(g, NULL) & VC_STATUS_FATAL) ? -EPROTO : 0;
+}
+
+int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
+{
+	uint64_t t0, alive_t, now;
+	int rc;
+
+	if (vc_ring_guest_done(g) >= seq)
+		return 0;
+	t0 = vc_now_ns();
+	do {
+		for (int i = 0; i < 64; i++) {
+			if (vc_ring_guest_done(g) >= seq)
+				return 0;
+			vc_cpu_relax();
+		}
+		if ((rc = check_status(g)))
+			return rc;
+	} while (vc_now_ns() - t0 < (uint64_t)g->spin_us * 1000);
+
+	alive_t = vc_now_ns();
+	for (;;) {
+		if ((rc = check_status(g)))
+			return rc;
+		/* Dekker with vc_ring_host_complete(): count ourselves as a waiter,
+		 * fence, re-read done_seq; the host stores done_seq, fences, reads
+		 * waiters. Either we see the completion or the host signals us. */
+		vc_shm_add32(&g->ctrl->waiters, 1, VC_SEQ_CST);
+		vc_shm_fence();
+		if (vc_ring_guest_done(g) >= seq) {
+			vc_shm_sub32(&g->ctrl->waiters, 1, VC_RELAXED);
+			return 0;
+		}
+		rc = g->ops->sleep(g->ops_ctx, SLEEP_TICK_MS);
+		vc_shm_sub32(&g->ctrl->waiters, 1, VC_RELAXED);
+		if (rc < 0)
+			return check_status(g) ? -EPROTO : rc;
+		if (vc_ring_guest_done(g) >= seq)
+			return 0;
+		/* ALIVE probe: the host sets ALIVE at least every SLEEP_TICK_MS;
+		 * we clear it (RMW pairs with the host's set in
+		 * vc_ring_host_heartbeat) and expect to find it set again. */
+		now = vc_now_ns();
+		if (vc_shm_and32(&g->ctrl->status, ~VC_STATUS_ALIVE, VC_RELAXED) & VC_STATUS_ALIVE)
+			alive_t = now;
+		else if (now - alive_t > (uint64_t)g->alive_timeout_ms * 1000000ull)
+			return -EPIPE;
+	}
+}
+
+int64_t vc_ring_guest_write(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot,
+			    const void *p1, size_t l1, const void *p2, size_t l2)
+{
+	static const uint8_t zeros[VC_CMD_ALIGN];
+	uint32_t size = g->layout.ring_size;
+	struct vc_cmd_hdr h;
+	size_t total, padded;
+	uint32_t pos;
+	int rc;
+
+	total = sizeof(h) + l1 + l2;
+	if (l1 > size || l2 > size || total > size)
+		return -E2BIG;
+	padded = (total + VC_CMD_ALIGN - 1) & ~(size_t)(VC_CMD_ALIGN - 1);
+	if (padded > size)
+		return -E2BIG;
+
+	while (size - (g->tail - g->head_cache) < padded) {
+		/* Pairs with the host's release store of head in
+		 * vc_ring_host_fetch(): it has finished reading that space. */
+		g->head_cache = vc_shm_load32(&g->ctrl->head, VC_ACQUIRE);
+		if (size - (g->tail - g->head_cache) >= padded)
+			break;
+		/* Full: let the host see everything, then wait for it to drain. */
+		if ((rc = vc_ring_guest_publish(g)))
+			return rc;
+		if ((rc = vc_ring_guest_wait(g, g->pub_seq)))
+			return rc;
+	}
+
+	h.op = op;
+	h.size = (uint32_t)padded;
+	h.flags = flags;
+	h.slot = slot;
+	pos = g->tail;
+	ring_copy_in(g, pos, &h, sizeof(h));
+	ring_copy_in(g, pos + (uint32_t)sizeof(h), p1, l1);
+	ring_copy_in(g, pos + (uint32_t)(sizeof(h) + l1), p2, l2);
+	ring_copy_in(g, pos + (uint32_t)total, zeros, padded - total);
+	g->tail += (uint32_t)padded;
+	return (int64_t)++g->seq;
+}
+
+int64_t vc_ring_guest_read_reply(struct vc_ring_guest *g, uint32_t slot, uint64_t seq,
+				 int32_t *status, void *buf, size_t cap)
+{
+	const uint8_t *s;
+	struct vc_reply_hdr rh;
+	uint32_t slot_cap = g->layout.slot_size - (uint32_t)sizeof(rh);
+
+	if (slot >= g->layout.slot_count)
+		return -EINVAL;
+	s = g->slots + (size_t)slot * g->layout.slot_size;
+	/* Ordered by the done_seq acquire in vc_ring_guest_wait(). */
+	memcpy(&rh, s, sizeof(rh));
+	if (rh.seq != seq || rh.len > slot_cap)
+		return -EPROTO;
+	*status = rh.status;
+	if (buf)
+		memcpy(buf, s + sizeof(rh), rh.len < cap ? rh.len : cap);
+	return rh.len;
+}
+
+bool vc_ring_guest_error(struct vc_ring_guest *g, int32_t *code, uint64_t *seq)
+{
+	uint64_t s;
+
+	/* Acquire pairs with the host's release store of err_seq, which follows
+	 * its store of err_code. */
+	s = vc_shm_load64(&g->ctrl->err_seq, VC_ACQUIRE);
+	if (!s || s <= vc_shm_load64(&g->ctrl->err_ack, VC_RELAXED))
+		return false;
+	*code = (int32_t)vc_shm_load32((const uint32_t *)&g->ctrl->err_code, VC_RELAXED);
+	*seq = s;
+	return true;
+}
+
+void vc_ring_guest_ack_error(struct vc_ring_guest *g, uint64_t seq)
+{
+	/* Release pairs with the host's acquire load of err_ack in
+	 * vc_ring_host_error(): it may record the next error. */
+	vc_shm_store64(&g->ctrl->err_ack, seq, VC_RELEASE);
+}
+
+int vc_ring_guest_chunk_get(struct vc_ring_guest *g, uint64_t *off)
+{
+	uint32_t idx;
+	int rc;
+
+	if (!g->nchunks)
+		return -ENOSPC;
+	idx = g->next_chunk;
+	if (g->chunk_release[idx] && vc_ring_guest_done(g) < g->chunk_release[idx]) {
+		if ((rc = vc_ring_guest_wait(g, g->chunk_release[idx])))
+			return rc;
+	}
+	g->next_chunk = (idx + 1) % g->nchunks;
+	*off = (uint64_t)idx * g->layout.chunk_size;
+	return (int)idx;
+}
+
+void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq)
+{
+	g->chunk_release[idx] = seq;
+}
+
+void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len)
+{
+	/* Published by the tail release of the command that names this range. */
+	memcpy(g->arena + off, src, len);
+}
+
+void vc_ring_guest_arena_read(struct vc_ring_guest *g, uint64_t off, void *dst, size_t len)
+{
+	/* Ordered by the done_seq acquire of the command that filled it. */
+	memcpy(dst, g->arena + off, len);
+}

@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Generate the assembly thunks of the cuda-probe interposer.
+
+Input: a list of driver symbol names (one per line; `nm -D --defined-only
+libcuda.so` output is accepted too, the last field of each line is taken).
+Output:
+  <outdir>/thunks.S   one exported thunk per forwarded `cu*` symbol, a pool of
+                      anonymous trampolines (for cuGetProcAddress results and
+                      export-table slots), and the common register-preserving
+                      dispatcher they all jump to;
+  <outdir>/syms.h     the names of the forwarded symbols, in thunk order.
+
+Every thunk and trampoline loads its own index into %r11 and jumps to
+vc_common, which saves all argument registers (rdi rsi rdx rcx r8 r9, rax for
+the varargs count, r10, xmm0-7), calls vc_dispatch(idx, return address, saved
+registers, caller stack args) in interposer.c, restores everything and either
+tail-jumps to the real function (mode 0: the return address, stack arguments
+and struct-return pointer reach it untouched) or calls it with 16 qwords of
+stack arguments copied (mode 1/2, VC_PROBE_RETVALS=1) so that the return value
+can be logged by vc_after().
+
+Symbols implemented in C by interposer.c are left out (OVERRIDDEN).
+"""
+import sys, os
+
+OVERRIDDEN = {"cuGetProcAddress", "cuGetProcAddress_v2", "cuGetExportTable",
+              "cuInit", "cuDriverGetVersion"}
+
+COMMON = r"""
+/* ---- common dispatcher ------------------------------------------------
+ * entry: %r11 = entry index, (%rsp) = caller's return address.
+ * frame (below saved %rbp), offsets from %rsp after `sub $FRAME`:
+ *   0 rdi 8 rsi 16 rdx 24 rcx 32 r8 40 r9 48 rax 56 r10 64 target 72 idx
+ *   80..208 xmm0-7   208 ret rax  216 ret rdx  224 ret xmm0  240 ret xmm1
+ *   256 mode  264 pad
+ */
+    .set FRAME, 272
+    .p2align 4
+    .type vc_common,@function
+vc_common:
+    .cfi_startproc
+    pushq %rbp
+    .cfi_def_cfa_offset 16
+    .cfi_offset %rbp, -16
+    movq %rsp, %rbp
+    .cfi_def_cfa_register %rbp
+    subq $FRAME, %rsp
+    movq %rdi, 0(%rsp)
+    movq %rsi, 8(%rsp)
+    movq %rdx, 16(%rsp)
+    movq %rcx, 24(%rsp)
+    movq %r8, 32(%rsp)
+    movq %r9, 40(%rsp)
+    movq %rax, 48(%rsp)
+    movq %r10, 56(%rsp)
+    movq %r11, 72(%rsp)
+    movdqu %xmm0, 80(%rsp)
+    movdqu %xmm1, 96(%rsp)
+    movdqu %xmm2, 112(%rsp)
+    movdqu %xmm3, 128(%rsp)
+    movdqu %xmm4, 144(%rsp)
+    movdqu %xmm5, 160(%rsp)
+    movdqu %xmm6, 176(%rsp)
+    movdqu %xmm7, 192(%rsp)
+    movq %r11, %rdi
+    movq 8(%rbp), %rsi
+    movq %rsp, %rdx
+    leaq 16(%rbp), %rcx
+    call vc_dispatch
+    movq %rax, 64(%rsp)
+    movq %rdx, 256(%rsp)
+    movdqu 80(%rsp), %xmm0
+    movdqu 96(%rsp), %xmm1
+    movdqu 112(%rsp), %xmm2
+    movdqu 128(%rsp), %xmm3
+    movdqu 144(%rsp), %xmm4
+    movdqu 160(%rsp), %xmm5
+    movdqu 176(%rsp), %xmm6
+    movdqu 192(%rsp), %xmm7
+    testq %rdx, %rdx
+    jnz 1f
+    /* mode 0: tail jump, everything as the caller left it */
+    movq 0(%rsp), %rdi
+    movq 8(%rsp), %rsi
+    movq 16(%rsp), %rdx
+    movq 24(%rsp), %rcx
+    movq 32(%rsp), %r8
+    movq 40(%rsp), %r9
+    movq 48(%rsp), %rax
+    movq 56(%rsp), %r10
+    movq 64(%rsp), %r11
+    movq %rbp, %rsp
+    popq %rbp
+    .cfi_remember_state
+    .cfi_def_cfa %rsp, 8
+    jmp *%r11
+    .cfi_restore_state
+1:  /* mode 1/2: call through with 16 qwords of stack arguments copied */
+    subq $128, %rsp
+"""
+
+def gen_common_tail():
+    s = []
+    for j in range(16):
+        s.append(f"    movq {16 + 8*j}(%rbp), %r10\n    movq %r10, {8*j}(%rsp)")
+    s.append("""    movq 128+0(%rsp), %rdi
+    movq 128+8(%rsp), %rsi
+    movq 128+16(%rsp), %rdx
+    movq 128+24(%rsp), %rcx
+    movq 128+32(%rsp), %r8
+    movq 128+40(%rsp), %r9
+    movq 128+48(%rsp), %rax
+    movq 128+56(%rsp), %r10
+    movq 128+64(%rsp), %r11
+    call *%r11
+    addq $128, %rsp
+    movq %rax, 208(%rsp)
+    movq %rdx, 216(%rsp)
+    movdqu %xmm0, 224(%rsp)
+    movdqu %xmm1, 240(%rsp)
+    movq 72(%rsp), %rdi
+    movq %rsp, %rsi
+    movq 8(%rbp), %rdx
+    movq 256(%rsp), %rcx
+    call vc_after
+    movq 208(%rsp), %rax
+    movq 216(%rsp), %rdx
+    movdqu 224(%rsp), %xmm0
+    movdqu 240(%rsp), %xmm1
+    movq %rbp, %rsp
+    popq %rbp
+    .cfi_def_cfa %rsp, 8
+    ret
+    .cfi_endproc
+    .size vc_common, .-vc_common
+""")
+    return "\n".join(s)
+
+
+def main():
+    if len(sys.argv) != 4:
+        sys.exit("usage: gen_thunks.py SYMLIST OUTDIR POOLSIZE")
+    symfile, outdir, pool = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    names = []
+    with open(symfile) as f:
+        for line in f:
+            parts = line.split()
+            if not parts:
+                continue
+            n = parts[-1].split("@")[0]
+            if n.startswith("cu") and n not in OVERRIDDEN and n not in names:
+                names.append(n)
+    names.sort()
+    os.makedirs(outdir, exist_ok=True)
+    with open(os.path.join(outdir, "syms.h"), "w") as h:
+        h.write("/* generated by gen_thunks.py: forwarded driver symbols */\n")
+        h.write(f"#define VC_NDIRECT {len(names)}\n#define VC_NPOOL {pool}\n")
+        h.write("static const char *const vc_direct_names[VC_NDIRECT] = {\n")
+        for n in names:
+            h.write(f'    "{n}",\n')
+        h.write("};\n")
+    with open(os.path.join(outdir, "thunks.S"), "w") as s:
+        s.write("/* generated by gen_thunks.py */\n    .text\n")
+        for i, n in enumerate(names):
+            s.write(f"""    .p2align 4
+    .globl {n}
+    .type {n},@function
+{n}:
+    movl ${i}, %r11d
+    jmp vc_common
+    .size {n}, .-{n}
+""")
+        s.write("""    .p2align 4
+    .globl vc_pool_tramps
+    .hidden vc_pool_tramps
+vc_pool_tramps:
+""")
+        # fixed-size pool entries: 16 bytes each (movl imm32 = 6, jmp rel32 = 5)
+        for k in range(pool):
+            s.write(f"    .p2align 4\n    movl ${len(names) + k}, %r11d\n    jmp vc_common\n")
+        s.write(COMMON)
+        s.write(gen_common_tail())
+        s.write('\n    .section .note.GNU-stack,"",@progbits\n')
+
+
+if __name__ == "__main__":
+    main()
