@@ -93,14 +93,14 @@ int vc_ring_guest_publish(struct vc_ring_guest *g)
 {
 	if (g->pub_seq == g->seq)
 		return 0;
-	/* Release pairs with the host's acquire load of tail in
-	 * vc_ring_host_fetch(): the commands are written before tail moves. */
-	vc_shm_store32(&g->ctrl->tail, g->tail, VC_RELEASE);
+	/* Pairs with the host's acquire load of tail in vc_ring_host_fetch():
+	 * the commands are written before tail moves (seq_cst implies release).
+	 * Dekker with vc_ring_host_idle_begin(): we store tail then load status,
+	 * it sets IDLE then loads tail, all four seq_cst: if it missed our tail,
+	 * we see its IDLE and kick. */
+	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
 	g->pub_seq = g->seq;
-	/* Dekker with vc_ring_host_idle_begin(): we store tail, fence, load
-	 * status; it sets IDLE, fences, loads tail. */
-	vc_shm_fence();
-	if (vc_shm_load32(&g->ctrl->status, VC_RELAXED) & VC_STATUS_IDLE) {
+	if (vc_shm_load32(&g->ctrl->status, VC_SEQ_CST) & VC_STATUS_IDLE) {
 		g->kicks++;
 		return g->ops->kick(g->ops_ctx);
 	}
@@ -135,11 +135,11 @@ int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
 		if ((rc = check_status(g)))
 			return rc;
 		/* Dekker with vc_ring_host_complete(): count ourselves as a waiter,
-		 * fence, re-read done_seq; the host stores done_seq, fences, reads
-		 * waiters. Either we see the completion or the host signals us. */
+		 * then re-read done_seq; the host stores done_seq, then reads
+		 * waiters; all four seq_cst. Either we see the completion or the
+		 * host sees us and signals. */
 		vc_shm_add32(&g->ctrl->waiters, 1, VC_SEQ_CST);
-		vc_shm_fence();
-		if (vc_ring_guest_done(g) >= seq) {
+		if (vc_shm_load64(&g->ctrl->done_seq, VC_SEQ_CST) >= seq) {
 			vc_shm_sub32(&g->ctrl->waiters, 1, VC_RELAXED);
 			return 0;
 		}

@@ -78,15 +78,14 @@ int vc_ring_host_fetch(struct vc_ring_host *h, const uint8_t **span, uint32_t *l
 bool vc_ring_host_complete(struct vc_ring_host *h, uint64_t seq)
 {
 	h->done = seq;
-	/* Release pairs with the guest's acquire load of done_seq in
-	 * vc_ring_guest_done(): replies and err_code written before are visible
-	 * to a guest that sees this seq. */
-	vc_shm_store64(&h->ctrl->done_seq, seq, VC_RELEASE);
-	/* Dekker with the guest's sleep path (vc_ring_guest_wait): it increments
-	 * waiters, fences, then re-reads done_seq. With a full fence on both
-	 * sides, either it sees our done_seq or we see its waiters. */
-	vc_shm_fence();
-	return vc_shm_load32(&h->ctrl->waiters, VC_RELAXED) != 0;
+	/* Pairs with the guest's acquire load of done_seq in vc_ring_guest_done()
+	 * (seq_cst implies release): replies and err_code written before are
+	 * visible to a guest that sees this seq. Dekker with the guest's sleep
+	 * path in vc_ring_guest_wait(): it increments waiters then re-reads
+	 * done_seq, we store done_seq then read waiters, all four seq_cst:
+	 * either it sees our done_seq or we see it waiting. */
+	vc_shm_store64(&h->ctrl->done_seq, seq, VC_SEQ_CST);
+	return vc_shm_load32(&h->ctrl->waiters, VC_SEQ_CST) != 0;
 }
 
 void vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int32_t status,
@@ -149,12 +148,11 @@ void vc_ring_host_set_fatal(struct vc_ring_host *h, uint32_t reason)
 
 bool vc_ring_host_idle_begin(struct vc_ring_host *h)
 {
-	/* Dekker with the guest's publish: it stores tail, fences, loads status;
-	 * we set IDLE (seq_cst RMW), fence, load tail. At least one of us sees
+	/* Dekker with vc_ring_guest_publish(): it stores tail then loads status;
+	 * we set IDLE then load tail; all four seq_cst. At least one of us sees
 	 * the other's store, so a publish is never left without a doorbell. */
 	vc_shm_or32(&h->ctrl->status, VC_STATUS_IDLE, VC_SEQ_CST);
-	vc_shm_fence();
-	if (vc_shm_load32(&h->ctrl->tail, VC_RELAXED) != h->head) {
+	if (vc_shm_load32(&h->ctrl->tail, VC_SEQ_CST) != h->head) {
 		vc_ring_host_idle_end(h);
 		return true;
 	}
@@ -163,7 +161,7 @@ bool vc_ring_host_idle_begin(struct vc_ring_host *h)
 
 void vc_ring_host_idle_end(struct vc_ring_host *h)
 {
-	/* Pairs with the guest's load of status after its publish fence; a stale
+	/* Pairs with the guest's seq_cst load of status in its publish; a stale
 	 * IDLE costs the guest one spare doorbell, never a lost one. */
 	vc_shm_and32(&h->ctrl->status, ~VC_STATUS_IDLE, VC_RELAXED);
 }

@@ -582,6 +582,186 @@ EXPORT CUresult cuGetProcAddress_v2(const char *symbol, void **pfn, int cudaVers
     return gpa(symbol, pfn, cudaVersion, flags, symbolStatus, 1, __builtin_return_address(0));
 }
 
+/* ------------------------------------------- integrity check (d4082055) */
+/* NVIDIA's runtime authenticates the driver: export table d4082055 slot 1,
+ * (u32 version, u64 unix_seconds, u64 out[2]) -> CUresult. For version % 10
+ * of 0 and 1 the answer is a constant; otherwise it is an HMAC (RFC 2104) with
+ * MD2 (RFC 1319) over the driver version, the version asked, pid, thread, the
+ * addresses of the cudart-interface table (6bd5fb6c) and of the
+ * integrity-check table as the runtime received them, the slot's function
+ * address, the time, then each device's UUID and PCI domain/bus/device (see
+ * docs/cuda13-driver-surface.md for the sources). The runtime recomputes it
+ * from its own view, so a wrapped table fails the check ("integrity checks
+ * failed", 103) unless the answer is computed over the wrapped addresses,
+ * which this interposer does; it also recomputes the driver's answer over the
+ * real addresses and logs whether it matches (IC-VERIFY). */
+
+static const unsigned char md2_s[256] = {
+    41,  46,  67,  201, 162, 216, 124, 1,   61,  54,  84,  161, 236, 240, 6,   19,  98,  167, 5,   243, 192, 199,
+    115, 140, 152, 147, 43,  217, 188, 76,  130, 202, 30,  155, 87,  60,  253, 212, 224, 22,  103, 66,  111, 24,
+    138, 23,  229, 18,  190, 78,  196, 214, 218, 158, 222, 73,  160, 251, 245, 142, 187, 47,  238, 122, 169, 104,
+    121, 145, 21,  178, 7,   63,  148, 194, 16,  137, 11,  34,  95,  33,  128, 127, 93,  154, 90,  144, 50,  39,
+    53,  62,  204, 231, 191, 247, 151, 3,   255, 25,  48,  179, 72,  165, 181, 209, 215, 94,  146, 42,  172, 86,
+    170, 198, 79,  184, 56,  210, 150, 164, 125, 182, 118, 252, 107, 226, 156, 116, 4,   241, 69,  157, 112, 89,
+    100, 113, 135, 32,  134, 91,  207, 101, 230, 45,  168, 2,   27,  96,  37,  173, 174, 176, 185, 246, 28,  70,
+    97,  105, 52,  64,  126, 15,  85,  71,  163, 35,  221, 81,  175, 58,  195, 92,  249, 206, 186, 197, 234, 38,
+    44,  83,  13,  110, 133, 40,  132, 9,   211, 223, 205, 244, 65,  129, 77,  82,  106, 220, 55,  200, 108, 193,
+    171, 250, 36,  225, 123, 8,   12,  189, 177, 74,  120, 136, 149, 139, 227, 99,  232, 109, 233, 203, 213, 254,
+    59,  0,   29,  57,  242, 239, 183, 14,  102, 88,  208, 228, 166, 119, 114, 248, 235, 117, 75,  10,  49,  68,
+    80,  180, 143, 237, 31,  26,  219, 153, 141, 51,  159, 17,  131, 20};
+
+struct md2 {
+    unsigned char x[48], c[16], buf[16];
+    unsigned n;
+};
+
+static void md2_block(struct md2 *m, const unsigned char *blk)
+{
+    unsigned char l = m->c[15];
+    for (int j = 0; j < 16; j++) {
+        m->x[16 + j] = blk[j];
+        m->x[32 + j] = (unsigned char)(m->x[j] ^ blk[j]);
+        l = m->c[j] ^= md2_s[blk[j] ^ l];
+    }
+    unsigned t = 0;
+    for (unsigned r = 0; r < 18; r++) {
+        for (int k = 0; k < 48; k++)
+            t = m->x[k] ^= md2_s[t];
+        t = (t + r) & 0xff;
+    }
+}
+
+static void md2_init(struct md2 *m) { memset(m, 0, sizeof *m); }
+
+static void md2_update(struct md2 *m, const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    while (len--) {
+        m->buf[m->n++] = *p++;
+        if (m->n == 16) {
+            md2_block(m, m->buf);
+            m->n = 0;
+        }
+    }
+}
+
+static void md2_final(struct md2 *m, unsigned char out[16])
+{
+    unsigned char pad[16], ck[16];
+    unsigned k = 16 - m->n;
+    memset(pad, (int)k, sizeof pad);
+    md2_update(m, pad, k);
+    memcpy(ck, m->c, 16);
+    md2_update(m, ck, 16);
+    memcpy(out, m->x, 16);
+}
+
+static const unsigned char ic_key[16] = {0x14, 0x6a, 0xdd, 0xae, 0x53, 0xa9, 0xa7, 0x52,
+                                         0xaa, 0x08, 0x41, 0x36, 0x0b, 0xf5, 0x5a, 0x9f};
+
+struct ic_msg {
+    uint32_t driver_version, version, pid, tid;
+    uint64_t cudart_table, integrity_table, fn, unix_seconds;
+};
+struct ic_dev {
+    unsigned char uuid[16];
+    int32_t domain, bus, device;
+};
+
+static CUresult (*ic_real_fn)(uint32_t, uint64_t, uint64_t *);
+static int ic_ent = -1;
+
+static int ic_devices(struct ic_dev *d, int max)
+{
+    CUresult (*cnt)(int *) = (CUresult(*)(int *))dlsym(real_handle, "cuDeviceGetCount");
+    CUresult (*uuid)(void *, int) = (CUresult(*)(void *, int))dlsym(real_handle, "cuDeviceGetUuid_v2");
+    CUresult (*attr)(int *, int, int) = (CUresult(*)(int *, int, int))dlsym(real_handle, "cuDeviceGetAttribute");
+    int n = 0;
+    if (!cnt || !uuid || !attr || cnt(&n))
+        return 0;
+    if (n > max)
+        n = max;
+    for (int i = 0; i < n; i++) {
+        memset(&d[i], 0, sizeof d[i]);
+        uuid(d[i].uuid, i);
+        attr(&d[i].domain, 50, i); /* CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID */
+        attr(&d[i].bus, 33, i);    /* CU_DEVICE_ATTRIBUTE_PCI_BUS_ID */
+        attr(&d[i].device, 34, i); /* CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID */
+    }
+    return n;
+}
+
+static void ic_hmac(uint32_t version, uint64_t secs, const void *cudart_tbl, const void *ic_tbl, const void *fn,
+                    uint64_t out[2])
+{
+    struct ic_msg msg;
+    memset(&msg, 0, sizeof msg);
+    int dv = 0;
+    CUresult (*gv)(int *) = (CUresult(*)(int *))dlsym(real_handle, "cuDriverGetVersion");
+    if (gv)
+        gv(&dv);
+    msg.driver_version = (uint32_t)dv;
+    msg.version = version;
+    msg.pid = (uint32_t)getpid();
+    msg.tid = (uint32_t)(uintptr_t)pthread_self();
+    msg.cudart_table = (uint64_t)(uintptr_t)cudart_tbl;
+    msg.integrity_table = (uint64_t)(uintptr_t)ic_tbl;
+    msg.fn = (uint64_t)(uintptr_t)fn;
+    msg.unix_seconds = secs;
+    struct ic_dev devs[64];
+    int nd = ic_devices(devs, 64);
+    unsigned char k[16], inner[16];
+    struct md2 m;
+    md2_init(&m);
+    for (int i = 0; i < 16; i++)
+        k[i] = ic_key[i] ^ 0x36;
+    md2_update(&m, k, 16);
+    md2_update(&m, &msg, sizeof msg);
+    for (int i = 0; i < nd; i++)
+        md2_update(&m, &devs[i], sizeof devs[i]);
+    md2_final(&m, inner);
+    md2_init(&m);
+    for (int i = 0; i < 16; i++)
+        k[i] = ic_key[i] ^ 0x5c;
+    md2_update(&m, k, 16);
+    md2_update(&m, inner, 16);
+    md2_final(&m, (unsigned char *)out);
+}
+
+static struct table *table_by_prefix(uint32_t be_prefix);
+
+/* Handed out in place of d4082055 slot 1 (behind its counting trampoline). */
+static CUresult vc_integrity_check(uint32_t version, uint64_t secs, uint64_t *out)
+{
+    uint64_t drv[2] = {0, 0};
+    CUresult rc = ic_real_fn ? ic_real_fn(version, secs, drv) : CUDA_ERROR_NO_DEVICE;
+    if (rc != 0 || !out) {
+        if (out)
+            memcpy(out, drv, sizeof drv);
+        return rc;
+    }
+    if (version % 10 < 2) {
+        memcpy(out, drv, sizeof drv);
+        return rc;
+    }
+    pthread_mutex_lock(&mu);
+    struct table *ct = table_by_prefix(0x6bd5fb6c), *it = table_by_prefix(0xd4082055);
+    const void *ct_real = ct ? ct->real : NULL, *it_real = it ? it->real : NULL;
+    const void *ct_seen = ct && ct->copy ? (const void *)ct->copy : ct_real;
+    const void *it_seen = it && it->copy ? (const void *)it->copy : it_real;
+    const void *fn_seen = it && it->copy ? (const void *)(uintptr_t)it->copy[1] : (const void *)ic_real_fn;
+    pthread_mutex_unlock(&mu);
+    uint64_t check[2], mine[2];
+    ic_hmac(version, secs, ct_real, it_real, (const void *)ic_real_fn, check);
+    ic_hmac(version, secs, ct_seen, it_seen, fn_seen, mine);
+    int match = !memcmp(check, drv, sizeof drv);
+    vlog("IC-VERIFY version=%u secs=%" PRIu64 " driver=%016" PRIx64 "%016" PRIx64 " recomputed=%016" PRIx64 "%016" PRIx64
+         " match=%d handed=%016" PRIx64 "%016" PRIx64 " (over wrapped addresses)",
+         version, secs, drv[0], drv[1], check[0], check[1], match, mine[0], mine[1]);
+    memcpy(out, mine, sizeof mine);
+    return rc;
+}
+
 /* ----------------------------------------------------- export tables */
 
 struct maprange {
@@ -694,6 +874,33 @@ static void wrap_table(struct table *t)
     }
 }
 
+static struct table *table_by_prefix(uint32_t be_prefix)
+{
+    for (int i = 0; i < ntables; i++) {
+        const unsigned char *u = tables[i].uuid;
+        if (((uint32_t)u[0] << 24 | (uint32_t)u[1] << 16 | (uint32_t)u[2] << 8 | u[3]) == be_prefix)
+            return &tables[i];
+    }
+    return NULL;
+}
+
+/* VC_PROBE_UNWRAP: comma-separated UUID prefixes (8 hex digits) of tables to hand out unwrapped */
+static int unwrap_requested(const char *uuidhex)
+{
+    const char *e = getenv("VC_PROBE_UNWRAP");
+    if (!e)
+        return 0;
+    for (const char *p = e; *p;) {
+        if (!strncmp(p, uuidhex, 8))
+            return 1;
+        p = strchr(p, ',');
+        if (!p)
+            break;
+        p++;
+    }
+    return 0;
+}
+
 EXPORT CUresult cuGetExportTable(const void **ppExportTable, const void *pExportTableId)
 {
     ensure_init();
@@ -722,8 +929,16 @@ EXPORT CUresult cuGetExportTable(const void **ppExportTable, const void *pExport
         t->real = tbl;
         t->sizeword = -1;
         fresh = 1;
-        if (rc == 0 && tbl)
+        if (rc == 0 && tbl && !unwrap_requested(u))
             wrap_table(t);
+        else if (rc == 0 && tbl)
+            vlog("ETBL-UNWRAPPED uuid=%s (VC_PROBE_UNWRAP)", u);
+        if (t->copy && !memcmp(id, "\xd4\x08\x20\x55", 4) && t->nq > 1 && t->ent_of[1] >= 0 && !getenv("VC_PROBE_NO_IC")) {
+            ic_ent = t->ent_of[1];
+            ic_real_fn = (CUresult(*)(uint32_t, uint64_t, uint64_t *))ents[ic_ent].real;
+            ents[ic_ent].real = (void *)vc_integrity_check;
+            vlog("IC-EMULATE d4082055 slot 1 answered over the wrapped addresses (real fn %p)", (void *)ic_real_fn);
+        }
     }
     const void *out = tbl;
     if (t) {
