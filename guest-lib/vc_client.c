@@ -29,6 +29,9 @@
 #define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
 #define HANDSHAKE_TIMEOUT_MS 10000
 #define INLINE_HTOD_MAX 4096u
+#define PIECE_MIN (32u << 10)
+#define PIECES_MIN 16u
+#define WINDOW_BYTES (16ull << 20)
 
 struct vc_client {
 	int sock, mem_fd, doorbell_fd, complete_fd;
@@ -244,6 +247,9 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	for (uint32_t i = 0; i < w.layout.slot_count; i++)
 		c->slot_free[i / 64] |= 1ull << (i % 64);
 	c->session_id = w.session_id;
+	/* Rotate through at most WINDOW_BYTES of the arena: the pieces in flight
+	 * then stay in the cache shared by the two sides' cores. */
+	vc_ring_guest_set_window(&c->ring, (uint32_t)(WINDOW_BYTES / w.layout.chunk_size));
 	*out = c;
 	return 0;
 
@@ -283,6 +289,22 @@ void vc_client_close(struct vc_client *c)
 }
 
 /* ---- commands --------------------------------------------------------------- */
+
+/*
+ * Size of the pieces a bulk copy of @len bytes is cut into: at most a chunk,
+ * and small enough that a copy has at least PIECES_MIN of them, so that our
+ * memcpy of piece k overlaps the server's work on piece k-1 even for a 1 MiB
+ * copy (one large piece would leave both sides taking turns). Measured with
+ * bench/ring_bench: see docs/PERFORMANCE.md.
+ */
+static uint64_t piece_size(const struct vc_client *c, uint64_t len)
+{
+	uint64_t p = (len / PIECES_MIN + 4095) & ~4095ull;
+
+	if (p < PIECE_MIN)
+		p = PIECE_MIN;
+	return p < c->ring.layout.chunk_size ? p : c->ring.layout.chunk_size;
+}
 
 static uint32_t slot_get(struct vc_client *c)
 {
@@ -426,9 +448,9 @@ int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t 
 
 		rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), src, len, 0, &last);
 	} else {
-		uint32_t chunk = c->ring.layout.chunk_size;
+		uint64_t chunk = piece_size(c, len);
 
-		/* Pipelined: we fill chunk k while the server drains chunk k-1. */
+		/* Pipelined: we fill piece k while the server drains piece k-1. */
 		pthread_mutex_lock(&c->bulk_lock);
 		while (done < len) {
 			uint64_t n = len - done < chunk ? len - done : chunk, aoff;
@@ -463,7 +485,8 @@ struct inflight {
 int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
 {
 	uint32_t inline_max = c->ring.layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);
-	uint32_t chunk = c->ring.layout.chunk_size, nq = c->ring.nchunks, head = 0, count = 0;
+	uint64_t chunk = piece_size(c, len);
+	uint32_t nq = c->ring.window, head = 0, count = 0;
 	struct inflight *q;
 	uint8_t *d = dst;
 	uint64_t done = 0;

@@ -27,6 +27,7 @@ struct cmd {
 	uint64_t seq;
 	bool reply;   /* the guest waits for a reply in slot h.slot */
 	bool replied; /* a handler wrote its reply with output */
+	bool bulk;    /* it moved arena data: publish progress right after it */
 };
 
 /* Copy a fixed-size request out of the payload; false if it is too short. */
@@ -85,7 +86,7 @@ static int do_mem_free(struct vc_session *s, const struct cmd *c)
 	return s->ops->mem_free(s->exec, r.dptr);
 }
 
-static int do_htod(struct vc_session *s, const struct cmd *c)
+static int do_htod(struct vc_session *s, struct cmd *c)
 {
 	struct vc_memcpy_htod_req r;
 	const void *src;
@@ -104,6 +105,7 @@ static int do_htod(struct vc_session *s, const struct cmd *c)
 		src = vc_ring_host_arena(&s->ring, r.arena_off, r.len);
 		if (!src)
 			return FATAL(VC_FATAL_ARENA);
+		c->bulk = true;
 		break;
 	default:
 		return FATAL(VC_FATAL_PAYLOAD);
@@ -135,6 +137,7 @@ static int do_dtoh(struct vc_session *s, struct cmd *c)
 		dst = vc_ring_host_arena(&s->ring, r.arena_off, r.len);
 		if (!dst)
 			return FATAL(VC_FATAL_ARENA);
+		c->bulk = true;
 		return s->ops->memcpy_dtoh(s->exec, dst, r.src, r.len);
 	default:
 		return FATAL(VC_FATAL_PAYLOAD);
@@ -237,6 +240,7 @@ int vc_decode_span(struct vc_session *s, const uint8_t *span, uint32_t len)
 		c.seq = ++s->seq;
 
 		c.replied = false;
+		c.bulk = false;
 		rc = execute(s, &c);
 		if (rc < 0)
 			goto fatal;
@@ -244,6 +248,8 @@ int vc_decode_span(struct vc_session *s, const uint8_t *span, uint32_t len)
 			vc_ring_host_reply(&s->ring, c.h.slot, c.seq, rc, NULL, 0);
 		else if (!c.reply && rc != VC_CUDA_SUCCESS)
 			vc_ring_host_error(&s->ring, rc, c.seq);
+		if (c.bulk)
+			vc_session_progress(s, c.seq);
 		off += c.h.size;
 		n++;
 	}

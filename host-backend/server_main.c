@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "handshake.h"
 #include "region.h"
 #include "vc_abi_hash.h"
 #include "vc_layout.h"
@@ -97,30 +98,22 @@ static void serve(struct client *c)
 	struct vc_region region = {.mem_fd = -1, .doorbell_fd = -1, .complete_fd = -1};
 	struct vc_session *s = NULL;
 	struct vc_session_stats st;
-	char name[32], comm[17] = {0};
+	char name[32], why[sizeof(w.message)];
+	uint8_t msg[sizeof(struct vc_hello)];
 	int fds[3], nfds, rc;
 	ssize_t n;
 
-	n = vc_sock_recv(c->sock, &hello, sizeof(hello), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
-	if (n != (ssize_t)sizeof(hello) || hello.magic != VC_HELLO_MAGIC) {
-		logmsg("client %u: bad or missing hello (%zd bytes), closing", c->id, n);
-		if (n > 0)
-			refuse(c->sock, -EPROTO, "vcuda-server: malformed hello message");
+	n = vc_sock_recv(c->sock, msg, sizeof(msg), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
+	if (n == -EMSGSIZE)
+		n = (ssize_t)sizeof(msg) + 1; /* oversized: refused below */
+	else if (n < 0) {
+		logmsg("client %u: no hello (%s), closing", c->id, strerror((int)-n));
 		return;
 	}
-	memcpy(comm, hello.comm, sizeof(hello.comm));
-	for (char *p = comm; *p; p++)
-		if (*p < 0x20 || *p > 0x7e)
-			*p = '?';
-	if (hello.version != VC_PROTO_VERSION || hello.abi_hash != VC_ABI_HASH || hello.flags) {
-		logmsg("client %u (pid %u, %s): protocol mismatch: client v%u abi %016" PRIx64
-		       ", server v%u abi %016" PRIx64 "; refused",
-		       c->id, hello.pid, comm, hello.version, hello.abi_hash, VC_PROTO_VERSION,
-		       (uint64_t)VC_ABI_HASH);
-		refuse(c->sock, -EPROTONOSUPPORT,
-		       "protocol mismatch: server speaks v%u abi %016" PRIx64
-		       "; install the guest library built with this server",
-		       VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
+	rc = vc_hello_decode(msg, n, &hello, why, sizeof(why));
+	if (rc) {
+		logmsg("client %u: %s; refused", c->id, why);
+		refuse(c->sock, rc, "%s", why);
 		return;
 	}
 	rc = vc_layout_compute(&g_cfg.lreq, &layout);
@@ -158,7 +151,7 @@ static void serve(struct client *c)
 		goto err_session;
 	logmsg("session %u: opened for pid %u (%s): region %" PRIu64 " B, ring %u B, arena %" PRIu64
 	       " B in %u B chunks, executor %s",
-	       c->id, hello.pid, comm, layout.region_size, layout.ring_size, layout.arena_size,
+	       c->id, hello.pid, hello.comm, layout.region_size, layout.ring_size, layout.arena_size,
 	       layout.chunk_size, g_exec->name);
 
 	pthread_mutex_lock(&g_lock);
@@ -171,8 +164,8 @@ static void serve(struct client *c)
 
 	vc_session_get_stats(s, &st);
 	if (rc)
-		logmsg("session %u: FATAL (reason %u) after %" PRIu64 " commands; resources freed", c->id,
-		       st.fatal, st.commands);
+		logmsg("session %u: FATAL: %s, after %" PRIu64 " commands; resources freed", c->id,
+		       vc_fatal_name(st.fatal), st.commands);
 	else
 		logmsg("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches", c->id,
 		       st.commands, st.batches);
@@ -293,7 +286,7 @@ static void usage(FILE *f)
 		"  -e, --executor NAME      cuda (default) or ci-standin (tests without a GPU only)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
 		"      --arena-size BYTES   staging arena per session (default 64M)\n"
-		"      --chunk-size BYTES   arena chunk (default 2M)\n"
+		"      --chunk-size BYTES   arena chunk (default 512K)\n"
 		"      --slots N            reply slots per session (default 64)\n"
 		"      --slot-size BYTES    reply slot size (default 8K)\n"
 		"      --max-sessions N     refuse clients beyond N (default 64)\n"

@@ -106,8 +106,6 @@ int vc_session_process(struct vc_session *s)
 	if (n < 0) {
 		/* FATAL: free what the session holds at once, then wake any guest
 		 * thread asleep on a completion so that it sees FATAL. */
-		fprintf(stderr, "vcuda: session %u: protocol violation (reason %u), session is FATAL\n",
-			s->id, vc_ring_host_fatal_reason(&s->ring));
 		release_exec(s);
 		signal_guest(s);
 		return -EPROTO;
@@ -117,6 +115,12 @@ int vc_session_process(struct vc_session *s)
 	if (vc_ring_host_complete(&s->ring, s->seq))
 		signal_guest(s);
 	return n;
+}
+
+void vc_session_progress(struct vc_session *s, uint64_t seq)
+{
+	if (vc_ring_host_complete(&s->ring, seq))
+		signal_guest(s);
 }
 
 void vc_session_heartbeat(struct vc_session *s)

@@ -27,6 +27,13 @@ struct vc_session {
 };
 
 /**
+ * vc_session_progress() - publish done_seq up to @seq in the middle of a span,
+ * after a command that moved bulk data, so that a guest pipelining through
+ * the arena can reuse or read that chunk while later commands still run.
+ */
+void vc_session_progress(struct vc_session *s, uint64_t seq);
+
+/**
  * vc_decode_span() - decode and execute the commands of one private span.
  * Returns the number executed, or -EPROTO after marking the session FATAL.
  */

@@ -20,7 +20,7 @@ struct vc_layout_req {
 #define VC_DEFAULT_RING_SIZE (1u << 20)
 #define VC_DEFAULT_SLOT_COUNT 64u
 #define VC_DEFAULT_SLOT_SIZE (8u << 10)
-#define VC_DEFAULT_CHUNK_SIZE (2u << 20)
+#define VC_DEFAULT_CHUNK_SIZE (512u << 10)
 #define VC_DEFAULT_ARENA_SIZE (64ull << 20)
 
 /**

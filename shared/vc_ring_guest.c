@@ -46,6 +46,7 @@ int vc_ring_guest_init(struct vc_ring_guest *g, void *base, const struct vc_layo
 	g->head_cache = vc_shm_load32(&g->ctrl->head, VC_ACQUIRE);
 	g->seq = g->pub_seq = vc_shm_load64(&g->ctrl->done_seq, VC_ACQUIRE);
 	g->nchunks = (uint32_t)(layout->arena_size / layout->chunk_size);
+	g->window = g->nchunks;
 	if (g->nchunks) {
 		g->chunk_release = calloc(g->nchunks, sizeof(*g->chunk_release));
 		if (!g->chunk_release)
@@ -256,9 +257,17 @@ int vc_ring_guest_chunk_get(struct vc_ring_guest *g, uint64_t *off)
 		if ((rc = vc_ring_guest_wait(g, g->chunk_release[idx])))
 			return rc;
 	}
-	g->next_chunk = (idx + 1) % g->nchunks;
+	g->next_chunk = (idx + 1) % g->window;
 	*off = (uint64_t)idx * g->layout.chunk_size;
 	return (int)idx;
+}
+
+void vc_ring_guest_set_window(struct vc_ring_guest *g, uint32_t n)
+{
+	if (!g->nchunks)
+		return;
+	g->window = n < 1 ? 1 : n > g->nchunks ? g->nchunks : n;
+	g->next_chunk %= g->window;
 }
 
 void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq)

@@ -48,6 +48,7 @@ struct vc_ring_guest {
 	uint64_t kicks;           /* statistics */
 	/* staging arena: chunks handed out in FIFO order */
 	uint32_t nchunks;
+	uint32_t window;     /* chunks in rotation (<= nchunks): bounds the bytes in flight */
 	uint32_t next_chunk;
 	uint64_t *chunk_release; /* seq after which each chunk is free again */
 };
@@ -126,6 +127,13 @@ uint32_t vc_ring_guest_status(struct vc_ring_guest *g, uint32_t *fatal_reason);
  * -ENOSPC when the region has no arena.
  */
 int vc_ring_guest_chunk_get(struct vc_ring_guest *g, uint64_t *off);
+
+/**
+ * vc_ring_guest_set_window() - rotate through only the first @n chunks (at
+ * least 1, at most all), bounding the arena bytes in flight. Call before the
+ * first vc_ring_guest_chunk_get().
+ */
+void vc_ring_guest_set_window(struct vc_ring_guest *g, uint32_t n);
 
 /** vc_ring_guest_chunk_release() - chunk @idx is free again once @seq has executed. */
 void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq);

@@ -129,6 +129,17 @@ enum vc_fatal {
 	VC_FATAL_SHUTDOWN = 8,   /* the server is going away */
 };
 
+/** vc_fatal_name() - a short description of an enum vc_fatal value. */
+static inline const char *vc_fatal_name(uint32_t reason)
+{
+	static const char *const names[] = {
+		"none", "ring tail beyond the ring", "bad command size", "unknown opcode or flags",
+		"reply slot out of range", "malformed payload", "arena range outside the arena",
+		"executor failure", "server shutdown",
+	};
+	return reason < sizeof(names) / sizeof(names[0]) ? names[reason] : "unknown reason";
+}
+
 /* ---------------------------------------------------------------------------
  * Commands. Each command in the ring is a header followed by its payload, its
  * total size rounded up to 8 bytes. Commands may straddle the ring's end.

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ring_bench.c - transport benchmarks, client process against a running
+ * vcuda-server in another process:
+ *   - synchronous round trip of a 64-byte request (median, p99);
+ *   - asynchronous 64-byte requests per second (each one published as the
+ *     guest library publishes an asynchronous CUDA call);
+ *   - bulk host->device and device->host through the staging arena, 1 MiB to
+ *     256 MiB, as a ratio to a plain memcpy of the same size measured in the
+ *     same run.
+ *
+ *   ring_bench --socket PATH [--quick]
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "vc_client.h"
+#include "vc_wire.h"
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static double median_ns(uint64_t *v, size_t n)
+{
+	qsort(v, n, sizeof(*v), cmp_u64);
+	return (double)v[n / 2];
+}
+
+static int fail(const char *what, int rc)
+{
+	fprintf(stderr, "ring_bench: %s failed: %d (%s)\n", what, rc, rc < 0 ? strerror(-rc) : "CUDA error");
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *path = NULL;
+	int quick = 0;
+	struct vc_client *c;
+	char err[256];
+	int rc;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--socket") && i + 1 < argc)
+			path = argv[++i];
+		else if (!strcmp(argv[i], "--quick"))
+			quick = 1;
+		else {
+			fprintf(stderr, "usage: ring_bench --socket PATH [--quick]\n");
+			return 2;
+		}
+	}
+	if ((rc = vc_client_open(path, &c, err, sizeof(err)))) {
+		fprintf(stderr, "%s\n", err);
+		return 1;
+	}
+
+	/* ---- synchronous round trip ---------------------------------------- */
+	size_t nsync = quick ? 20000 : 200000;
+	uint64_t *lat = malloc(nsync * sizeof(*lat));
+	uint8_t data[40] = {1}, out[64];
+	struct vc_echo_req er = {.len = sizeof(data)}; /* 16 + 8 + 40 = 64-byte command */
+
+	for (size_t i = 0; i < nsync / 10; i++) /* warm-up */
+		if ((rc = vc_client_call(c, VC_OP_ECHO, &er, sizeof(er), data, sizeof(data), out, sizeof(out), NULL)))
+			return fail("echo", rc);
+	for (size_t i = 0; i < nsync; i++) {
+		uint64_t t0 = now_ns();
+
+		rc = vc_client_call(c, VC_OP_ECHO, &er, sizeof(er), data, sizeof(data), out, sizeof(out), NULL);
+		lat[i] = now_ns() - t0;
+		if (rc)
+			return fail("echo", rc);
+	}
+	qsort(lat, nsync, sizeof(*lat), cmp_u64);
+	double med = (double)lat[nsync / 2] / 1000, p99 = (double)lat[nsync * 99 / 100] / 1000;
+	printf("sync round trip, 64-byte request: median %.2f us, p99 %.2f us (%zu calls)\n", med, p99, nsync);
+	free(lat);
+
+	/* ---- asynchronous requests ------------------------------------------ */
+	uint64_t nasync = quick ? 2000000 : 20000000, seq = 0;
+	uint8_t nop[48] = {2}; /* 16 + 48 = 64-byte command */
+	double best = 0;
+
+	for (int rep = 0; rep < 3; rep++) {
+		uint64_t t0 = now_ns();
+
+		for (uint64_t i = 0; i < nasync; i++)
+			if ((rc = vc_client_submit(c, VC_OP_NOP, nop, sizeof(nop), NULL, 0, 0, &seq)))
+				return fail("submit", rc);
+		if ((rc = vc_client_wait(c, seq)))
+			return fail("wait", rc);
+		double rate = (double)nasync / ((double)(now_ns() - t0) / 1e9);
+		if (rate > best)
+			best = rate;
+	}
+	printf("async 64-byte requests: %.2f M requests/s (each published, best of 3 x %" PRIu64 ", until executed)\n",
+	       best / 1e6, nasync);
+
+	/* ---- bulk through the arena vs memcpy -------------------------------- */
+	static const uint32_t mib[] = {1, 4, 16, 64, 256};
+	size_t maxn = (size_t)256 << 20;
+	uint8_t *src = malloc(maxn), *dst = malloc(maxn);
+	uint64_t dptr;
+
+	if (!src || !dst)
+		return fail("malloc", -ENOMEM);
+	memset(src, 0x3c, maxn); /* fault everything in before timing */
+	memset(dst, 0xc3, maxn);
+	if ((rc = vc_client_mem_alloc(c, maxn, &dptr)))
+		return fail("mem_alloc 256 MiB", rc);
+	if ((rc = vc_client_htod(c, dptr, src, maxn, 0)))
+		return fail("htod warm-up", rc);
+	printf("%-10s %12s %12s %12s %10s %10s\n", "size", "memcpy GB/s", "HtoD GB/s", "DtoH GB/s",
+	       "HtoD/memcpy", "DtoH/memcpy");
+	for (size_t k = 0; k < sizeof(mib) / sizeof(mib[0]); k++) {
+		size_t n = (size_t)mib[k] << 20;
+		int reps = quick ? 3 : (mib[k] >= 64 ? 5 : mib[k] >= 16 ? 15 : 50);
+		uint64_t tm[50], th[50], td[50];
+
+		for (int r = 0; r < reps; r++) {
+			uint64_t t0 = now_ns();
+
+			memcpy(dst, src, n);
+			__asm__ __volatile__("" ::"r"(dst) : "memory");
+			tm[r] = now_ns() - t0;
+			t0 = now_ns();
+			if ((rc = vc_client_htod(c, dptr, src, n, 0)))
+				return fail("htod", rc);
+			th[r] = now_ns() - t0;
+			t0 = now_ns();
+			if ((rc = vc_client_dtoh(c, dst, dptr, n)))
+				return fail("dtoh", rc);
+			td[r] = now_ns() - t0;
+		}
+		double gm = (double)n / median_ns(tm, (size_t)reps), gh = (double)n / median_ns(th, (size_t)reps);
+		double gd = (double)n / median_ns(td, (size_t)reps);
+		printf("%4u MiB   %12.2f %12.2f %12.2f %9.0f%% %9.0f%%\n", mib[k], gm, gh, gd, 100 * gh / gm,
+		       100 * gd / gm);
+	}
+	if (memcmp(dst, src, maxn))
+		return fail("bulk data verification", VC_CUDA_ERROR_UNKNOWN);
+	vc_client_mem_free(c, dptr);
+	free(src);
+	free(dst);
+	vc_client_close(c);
+	return 0;
+}

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bad_client.c - hostile clients against a running vcuda-server, while a
+ * well-behaved client keeps working beside them. Each bad client must end in
+ * a FATAL session (and a clear error on its side), the server must free the
+ * session's resources (its memfd mapping disappears from the server's
+ * /proc/PID/maps, its fd count returns to the baseline), and the good client
+ * must notice nothing.
+ *
+ *   bad_client --socket PATH --server-pid PID
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vc_client.h"
+#include "vc_ring_guest.h"
+#include "vc_shm.h"
+#include "vc_sock.h"
+#include "vc_wire.h"
+
+static const char *g_path;
+static int g_pid;
+static int g_pass, g_fail;
+static volatile int g_stop;
+static uint64_t g_good_ops;
+static char g_good_err[256];
+
+#define CHECK(cond, ...)                                                  \
+	do {                                                              \
+		if (!(cond)) {                                            \
+			printf("not ok - " __VA_ARGS__);                  \
+			printf("\n");                                     \
+			g_fail++;                                         \
+			return;                                           \
+		}                                                         \
+	} while (0)
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+static int count_fds(void)
+{
+	char p[64];
+	DIR *d;
+	int n = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/fd", g_pid);
+	d = opendir(p);
+	if (!d)
+		return -1;
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n - 2;
+}
+
+static int has_session_mapping(uint32_t id)
+{
+	char p[64], line[512], needle[64];
+	FILE *f;
+	int found = 0;
+
+	snprintf(p, sizeof(p), "/proc/%d/maps", g_pid);
+	snprintf(needle, sizeof(needle), "vcuda-session-%u ", id);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = ' ';
+		if (strstr(line, needle))
+			found = 1;
+	}
+	fclose(f);
+	return found;
+}
+
+/* Wait up to @ms for the server to drop session @id's region; -1 if it did not. */
+static long wait_freed(uint32_t id, uint64_t ms)
+{
+	uint64_t t0 = now_ms();
+
+	while (now_ms() - t0 < ms) {
+		if (has_session_mapping(id) == 0)
+			return (long)(now_ms() - t0);
+		usleep(5000);
+	}
+	return -1;
+}
+
+/* ---- the well-behaved neighbour ------------------------------------------ */
+
+static void *good_client(void *arg)
+{
+	struct vc_client *c;
+	uint8_t a[65536], b[65536];
+	uint64_t d;
+	char err[256];
+
+	(void)arg;
+	if (vc_client_open(g_path, &c, err, sizeof(err))) {
+		snprintf(g_good_err, sizeof(g_good_err), "open: %.200s", err);
+		return NULL;
+	}
+	if (vc_client_mem_alloc(c, sizeof(a), &d)) {
+		snprintf(g_good_err, sizeof(g_good_err), "alloc failed");
+		goto out;
+	}
+	for (uint64_t i = 0; !g_stop; i++) {
+		memset(a, (int)(i & 0xff), sizeof(a));
+		a[i % sizeof(a)] ^= 0x5a;
+		int rc = vc_client_htod(c, d, a, sizeof(a), 0);
+		if (!rc)
+			rc = vc_client_dtoh(c, b, d, sizeof(b));
+		if (rc || memcmp(a, b, sizeof(a))) {
+			snprintf(g_good_err, sizeof(g_good_err), "round trip %" PRIu64 " failed (rc %d)", i, rc);
+			break;
+		}
+		__atomic_store_n(&g_good_ops, i + 1, __ATOMIC_RELAXED);
+	}
+out:
+	vc_client_close(c);
+	return NULL;
+}
+
+/* ---- hostile ring contents ------------------------------------------------ */
+
+/* Raw bytes at the guest's tail, then publish: what a broken guest does. */
+static void raw(struct vc_ring_guest *g, const void *bytes, uint32_t len)
+{
+	uint32_t mask = g->layout.ring_size - 1;
+
+	for (uint32_t i = 0; i < len; i++)
+		g->ring[(g->tail + i) & mask] = ((const uint8_t *)bytes)[i];
+	g->tail += len;
+	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
+}
+
+static void inject_tail_beyond(struct vc_ring_guest *g)
+{
+	vc_shm_store32(&g->ctrl->tail, g->tail + g->layout.ring_size + 64, VC_SEQ_CST);
+	g->tail += g->layout.ring_size + 64;
+}
+
+static void inject_length_past_end(struct vc_ring_guest *g)
+{
+	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = 1u << 19};
+	raw(g, &h, sizeof(h));
+}
+
+static void inject_arena_outside(struct vc_ring_guest *g)
+{
+	struct {
+		struct vc_cmd_hdr h;
+		struct vc_memcpy_htod_req r;
+	} c = {{.op = VC_OP_MEMCPY_HTOD, .size = 48},
+	       {.dst = 0, .len = 4096, .arena_off = g->layout.arena_size, .src = VC_DATA_ARENA}};
+	raw(g, &c, sizeof(c));
+}
+
+static void inject_unknown_opcode(struct vc_ring_guest *g)
+{
+	struct vc_cmd_hdr h = {.op = 0xdead, .size = 16};
+	raw(g, &h, sizeof(h));
+}
+
+static void inject_bad_slot(struct vc_ring_guest *g)
+{
+	struct vc_cmd_hdr h = {.op = VC_OP_SYNC, .size = 16, .flags = VC_CMD_F_REPLY,
+			       .slot = g->layout.slot_count + 5};
+	raw(g, &h, sizeof(h));
+}
+
+static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *), uint32_t want)
+{
+	struct vc_client *c;
+	struct vc_client_info info;
+	uint64_t d, ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED);
+	uint32_t reason = 0;
+	char err[256];
+	int rc;
+	long ms;
+
+	CHECK(!vc_client_open(g_path, &c, err, sizeof(err)), "%s: open: %s", name, err);
+	vc_client_get_info(c, &info);
+	rc = vc_client_mem_alloc(c, 8 << 20, &d); /* something for the server to free */
+	if (rc) {
+		vc_client_close(c);
+		CHECK(0, "%s: alloc: %d", name, rc);
+	}
+	inject(vc_client_raw_ring(c));
+	rc = vc_client_sync(c);
+	vc_ring_guest_status(vc_client_raw_ring(c), &reason);
+	vc_client_close(c);
+	CHECK(rc == -EPROTO, "%s: the client got %d, not -EPROTO (session FATAL)", name, rc);
+	CHECK(reason == want, "%s: fatal reason %u, expected %u", name, reason, want);
+	ms = wait_freed(info.session_id, 2000);
+	CHECK(ms >= 0, "%s: server still maps session %u after 2 s", name, info.session_id);
+	usleep(20000);
+	CHECK(__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) > ops0 && !g_good_err[0],
+	      "%s: the good client stalled or failed: %s", name, g_good_err);
+	printf("ok - %s: client saw FATAL (reason %u), server freed session %u in %ld ms, "
+	       "neighbour kept working\n", name, reason, info.session_id, ms);
+	g_pass++;
+}
+
+/* ---- hostile handshakes ----------------------------------------------------- */
+
+static int raw_connect(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", g_path);
+	if (fd >= 0 && connect(fd, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static void version_mismatch(void)
+{
+	struct vc_hello h = {.magic = VC_HELLO_MAGIC, .version = VC_PROTO_VERSION + 41,
+			     .abi_hash = 0x1234};
+	struct vc_welcome w;
+	int fds[4], nfds, fd = raw_connect();
+	ssize_t n;
+
+	CHECK(fd >= 0, "version mismatch: connect");
+	vc_sock_send(fd, &h, sizeof(h), NULL, 0);
+	n = vc_sock_recv(fd, &w, sizeof(w), fds, 4, &nfds, 3000);
+	close(fd);
+	CHECK(n == (ssize_t)sizeof(w) && w.status == -EPROTONOSUPPORT && nfds == 0,
+	      "version mismatch: expected a refusal, got %zd bytes status %d", n, n > 0 ? w.status : 0);
+	w.message[sizeof(w.message) - 1] = 0;
+	CHECK(strstr(w.message, "mismatch") != NULL, "version mismatch: unclear message '%s'", w.message);
+	printf("ok - version mismatch refused: \"%s\"\n", w.message);
+	g_pass++;
+}
+
+static void garbage_hello(void)
+{
+	char junk[7] = "garbage";
+	struct vc_welcome w;
+	int fds[4], nfds, fd = raw_connect();
+	ssize_t n;
+
+	CHECK(fd >= 0, "garbage hello: connect");
+	vc_sock_send(fd, junk, sizeof(junk), NULL, 0);
+	n = vc_sock_recv(fd, &w, sizeof(w), fds, 4, &nfds, 3000);
+	close(fd);
+	CHECK(n == (ssize_t)sizeof(w) && w.status == -EPROTO && nfds == 0,
+	      "garbage hello: expected a refusal, got %zd", n);
+	printf("ok - malformed hello refused: \"%s\"\n", w.message);
+	g_pass++;
+}
+
+/* ---- a client killed in the middle of a bulk copy --------------------------- */
+
+static void killed_mid_copy(void)
+{
+	int p[2];
+	pid_t pid;
+	uint32_t id = 0;
+	long ms;
+	int st;
+
+	CHECK(pipe(p) == 0, "kill mid-copy: pipe");
+	pid = fork();
+	if (pid == 0) {
+		struct vc_client *c;
+		struct vc_client_info info;
+		char err[256];
+		uint64_t d;
+		size_t len = 64 << 20;
+		uint8_t *buf = malloc(len);
+
+		close(p[0]);
+		if (!buf || vc_client_open(g_path, &c, err, sizeof(err)) || vc_client_mem_alloc(c, len, &d))
+			_exit(1);
+		memset(buf, 0x42, len);
+		vc_client_get_info(c, &info);
+		if (write(p[1], &info.session_id, sizeof(info.session_id)) < 0)
+			_exit(1);
+		for (;;)
+			vc_client_htod(c, d, buf, len, 0);
+	}
+	close(p[1]);
+	CHECK(read(p[0], &id, sizeof(id)) == sizeof(id), "kill mid-copy: child did not start");
+	close(p[0]);
+	usleep(300000); /* well inside a stream of 64 MiB copies */
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	ms = wait_freed(id, 2000);
+	CHECK(ms >= 0, "kill mid-copy: server still maps session %u 2 s after the kill", id);
+	printf("ok - client killed mid-copy: server freed session %u in %ld ms\n", id, ms);
+	g_pass++;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"socket", required_argument, NULL, 's'},
+		{"server-pid", required_argument, NULL, 'p'},
+		{0},
+	};
+	pthread_t good;
+	int o, fds0, fds1 = -1;
+
+	while ((o = getopt_long(argc, argv, "s:p:", opts, NULL)) != -1) {
+		if (o == 's')
+			g_path = optarg;
+		else if (o == 'p')
+			g_pid = atoi(optarg);
+		else
+			return 2;
+	}
+	if (!g_path || g_pid <= 0) {
+		fprintf(stderr, "usage: bad_client --socket PATH --server-pid PID\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	fds0 = count_fds();
+	pthread_create(&good, NULL, good_client, NULL);
+	while (!__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) && !g_good_err[0])
+		usleep(1000);
+
+	run_bad("tail beyond the ring", inject_tail_beyond, VC_FATAL_TAIL);
+	run_bad("command length past the end", inject_length_past_end, VC_FATAL_CMD_SIZE);
+	run_bad("arena offset outside the arena", inject_arena_outside, VC_FATAL_ARENA);
+	run_bad("unknown opcode", inject_unknown_opcode, VC_FATAL_OP);
+	run_bad("reply slot out of range", inject_bad_slot, VC_FATAL_SLOT);
+	version_mismatch();
+	garbage_hello();
+	killed_mid_copy();
+
+	g_stop = 1;
+	pthread_join(good, NULL);
+	if (g_good_err[0]) {
+		printf("not ok - the good client failed: %s\n", g_good_err);
+		g_fail++;
+	} else {
+		printf("ok - the good client made %" PRIu64 " verified round trips throughout\n", g_good_ops);
+		g_pass++;
+	}
+	/* Every session closed: the server holds what it held before we came. */
+	for (int i = 0; i < 200 && (fds1 = count_fds()) != fds0; i++)
+		usleep(10000);
+	if (fds1 == fds0) {
+		printf("ok - server fd count back to %d\n", fds0);
+		g_pass++;
+	} else {
+		printf("not ok - server fd count %d, was %d before the tests\n", fds1, fds0);
+		g_fail++;
+	}
+	printf("%d passed, %d failed\n", g_pass, g_fail);
+	return g_fail ? 1 : 0;
+}
