@@ -25,8 +25,8 @@ int vc_hello_decode(const void *msg, ssize_t len, struct vc_hello *out, char *wh
 	}
 	if (out->version != VC_PROTO_VERSION || out->abi_hash != VC_ABI_HASH) {
 		snprintf(why, whylen,
-			 "protocol mismatch: client v%u abi %016" PRIx64 ", server v%u abi %016" PRIx64
-			 "; install the guest library built with this server",
+			 "protocol mismatch: client v%u/%016" PRIx64 ", server v%u/%016" PRIx64
+			 ": install a matching guest library",
 			 out->version, out->abi_hash, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
 		return -EPROTONOSUPPORT;
 	}

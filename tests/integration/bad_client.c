@@ -71,6 +71,7 @@ static int count_fds(void)
 	return n - 2;
 }
 
+/* Whether the server maps session @id's region (any session's when @id is 0). */
 static int has_session_mapping(uint32_t id)
 {
 	char p[64], line[512], needle[64];
@@ -78,7 +79,10 @@ static int has_session_mapping(uint32_t id)
 	int found = 0;
 
 	snprintf(p, sizeof(p), "/proc/%d/maps", g_pid);
-	snprintf(needle, sizeof(needle), "vcuda-session-%u ", id);
+	if (id)
+		snprintf(needle, sizeof(needle), "vcuda-session-%u ", id);
+	else
+		snprintf(needle, sizeof(needle), "vcuda-session-");
 	f = fopen(p, "r");
 	if (!f)
 		return -1;
@@ -337,7 +341,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
-	fds0 = count_fds();
+	/* Baseline: the server with no session open (an earlier client's may
+	 * still be closing). */
+	if (wait_freed(0, 3000) < 0) {
+		printf("not ok - the server still holds sessions before the test starts\n");
+		return 1;
+	}
+	/* ... and its teardown, which unmaps before it closes fds, finished. */
+	for (int i = 0, prev = -2; i < 100 && (fds0 = count_fds()) != prev; i++) {
+		prev = fds0;
+		usleep(20000);
+	}
 	pthread_create(&good, NULL, good_client, NULL);
 	while (!__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) && !g_good_err[0])
 		usleep(1000);

@@ -31,6 +31,7 @@ static uint64_t g_seed = 1;
 struct stats {
 	uint64_t echo, htod_inline, htod_arena, memset, dtod, verify, bytes;
 	int failed;
+	int rc; /* the failing call's result */
 	char why[256];
 };
 
@@ -58,6 +59,7 @@ static void fill(uint8_t *p, size_t n, uint64_t *s)
 	do {                                                               \
 		snprintf((st)->why, sizeof((st)->why), __VA_ARGS__);       \
 		(st)->failed = 1;                                          \
+		(st)->rc = rc;                                             \
 		return NULL;                                               \
 	} while (0)
 
@@ -66,7 +68,7 @@ static void *worker(void *arg)
 	struct stats *st = arg;
 	uint64_t s = g_seed * 0x9e3779b97f4a7c15ull + (uintptr_t)arg, dptr;
 	uint8_t *shadow = malloc(BUF), *back = malloc(BUF), *tmp = malloc(BUF), out[8192];
-	int rc;
+	int rc = 0;
 
 	if (!shadow || !back || !tmp)
 		FAIL(st, "out of memory");
@@ -213,7 +215,9 @@ int main(int argc, char **argv)
 	struct stats sum = {0};
 	for (int i = 0; i < nthreads; i++) {
 		if (st[i].failed) {
-			fprintf(stderr, "stress: thread %d FAILED: %s\n", i, st[i].why);
+			fprintf(stderr, "stress: thread %d FAILED: %s%s\n", i, st[i].why,
+				st[i].rc == -EPIPE ? " (the server is gone)" :
+				st[i].rc == -EPROTO ? " (the session is FATAL)" : "");
 			failed = 1;
 		}
 		sum.echo += st[i].echo;

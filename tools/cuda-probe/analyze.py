@@ -9,6 +9,7 @@ usage: analyze.py LOGDIR > analysis.md
 import collections, os, re, sys
 
 LIBCLS = ["rt-static", "rt-shared", "cuBLAS", "cuFFT", "PyTorch"]
+NOT_DRIVER = ("cudnn", "cublas", "cufft", "curand", "cusparse", "cusolver", "cupti", "cuda")
 ABBR = {"rt-static": "S", "rt-shared": "D", "cuBLAS": "B", "cuFFT": "F", "PyTorch": "T"}
 
 
@@ -264,6 +265,8 @@ def main():
     for pid, proc, kind, text in ev_b:
         if kind == "DLSYM":
             k = kv(text)
+            if k["name"].startswith(NOT_DRIVER) or ".probe/" in k.get("caller", ""):
+                continue  # other libraries' own names; the interposer resolving the real driver
             who = procs_b.get(pid, "?") + ":" + k.get("caller", "?")
             ds[(k["name"], k.get("found"), k.get("handle"))].add(who)
     if ds:

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# Every CPU test: unit (Check), sanitizers (ASan+UBSan, TSan), integration
+# (two processes through vcuda-server with the CI stand-in), fuzz smoke.
+# Prints one line per step and a closing "N passed, N failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+STRESS_REQUESTS=${STRESS_REQUESTS:-1000000}
+JOBS=${JOBS:-$(nproc)}
+VC_TMP=$(mktemp -d /tmp/vcuda-check.XXXXXX)
+export VC_TMP
+trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$VC_TMP"' EXIT
+. ci/lib.sh
+
+pass=0
+fail=0
+failed=()
+step() {
+	local name=$1
+	shift
+	local t0=$SECONDS log="$VC_TMP/step.log"
+	if "$@" >"$log" 2>&1; then
+		pass=$((pass + 1))
+		printf 'PASS  %-58s %4ds\n' "$name" $((SECONDS - t0))
+		grep -E '^(stress:|ok -|#### |Done )' "$log" | sed 's/^/      /' | head -20
+	else
+		fail=$((fail + 1))
+		failed+=("$name")
+		printf 'FAIL  %-58s %4ds\n' "$name" $((SECONDS - t0))
+		tail -40 "$log" | sed 's/^/      /'
+	fi
+}
+
+unit() { # VARIANT
+	local rc=0
+	for t in test_ring test_decode test_threads; do
+		echo "== $t"
+		"build/$1/tests/$t" || rc=1
+	done
+	return $rc
+}
+
+integration() { # VARIANT
+	local v=$1 rc=0
+	start_server "build/$v/bin/vcuda-server" || return 1
+	"build/$v/tests/stress_client" --requests "$STRESS_REQUESTS" --threads 2 || rc=1
+	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
+	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
+	stop_server || rc=1
+	return $rc
+}
+
+integration_asan() {
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 integration asan
+}
+
+dead_server() { # a client must notice a killed server with an error, not hang
+	local rc=0 t0
+	start_server build/release/bin/vcuda-server || return 1
+	build/release/tests/stress_client --requests 1000000000 >"$VC_TMP/dead.log" 2>&1 &
+	local cpid=$!
+	sleep 0.5
+	kill -KILL "$SERVER_PID"
+	wait "$SERVER_PID" 2>/dev/null
+	t0=$SECONDS
+	if wait "$cpid"; then
+		echo "client did not notice the dead server"
+		rc=1
+	fi
+	cat "$VC_TMP/dead.log"
+	grep -q "server is gone" "$VC_TMP/dead.log" || { echo "no clear error"; rc=1; }
+	[ $((SECONDS - t0)) -le 5 ] || { echo "took $((SECONDS - t0)) s"; rc=1; }
+	return $rc
+}
+
+fuzz() { # TARGET SECONDS
+	local corpus="$VC_TMP/corpus-$1"
+	mkdir -p "$corpus"
+	cp "tests/fuzz/corpus/${1#fuzz_}/"* "$corpus/"
+	"build/fuzz/fuzz/$1" -max_total_time="$2" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+		-print_final_stats=1 "$corpus" 2>&1 | grep -vE '^#[0-9]+\s+(NEW|REDUCE|pulse)'
+}
+
+echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"
+step "build release (-Werror)" make -j"$JOBS" VARIANT=release
+step "unit tests (Check)" unit release
+step "build ASan+UBSan" make -j"$JOBS" VARIANT=asan
+step "unit tests under ASan+UBSan" unit asan
+step "build TSan" make -j"$JOBS" VARIANT=tsan
+step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
+step "integration: $STRESS_REQUESTS requests, hostile clients, demo" integration release
+step "integration under ASan+UBSan" integration_asan
+step "client detects a killed server" dead_server
+step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
+step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
+step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
+
+echo
+if [ $fail -ne 0 ]; then
+	echo "failed: ${failed[*]}"
+fi
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]

@@ -1,0 +1,32 @@
+# Shared helpers for the ci/ scripts: a vcuda-server in a private directory.
+
+# start_server BIN [ARGS...]: start vcuda-server on $VC_TMP/vcuda.sock, wait
+# until it listens; sets SERVER_PID and VCUDA_SOCKET.
+start_server() {
+	local bin=$1
+	shift
+	export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
+	"$bin" --socket "$VCUDA_SOCKET" --executor ci-standin "$@" >"$VC_TMP/server.log" 2>&1 &
+	SERVER_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$VCUDA_SOCKET" ] && return 0
+		kill -0 "$SERVER_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	echo "vcuda-server did not start:" >&2
+	cat "$VC_TMP/server.log" >&2
+	return 1
+}
+
+# stop_server: SIGTERM, wait; fails if the server did not exit cleanly (a
+# sanitizer report at exit makes it exit non-zero).
+stop_server() {
+	local rc=0
+	kill -TERM "$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" || rc=$?
+	if [ $rc -ne 0 ]; then
+		echo "vcuda-server exited with $rc; its log:" >&2
+		tail -50 "$VC_TMP/server.log" >&2
+	fi
+	return $rc
+}

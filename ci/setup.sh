@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Install what building and testing vcuda needs on Debian 12, if it is missing.
+set -euo pipefail
+
+pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev)
+
+missing=()
+for p in "${pkgs[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "setup: all build and test packages present"
+	exit 0
+fi
+echo "setup: installing ${missing[*]}"
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -q
+$SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
