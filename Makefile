@@ -41,7 +41,8 @@ LDLIBS  += -lpthread
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
-SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c
+SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
+              shared/vc_copy.c
 SERVER_SRC := host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
               host-backend/handshake.c \
               host-backend/region.c

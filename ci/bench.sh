@@ -4,7 +4,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VC_TMP=$(mktemp -d /tmp/vcuda-bench.XXXXXX)
 export VC_TMP
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$VC_TMP"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$VC_TMP"' EXIT
 . ci/lib.sh
 
 echo "== ring and arena: client process <-> vcuda-server process (CI stand-in executor), $(nproc) cores"

@@ -10,7 +10,7 @@ STRESS_REQUESTS=${STRESS_REQUESTS:-1000000}
 JOBS=${JOBS:-$(nproc)}
 VC_TMP=$(mktemp -d /tmp/vcuda-check.XXXXXX)
 export VC_TMP
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$VC_TMP"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$VC_TMP"' EXIT
 . ci/lib.sh
 
 pass=0

@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 VC_TMP=$(mktemp -d /tmp/vcuda-demo.XXXXXX)
 export VC_TMP
-trap 'kill $(jobs -p) 2>/dev/null; rm -rf "$VC_TMP"' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$VC_TMP"' EXIT
 . ci/lib.sh
 
 echo "== starting vcuda-server (no CUDA executor in this build yet: using the CI stand-in for a GPU)"

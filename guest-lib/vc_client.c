@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "vc_abi_hash.h"
+#include "vc_copy.h"
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_sock.h"
@@ -537,7 +538,7 @@ int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
 		rc = take_error(c, f->seq);
 		if (rc)
 			break;
-		vc_ring_guest_arena_read(&c->ring, f->aoff, d + f->doff, f->n);
+		vc_ring_guest_arena_read(&c->ring, f->aoff, d + f->doff, f->n, len >= VC_STREAM_THRESHOLD);
 		vc_ring_guest_chunk_release(&c->ring, f->idx, 0);
 		head = (head + 1) % nq;
 		count--;

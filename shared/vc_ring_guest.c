@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "vc_abi_hash.h"
+#include "vc_copy.h"
 #include "vc_layout.h"
 #include "vc_shm.h"
 #include "vc_time.h"
@@ -281,8 +282,12 @@ void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void
 	memcpy(g->arena + off, src, len);
 }
 
-void vc_ring_guest_arena_read(struct vc_ring_guest *g, uint64_t off, void *dst, size_t len)
+void vc_ring_guest_arena_read(struct vc_ring_guest *g, uint64_t off, void *dst, size_t len,
+			      bool stream)
 {
 	/* Ordered by the done_seq acquire of the command that filled it. */
-	memcpy(dst, g->arena + off, len);
+	if (stream)
+		vc_copy_stream(dst, g->arena + off, len);
+	else
+		memcpy(dst, g->arena + off, len);
 }

@@ -141,7 +141,11 @@ void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq)
 /** vc_ring_guest_arena_write() - copy @len bytes from @src into the arena at @off. */
 void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len);
 
-/** vc_ring_guest_arena_read() - copy @len bytes from the arena at @off to @dst. */
-void vc_ring_guest_arena_read(struct vc_ring_guest *g, uint64_t off, void *dst, size_t len);
+/**
+ * vc_ring_guest_arena_read() - copy @len bytes from the arena at @off to @dst;
+ * with @stream, without pulling @dst into the cache (part of a large transfer).
+ */
+void vc_ring_guest_arena_read(struct vc_ring_guest *g, uint64_t off, void *dst, size_t len,
+			      bool stream);
 
 #endif /* VC_RING_GUEST_H */
