@@ -8,10 +8,8 @@ cd "$(dirname "$0")/.."
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 STRESS_REQUESTS=${STRESS_REQUESTS:-1000000}
 JOBS=${JOBS:-$(nproc)}
-VC_TMP=$(mktemp -d /tmp/vcuda-check.XXXXXX)
-export VC_TMP
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$VC_TMP"' EXIT
 . ci/lib.sh
+ci_tmpdir check
 
 pass=0
 fail=0

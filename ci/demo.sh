@@ -3,10 +3,8 @@
 # it. Without a GPU the server runs the CI stand-in executor and says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-VC_TMP=$(mktemp -d /tmp/vcuda-demo.XXXXXX)
-export VC_TMP
-trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$VC_TMP"' EXIT
 . ci/lib.sh
+ci_tmpdir demo
 
 echo "== starting vcuda-server (no CUDA executor in this build yet: using the CI stand-in for a GPU)"
 start_server build/release/bin/vcuda-server

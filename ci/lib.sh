@@ -1,4 +1,11 @@
-# Shared helpers for the ci/ scripts: a vcuda-server in a private directory.
+# Shared helpers for the ci/ scripts: a private directory and a vcuda-server in it.
+
+# ci_tmpdir NAME: make $VC_TMP, removed (and background jobs killed) at exit.
+ci_tmpdir() {
+	VC_TMP=$(mktemp -d "/tmp/vcuda-$1.XXXXXX")
+	export VC_TMP
+	trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$VC_TMP"' EXIT
+}
 
 # start_server BIN [ARGS...]: start vcuda-server on $VC_TMP/vcuda.sock, wait
 # until it listens; sets SERVER_PID and VCUDA_SOCKET.

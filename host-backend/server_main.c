@@ -477,6 +477,7 @@ int main(int argc, char **argv)
 		g_nclients++;
 		pthread_mutex_unlock(&g_lock);
 	}
+	reap(false);
 	logmsg("shutting down: stopping %u sessions", g_nclients);
 	reap(true);
 	close(lfd);
