@@ -33,7 +33,9 @@ OPT      := -O1 -g -fno-omit-frame-pointer
 SANITIZE := -fsanitize=address,undefined -fsanitize=fuzzer-no-link -fno-sanitize-recover=all
 endif
 
-INC     := -Ishared -Ihost-backend/include -Ihost-backend -Iguest-lib -I$(BUILD)/gen
+CUDA_HOME ?= /usr/local/cuda
+INC     := -Ishared -Ihost-backend/include -Ihost-backend -Iguest-lib -Iguest-lib/libcuda -I$(BUILD)/gen \
+           -isystem $(CUDA_HOME)/include
 CFLAGS  += $(CSTD) $(WARN) $(OPT) $(SANITIZE) $(INC) -fPIC -MMD -MP
 LDFLAGS += $(SANITIZE)
 LDLIBS  += -lpthread
@@ -44,19 +46,22 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
               shared/vc_copy.c
 SERVER_SRC := host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
-              host-backend/handshake.c \
-              host-backend/region.c
+              host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
+              host-backend/cu_manual.c host-backend/cu_driver.c
 CLIENT_SRC := guest-lib/vc_client.c
+EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 LIBSHARED := $(BUILD)/lib/libvcshared.a
 LIBSERVER := $(BUILD)/lib/libvcserver.a
 LIBCLIENT := $(BUILD)/lib/libvcclient.a
+LIBEXPTAB := $(BUILD)/lib/libvcexptab.a
 ABI_HASH  := $(BUILD)/gen/vc_abi_hash.h
 
 SERVER_BIN := $(BUILD)/bin/vcuda-server
-UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads
+UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
+              $(BUILD)/tests/test_exptab
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo
 BENCH_BINS := $(BUILD)/bench/ring_bench
 FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake
@@ -72,32 +77,58 @@ endif
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup
 all build: $(ALL)
 
-# ---- generated ABI hash: changes whenever the wire ABI header changes ----------
-$(ABI_HASH): shared/vc_wire.h
-	@mkdir -p $(@D)
-	@h=$$(sha256sum shared/vc_wire.h | cut -c1-16); \
-	 printf '/* generated from shared/vc_wire.h */\n#define VC_ABI_HASH 0x%sull\n' $$h > $@.tmp && mv $@.tmp $@
+# ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
+GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv \
+              tools/gen/libcuda.symbols tools/gen/driver_extra.txt
+GEN_STAMP  := $(BUILD)/gen/.stamp
+ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
 
-$(BUILD)/obj/%.o: %.c $(ABI_HASH)
+GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
+              vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c)
+
+$(GEN_STAMP): $(GEN_INPUTS)
+	@mkdir -p $(@D)
+	python3 tools/gen/gen_cuda.py --cuda-include $(CUDA_HOME)/include --out $(BUILD)/gen
+	@touch $@
+
+$(GEN_FILES): $(GEN_STAMP)
+	@:
+
+# The hash changes whenever anything that shapes the wire changes.
+$(ABI_HASH): $(ABI_FILES)
+	@mkdir -p $(@D)
+	@h=$$(cat $(ABI_FILES) | sha256sum | cut -c1-16); \
+	 printf '/* generated from the wire ABI sources */\n#define VC_ABI_HASH 0x%sull\n' $$h > $@.tmp && mv $@.tmp $@
+
+$(BUILD)/obj/%.o: %.c $(ABI_HASH) $(GEN_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -c -o $@ $<
+
+$(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(ABI_HASH) $(GEN_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -c -o $@ $<
 
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
 
 $(LIBSHARED): $(call obj,$(SHARED_SRC))
-$(LIBSERVER): $(call obj,$(SERVER_SRC))
+$(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o
 $(LIBCLIENT): $(call obj,$(CLIENT_SRC))
+$(LIBEXPTAB): $(call obj,$(EXPTAB_SRC))
 $(BUILD)/lib/%.a:
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
 
 $(SERVER_BIN): $(call obj,host-backend/server_main.c) $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+
+$(BUILD)/tests/test_exptab: $(BUILD)/obj/tests/unit/test_exptab.o $(LIBEXPTAB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS) -ldl
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
@@ -113,7 +144,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBCLIENT) $(LIBSHARED)
 
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS) -ldl
 
 # ---- variants ------------------------------------------------------------------
 asan:

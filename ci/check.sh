@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_threads; do
+	for t in test_ring test_decode test_threads test_exptab; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done

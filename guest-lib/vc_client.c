@@ -396,8 +396,7 @@ int vc_client_wait(struct vc_client *c, uint64_t seq)
 	return vc_ring_guest_wait(&c->ring, seq);
 }
 
-/* The first pending asynchronous error at or before @seq, consumed; else 0. */
-static int take_error(struct vc_client *c, uint64_t seq)
+int vc_client_take_error(struct vc_client *c, uint64_t seq)
 {
 	int32_t code;
 	uint64_t eseq;
@@ -416,7 +415,7 @@ int vc_client_sync(struct vc_client *c)
 
 	if (rc < 0)
 		return rc;
-	err = take_error(c, vc_ring_guest_done(&c->ring));
+	err = vc_client_take_error(c, vc_ring_guest_done(&c->ring));
 	return err ? err : rc;
 }
 
@@ -438,44 +437,35 @@ int vc_client_mem_free(struct vc_client *c, uint64_t dptr)
 	return vc_client_call(c, VC_OP_MEM_FREE, &r, sizeof(r), NULL, 0, NULL, 0, NULL);
 }
 
-int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t len, int async)
+int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_emit_fn emit, void *arg,
+		  int async)
 {
 	const uint8_t *s = src;
-	uint64_t done = 0, last = 0;
+	uint64_t chunk = piece_size(c, len), done = 0, last = 0;
 	int rc = 0;
 
-	if (len <= INLINE_HTOD_MAX) {
-		struct vc_memcpy_htod_req r = {.dst = dst, .len = len, .src = VC_DATA_INLINE};
+	/* Pipelined: we fill piece k while the server drains piece k-1. */
+	pthread_mutex_lock(&c->bulk_lock);
+	while (done < len) {
+		uint64_t n = len - done < chunk ? len - done : chunk, aoff;
+		int idx = vc_ring_guest_chunk_get(&c->ring, &aoff);
 
-		rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), src, len, 0, &last);
-	} else {
-		uint64_t chunk = piece_size(c, len);
-
-		/* Pipelined: we fill piece k while the server drains piece k-1. */
-		pthread_mutex_lock(&c->bulk_lock);
-		while (done < len) {
-			uint64_t n = len - done < chunk ? len - done : chunk, aoff;
-			struct vc_memcpy_htod_req r = {.dst = dst + done, .len = n, .src = VC_DATA_ARENA};
-			int idx = vc_ring_guest_chunk_get(&c->ring, &aoff);
-
-			if (idx < 0) {
-				rc = idx;
-				break;
-			}
-			vc_ring_guest_arena_write(&c->ring, aoff, s + done, n);
-			r.arena_off = aoff;
-			rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), NULL, 0, 0, &last);
-			if (rc)
-				break;
-			vc_ring_guest_chunk_release(&c->ring, idx, last);
-			done += n;
+		if (idx < 0) {
+			rc = idx;
+			break;
 		}
-		pthread_mutex_unlock(&c->bulk_lock);
+		vc_ring_guest_arena_write(&c->ring, aoff, s + done, n);
+		rc = emit(c, arg, done, n, aoff, &last);
+		if (rc)
+			break;
+		vc_ring_guest_chunk_release(&c->ring, idx, last);
+		done += n;
 	}
-	if (rc || async)
+	pthread_mutex_unlock(&c->bulk_lock);
+	if (rc || async || !last)
 		return rc;
 	rc = vc_client_wait(c, last);
-	return rc ? rc : take_error(c, last);
+	return rc ? rc : vc_client_take_error(c, last);
 }
 
 struct inflight {
@@ -483,27 +473,16 @@ struct inflight {
 	uint64_t aoff, doff, n, seq;
 };
 
-int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
+int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_fn emit, void *arg)
 {
-	uint32_t inline_max = c->ring.layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);
-	uint64_t chunk = piece_size(c, len);
+	uint64_t chunk = piece_size(c, len), done = 0;
 	uint32_t nq = c->ring.window, head = 0, count = 0;
 	struct inflight *q;
 	uint8_t *d = dst;
-	uint64_t done = 0;
 	int rc = 0;
 
-	if (len <= inline_max || !nq) {
-		struct vc_memcpy_dtoh_req r = {.src = src, .len = len, .dst = VC_DATA_INLINE};
-		size_t got = 0;
-
-		if (len > inline_max)
-			return VC_CUDA_ERROR_INVALID_VALUE;
-		rc = vc_client_call(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, dst, len, &got);
-		if (rc == 0 && got != len)
-			rc = -EPROTO;
-		return rc;
-	}
+	if (!nq)
+		return -ENOSPC;
 	q = calloc(nq, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -512,7 +491,6 @@ int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
 	while (!rc && (done < len || count)) {
 		if (done < len && count < nq) {
 			struct inflight *f = &q[(head + count) % nq];
-			struct vc_memcpy_dtoh_req r = {.src = src + done, .dst = VC_DATA_ARENA};
 
 			f->n = len - done < chunk ? len - done : chunk;
 			f->idx = vc_ring_guest_chunk_get(&c->ring, &f->aoff);
@@ -520,12 +498,12 @@ int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
 				rc = f->idx;
 				break;
 			}
-			r.len = f->n;
-			r.arena_off = f->aoff;
 			f->doff = done;
-			rc = vc_client_submit(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, 0, &f->seq);
+			rc = emit(c, arg, done, f->n, f->aoff, &f->seq);
 			/* Held until we have read it out, not merely until it is filled. */
 			vc_ring_guest_chunk_release(&c->ring, f->idx, UINT64_MAX);
+			if (rc)
+				break;
 			done += f->n;
 			count++;
 			continue;
@@ -535,7 +513,7 @@ int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
 		rc = vc_client_wait(c, f->seq);
 		if (rc)
 			break;
-		rc = take_error(c, f->seq);
+		rc = vc_client_take_error(c, f->seq);
 		if (rc)
 			break;
 		vc_ring_guest_arena_read(&c->ring, f->aoff, d + f->doff, f->n, len >= VC_STREAM_THRESHOLD);
@@ -549,6 +527,68 @@ int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
 	pthread_mutex_unlock(&c->bulk_lock);
 	free(q);
 	return rc;
+}
+
+uint32_t vc_client_inline_max(struct vc_client *c)
+{
+	return c->ring.layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);
+}
+
+struct xfer {
+	uint64_t dev;
+};
+
+static int emit_htod(struct vc_client *c, void *arg, uint64_t off, uint64_t n, uint64_t aoff,
+		     uint64_t *seq)
+{
+	const struct xfer *x = arg;
+	struct vc_memcpy_htod_req r = {.dst = x->dev + off, .len = n, .arena_off = aoff,
+				       .src = VC_DATA_ARENA};
+
+	return vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), NULL, 0, 0, seq);
+}
+
+static int emit_dtoh(struct vc_client *c, void *arg, uint64_t off, uint64_t n, uint64_t aoff,
+		     uint64_t *seq)
+{
+	const struct xfer *x = arg;
+	struct vc_memcpy_dtoh_req r = {.src = x->dev + off, .len = n, .arena_off = aoff,
+				       .dst = VC_DATA_ARENA};
+
+	return vc_client_submit(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, 0, seq);
+}
+
+int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t len, int async)
+{
+	struct xfer x = {.dev = dst};
+	uint64_t seq;
+	int rc;
+
+	if (len > INLINE_HTOD_MAX)
+		return vc_client_put(c, src, len, emit_htod, &x, async);
+	struct vc_memcpy_htod_req r = {.dst = dst, .len = len, .src = VC_DATA_INLINE};
+
+	rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), src, len, 0, &seq);
+	if (rc || async)
+		return rc;
+	rc = vc_client_wait(c, seq);
+	return rc ? rc : vc_client_take_error(c, seq);
+}
+
+int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
+{
+	struct xfer x = {.dev = src};
+
+	if (len <= vc_client_inline_max(c)) {
+		struct vc_memcpy_dtoh_req r = {.src = src, .len = len, .dst = VC_DATA_INLINE};
+		size_t got = 0;
+		int rc = vc_client_call(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, dst, len, &got);
+
+		if (rc == 0 && got != len)
+			rc = -EPROTO;
+		return rc;
+	}
+	return vc_client_get(c, dst, len, emit_dtoh, &x);
 }
 
 int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,

@@ -80,6 +80,37 @@ int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t 
  */
 int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len);
 
+/**
+ * vc_client_emit_fn - submits the command that moves one piece of a bulk
+ * transfer: bytes [@off, @off + @n) of it, whose data is (HtoD) or is to be
+ * put (DtoH) at staging-arena offset @arena_off. It publishes the command and
+ * stores its sequence number in *@seq. Returns 0 or -errno.
+ */
+typedef int (*vc_client_emit_fn)(struct vc_client *c, void *arg, uint64_t off, uint64_t n,
+				 uint64_t arena_off, uint64_t *seq);
+
+/**
+ * vc_client_put() - move @len bytes at @src to the server through the staging
+ * arena, pipelined: @emit sends the command for each piece. With @async it
+ * returns once @src may be reused; otherwise it waits for the last piece and
+ * returns the first error of the transfer (a CUDA code) or -errno.
+ */
+int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_emit_fn emit, void *arg,
+		  int async);
+
+/**
+ * vc_client_get() - move @len bytes from the server to @dst through the staging
+ * arena, pipelined: @emit sends the command that fills each piece. Synchronous.
+ * Returns 0, the first error of the transfer (a CUDA code) or -errno.
+ */
+int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_fn emit, void *arg);
+
+/** vc_client_take_error() - the pending asynchronous error at or before @seq, consumed; 0 if none. */
+int vc_client_take_error(struct vc_client *c, uint64_t seq);
+
+/** vc_client_inline_max() - the largest reply payload (reply slot capacity). */
+uint32_t vc_client_inline_max(struct vc_client *c);
+
 /** vc_client_memset() - asynchronous memset of @count elements of 1, 2 or 4 bytes. */
 int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,
 		     uint64_t count);

@@ -15,7 +15,9 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cu_out.h"
 #include "session_priv.h"
+#include "vc_cuda_wire.h"
 
 /* Result of one command handler: >= 0 a CUDA code; < 0 a fatal reason. */
 #define FATAL(reason) (-(int)(reason))
@@ -181,6 +183,33 @@ static int do_launch(struct vc_session *s, const struct cmd *c)
 	return s->ops->launch(s->exec, &l, c->p + sizeof(r), r.param_size);
 }
 
+/* A CUDA driver operation: the executor decodes its own request struct. Its
+ * reply struct and data are written straight into the reply slot. */
+static int do_cuda(struct vc_session *s, struct cmd *c)
+{
+	uint8_t scratch[VC_CU_REP_MAX];
+	struct vc_cu_out out = {.rep = scratch, .ring = &s->ring};
+	uint8_t *slot = NULL;
+	uint32_t cap = 0;
+	int rc;
+
+	if (!s->ops->cuda_call)
+		return VC_CUDA_ERROR_NOT_SUPPORTED;
+	if (c->reply) {
+		slot = vc_ring_host_reply_data(&s->ring, c->h.slot, &cap);
+		if (cap < VC_CU_REP_MAX)
+			return VC_CUDA_ERROR_INVALID_VALUE;
+		out.rep = slot;
+		out.data = slot + VC_CU_REP_MAX;
+		out.data_cap = cap - VC_CU_REP_MAX;
+	}
+	rc = s->ops->cuda_call(s->exec, c->h.op, c->p, c->plen, &out);
+	c->bulk = out.bulk;
+	if (rc == VC_CUDA_SUCCESS && c->reply)
+		reply(s, c, rc, slot, out.data_len ? VC_CU_REP_MAX + out.data_len : out.rep_len);
+	return rc;
+}
+
 static int execute(struct vc_session *s, struct cmd *c)
 {
 	switch (c->h.op) {
@@ -205,6 +234,8 @@ static int execute(struct vc_session *s, struct cmd *c)
 	case VC_OP_LAUNCH:
 		return do_launch(s, c);
 	default:
+		if (c->h.op >= VC_CU_OP_BASE && c->h.op < VC_CU_OP_END_)
+			return do_cuda(s, c);
 		return FATAL(VC_FATAL_OP);
 	}
 }

@@ -164,7 +164,7 @@ START_TEST(fatal_wakes_a_sleeping_guest)
 
 	env_init(&e, 4096, 1);
 	/* An unknown opcode, then a correct sync command the guest waits for. */
-	ck_assert_int_gt(vc_ring_guest_write(&e.g, 4242, 0, 0, NULL, 0, NULL, 0), 0);
+	ck_assert_int_gt(vc_ring_guest_write(&e.g, 0x7777, 0, 0, NULL, 0, NULL, 0), 0);
 	int64_t seq = vc_ring_guest_write(&e.g, VC_OP_SYNC, VC_CMD_F_REPLY, 0, NULL, 0, NULL, 0);
 	ck_assert_int_eq(vc_ring_guest_publish(&e.g), 0);
 	ck_assert_int_eq(vc_ring_guest_wait(&e.g, (uint64_t)seq), -EPROTO);

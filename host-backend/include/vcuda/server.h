@@ -18,6 +18,7 @@
 #define VCUDA_SERVER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct vc_layout;
@@ -37,6 +38,8 @@ struct vc_launch {
 	uint32_t shared_mem;
 };
 
+struct vc_cu_out;
+
 struct vc_executor_ops {
 	const char *name;
 	/** open() - make the per-session context; 0 or -errno. */
@@ -51,6 +54,13 @@ struct vc_executor_ops {
 	int (*memset)(void *ctx, uint64_t dst, uint32_t value, uint32_t elem_size, uint64_t count);
 	int (*launch)(void *ctx, const struct vc_launch *l, const void *params, uint32_t param_size);
 	int (*synchronize)(void *ctx);
+	/**
+	 * cuda_call() - a CUDA driver operation (opcode in the VC_CU_* range,
+	 * see vc_cuda_wire.h) with its request bytes; results into @out.
+	 * Returns a CUDA result, or -enum vc_fatal for a protocol violation.
+	 * NULL: the executor answers CUDA_ERROR_NOT_SUPPORTED.
+	 */
+	int (*cuda_call)(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out);
 };
 
 /**
@@ -60,6 +70,21 @@ struct vc_executor_ops {
  * struct vc_standin_config (or NULL for defaults).
  */
 extern const struct vc_executor_ops vc_exec_ci_standin_ops;
+
+/**
+ * vc_exec_cuda_ops - the CUDA executor: the real NVIDIA driver, loaded at run
+ * time. Its factory is a struct vc_cuda_driver (vc_cuda_driver_open()).
+ */
+extern const struct vc_executor_ops vc_exec_cuda_ops;
+
+struct vc_cuda_driver;
+
+/**
+ * vc_cuda_driver_open() - load the host's real CUDA driver (@path, or the
+ * usual locations when NULL), resolve every entry point vcuda uses and call
+ * cuInit. Returns a driver table, or NULL with a reason in @err.
+ */
+struct vc_cuda_driver *vc_cuda_driver_open(const char *path, char *err, size_t errlen);
 
 struct vc_standin_config {
 	uint64_t mem_limit; /* bytes of "device" memory per session; 0 = 1 GiB */

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_exec_priv.h - the CUDA executor's session state, shared by its core
+ * (cu_exec.c), the generated decoders (vc_cuda_host_gen.c) and the
+ * hand-written handlers (cu_manual.c).
+ *
+ * A session owns every driver object it creates: contexts (its "primary"
+ * contexts are contexts of its own, so that one client's fault never reaches
+ * another's), and through them modules, streams, events and memory. The guest
+ * names them by 64-bit ids from per-session tables; a handle never crosses
+ * between sessions, and host pointers are never shown to the guest.
+ */
+#ifndef VC_CU_EXEC_PRIV_H
+#define VC_CU_EXEC_PRIV_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "vc_cuda_driver_gen.h"
+#include "vc_cuda_manual.h"
+#include "vc_cuda_wire.h"
+#include "vc_ring_host.h"
+#include "vc_wire.h"
+
+#define VC_CU_MAX_DEVICES 16
+#define VC_CU_MAX_HANDLES (1u << 20)
+#define VC_CU_MAX_IMAGES 8
+
+struct vc_cu_handle {
+	void *real;
+	uint32_t gen;
+	uint16_t kind;
+	uint16_t live;
+	uint32_t next_free;
+	uint32_t owner; /* index of the context it belongs to, for teardown */
+};
+
+struct vc_cu_image {
+	uint64_t id;
+	uint8_t *buf;
+	uint64_t size;
+};
+
+#include "cu_out.h"
+
+struct vc_cu_session {
+	const struct vc_cuda_driver *drv;
+	uint64_t cur_id;           /* context id current on the serving thread */
+	/* emulated primary contexts, per device */
+	uint64_t primary[VC_CU_MAX_DEVICES];
+	uint32_t primary_refs[VC_CU_MAX_DEVICES];
+	uint32_t primary_flags[VC_CU_MAX_DEVICES];
+	/* handle table */
+	struct vc_cu_handle *h;
+	uint32_t nh, caph, free_head;
+	/* reverse map (kind, real) -> index + 1, open addressing */
+	uint32_t *rmap;
+	uint32_t rcap;
+	/* stream-ordered allocations (they belong to no context) */
+	uint64_t *async_ptr;
+	uint32_t nasync, capasync;
+	/* staged images */
+	struct vc_cu_image img[VC_CU_MAX_IMAGES];
+	uint64_t next_image;
+	uint64_t mem_limit; /* device memory quota, 0 = none */
+};
+
+/* ---- helpers the generated decoders call ---------------------------------- */
+
+/** vc_cu_enter() - make context @id current on the serving thread (0: none). */
+int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
+
+/**
+ * vc_cu_lookup() - the real handle behind id @id of kind @kind. Id 0 is NULL;
+ * stream ids 1 and 2 are CU_STREAM_LEGACY and CU_STREAM_PER_THREAD.
+ * Returns 0 or CUDA_ERROR_INVALID_HANDLE.
+ */
+int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
+
+/**
+ * vc_cu_publish() - the id of real handle @real (a new one, or the one it
+ * already has). Returns 0 or CUDA_ERROR_OUT_OF_MEMORY (table full).
+ */
+int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
+
+/** vc_cu_forget() - drop id @id after its object was destroyed. */
+void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id);
+
+/** vc_cu_forget_slot() - drop the handle in table slot @idx. */
+void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx);
+
+/**
+ * vc_cu_string() - the NUL-terminated string of @n bytes at @p (within the @len
+ * bytes available), or NULL when it is not exactly that.
+ */
+const char *vc_cu_string(const uint8_t *p, uint32_t len, uint32_t n);
+
+/**
+ * vc_cu_check_range() - is [@ptr, @ptr + @len) device memory of this session
+ * (in one allocation of one of its contexts, or one of its stream-ordered
+ * allocations)? Returns 0 or CUDA_ERROR_INVALID_VALUE.
+ */
+int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
+
+/** vc_cu_dispatch() - decode and execute CUDA operation @op (generated). */
+int vc_cu_dispatch(struct vc_cu_session *x, uint32_t op, const uint8_t *p, uint32_t len,
+		   struct vc_cu_out *out);
+
+#include "vc_cuda_manual_gen.h"
+
+#endif /* VC_CU_EXEC_PRIV_H */

@@ -1,0 +1,710 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_manual.c - the CUDA operations whose host side is hand-written: device
+ * facts, emulated primary contexts and contexts, image staging and loads,
+ * parameter layouts, launches, memory, copies and memsets.
+ *
+ * Each handler copies its request out of the private span first, validates
+ * it, then calls the driver. Protocol violations return -VC_FATAL_*; CUDA
+ * errors return the driver's code.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_exec_priv.h"
+
+#define TAKE(req)                                    \
+	do {                                         \
+		if (len < sizeof(req))               \
+			return -VC_FATAL_PAYLOAD;    \
+		memcpy(&(req), p, sizeof(req));      \
+	} while (0)
+
+#define REPLY(r_)                                    \
+	do {                                         \
+		memcpy(out->rep, &(r_), sizeof(r_)); \
+		out->rep_len = sizeof(r_);           \
+	} while (0)
+
+static_assert(sizeof(struct vc_cu_rep_ctx) <= VC_CU_REP_MAX, "reply fits");
+
+/* ---- context ownership -------------------------------------------------------- */
+
+/* Index of the context with id @id in the handle table, or UINT32_MAX. */
+static uint32_t ctx_index(struct vc_cu_session *x, uint64_t id)
+{
+	void *real;
+
+	if (!id || vc_cu_lookup(x, VC_H_CUCONTEXT, id, &real))
+		return UINT32_MAX;
+	return (uint32_t)(id & 0xffffffu);
+}
+
+/* Publish a handle created under the current context, owned by it. */
+static int publish_owned(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+{
+	int rc = vc_cu_publish(x, kind, real, id);
+
+	if (rc == 0 && *id)
+		x->h[*id & 0xffffffu].owner = ctx_index(x, x->cur_id);
+	return rc;
+}
+
+/* Forget context @id and every handle that lived in it. */
+static void forget_context(struct vc_cu_session *x, uint64_t id)
+{
+	uint32_t ci = ctx_index(x, id);
+
+	for (uint32_t i = 0; ci != UINT32_MAX && i < x->nh; i++) {
+		struct vc_cu_handle *h = &x->h[i];
+
+		if (h->live && h->owner == ci && i != ci && h->kind != VC_H_CUCONTEXT)
+			vc_cu_forget_slot(x, i);
+	}
+	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
+		if (x->primary[d] == id) {
+			x->primary[d] = 0;
+			x->primary_refs[d] = 0;
+		}
+	vc_cu_forget(x, VC_H_CUCONTEXT, id);
+	if (x->cur_id == id)
+		x->cur_id = UINT64_MAX; /* force the next vc_cu_enter() to set one */
+}
+
+/* ---- facts --------------------------------------------------------------------- */
+
+int vc_cu_manual_vcDriverInfo(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			      struct vc_cu_out *out)
+{
+	struct vc_cu_prefix rq;
+	struct vc_cu_rep_vcDriverInfo rp = {0};
+	int v = 0, n = 0, rc;
+
+	TAKE(rq);
+	if ((rc = x->drv->cuDriverGetVersion(&v)) || (rc = x->drv->cuDeviceGetCount(&n)))
+		return rc;
+	rp.driver_version = v;
+	rp.device_count = n > VC_CU_MAX_DEVICES ? VC_CU_MAX_DEVICES : n;
+	REPLY(rp);
+	return 0;
+}
+
+int vc_cu_manual_vcDeviceInfo(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			      struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcDeviceInfo rq;
+	struct vc_cu_device_info *info;
+	CUdevice dev;
+	CUuuid uuid;
+	size_t mem = 0;
+	int rc;
+
+	TAKE(rq);
+	if (!out->data || out->data_cap < sizeof(*info))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = x->drv->cuDeviceGet(&dev, rq.dev)))
+		return rc;
+	info = (struct vc_cu_device_info *)out->data;
+	memset(info, 0, sizeof(*info));
+	if ((rc = x->drv->cuDeviceGetName(info->name, sizeof(info->name), dev)) ||
+	    (rc = x->drv->cuDeviceGetUuid_v2(&uuid, dev)) || (rc = x->drv->cuDeviceTotalMem_v2(&mem, dev)))
+		return rc;
+	info->name[sizeof(info->name) - 1] = 0;
+	memcpy(info->uuid, uuid.bytes, sizeof(info->uuid));
+	info->total_mem = mem;
+	info->attr_count = CU_DEVICE_ATTRIBUTE_MAX;
+	for (int a = 1; a < CU_DEVICE_ATTRIBUTE_MAX; a++) {
+		int v = 0;
+
+		/* Unsupported attributes answer an error natively; 0 is what the
+		 * guest reports for them too (it keeps the driver's error code
+		 * out of a value table). */
+		if (x->drv->cuDeviceGetAttribute(&v, (CUdevice_attribute)a, dev) == CUDA_SUCCESS)
+			info->attrs[a] = v;
+	}
+	info->pci_domain = info->attrs[CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID];
+	info->pci_bus = info->attrs[CU_DEVICE_ATTRIBUTE_PCI_BUS_ID];
+	info->pci_device = info->attrs[CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID];
+	out->data_len = sizeof(*info);
+	return 0;
+}
+
+/* ---- primary contexts (one set per session) and contexts ------------------------- */
+
+static int primary_get(struct vc_cu_session *x, int32_t dev, uint64_t *id)
+{
+	CUcontext c = NULL;
+	CUdevice d;
+	int rc;
+
+	if (dev < 0 || dev >= VC_CU_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (x->primary[dev]) {
+		*id = x->primary[dev];
+		return 0;
+	}
+	if ((rc = x->drv->cuDeviceGet(&d, dev)))
+		return rc;
+	/* A context of the session's own stands in for the device's primary
+	 * context: the server process's real primary context is shared by
+	 * every session, and one client's fault must not reach another. */
+	if ((rc = x->drv->cuCtxCreate_v4(&c, NULL, x->primary_flags[dev], d)))
+		return rc;
+	if ((rc = vc_cu_publish(x, VC_H_CUCONTEXT, c, id))) {
+		x->drv->cuCtxDestroy_v2(c);
+		return rc;
+	}
+	x->h[*id & 0xffffffu].owner = (uint32_t)(*id & 0xffffffu);
+	x->cur_id = *id; /* cuCtxCreate made it current */
+	x->primary[dev] = *id;
+	return 0;
+}
+
+int vc_cu_manual_cuDevicePrimaryCtxRetain(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+					  struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+	struct vc_cu_rep_ctx rp = {0};
+	int rc;
+
+	TAKE(rq);
+	if ((rc = primary_get(x, rq.dev, &rp.pctx)))
+		return rc;
+	x->primary_refs[rq.dev]++;
+	REPLY(rp);
+	return 0;
+}
+
+static int destroy_context(struct vc_cu_session *x, uint64_t id)
+{
+	void *c;
+	int rc;
+
+	if ((rc = vc_cu_lookup(x, VC_H_CUCONTEXT, id, &c)))
+		return rc;
+	if (!c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	rc = x->drv->cuCtxDestroy_v2(c);
+	forget_context(x, id);
+	return rc;
+}
+
+int vc_cu_manual_cuDevicePrimaryCtxRelease_v2(struct vc_cu_session *x, const uint8_t *p,
+					      uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (!x->primary[rq.dev] || !x->primary_refs[rq.dev])
+		return CUDA_ERROR_INVALID_CONTEXT;
+	/* As natively: the last release destroys the primary context. */
+	if (--x->primary_refs[rq.dev] == 0)
+		return destroy_context(x, x->primary[rq.dev]);
+	return 0;
+}
+
+int vc_cu_manual_cuDevicePrimaryCtxReset_v2(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+					    struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (x->primary[rq.dev])
+		return destroy_context(x, x->primary[rq.dev]);
+	return 0;
+}
+
+int vc_cu_manual_cuDevicePrimaryCtxGetState(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+					    struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+	struct vc_cu_rep_ctx rp = {0};
+
+	TAKE(rq);
+	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	rp.flags = x->primary_flags[rq.dev];
+	rp.active = x->primary[rq.dev] != 0;
+	REPLY(rp);
+	return 0;
+}
+
+int vc_cu_manual_cuDevicePrimaryCtxSetFlags_v2(struct vc_cu_session *x, const uint8_t *p,
+					       uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
+		return CUDA_ERROR_INVALID_DEVICE;
+	x->primary_flags[rq.dev] = rq.flags;
+	return 0;
+}
+
+int vc_cu_manual_cuCtxCreate_v4(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+				struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+	struct vc_cu_rep_ctx rp = {0};
+	CUcontext c = NULL;
+	CUdevice d;
+	int rc;
+
+	TAKE(rq);
+	if ((rc = x->drv->cuDeviceGet(&d, rq.dev)))
+		return rc;
+	if ((rc = x->drv->cuCtxCreate_v4(&c, NULL, rq.flags, d)))
+		return rc;
+	if ((rc = vc_cu_publish(x, VC_H_CUCONTEXT, c, &rp.pctx))) {
+		x->drv->cuCtxDestroy_v2(c);
+		return rc;
+	}
+	x->h[rp.pctx & 0xffffffu].owner = (uint32_t)(rp.pctx & 0xffffffu);
+	x->cur_id = rp.pctx;
+	REPLY(rp);
+	return 0;
+}
+
+int vc_cu_manual_cuCtxDestroy_v2(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+				 struct vc_cu_out *out)
+{
+	struct vc_cu_req_ctx rq;
+
+	(void)out;
+	TAKE(rq);
+	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
+		if (rq.target && x->primary[d] == rq.target)
+			return CUDA_ERROR_INVALID_CONTEXT; /* a primary context is released, not destroyed */
+	return destroy_context(x, rq.target);
+}
+
+/* ---- images and loads -------------------------------------------------------------- */
+
+static struct vc_cu_image *image(struct vc_cu_session *x, uint64_t id)
+{
+	for (int i = 0; i < VC_CU_MAX_IMAGES; i++)
+		if (x->img[i].buf && x->img[i].id == id)
+			return &x->img[i];
+	return NULL;
+}
+
+static void image_free(struct vc_cu_image *im)
+{
+	free(im->buf);
+	memset(im, 0, sizeof(*im));
+}
+
+/* Zero bytes after every staged image: the driver parses the image's own
+ * headers, so a lying header should meet zeros, not the heap. */
+#define IMAGE_SLACK 4096u
+
+int vc_cu_manual_vcImageBegin(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			      struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcImageBegin rq;
+	struct vc_cu_rep_vcImageBegin rp;
+	struct vc_cu_image *im = NULL;
+
+	TAKE(rq);
+	if (!rq.size || rq.size > VC_CU_IMAGE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < VC_CU_MAX_IMAGES && !im; i++)
+		if (!x->img[i].buf)
+			im = &x->img[i];
+	if (!im)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	im->buf = calloc(1, rq.size + IMAGE_SLACK);
+	if (!im->buf)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	im->size = rq.size;
+	im->id = ++x->next_image;
+	rp.image = im->id;
+	REPLY(rp);
+	return 0;
+}
+
+int vc_cu_manual_vcImagePut(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			    struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcImagePut rq;
+	struct vc_cu_image *im;
+	const void *src;
+
+	TAKE(rq);
+	im = image(x, rq.image);
+	if (!im)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!(rq.len <= im->size && rq.offset <= im->size - rq.len))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (rq.inline_data) {
+		if (rq.len > len - sizeof(rq))
+			return -VC_FATAL_PAYLOAD;
+		src = p + sizeof(rq);
+	} else {
+		src = vc_ring_host_arena(out->ring, rq.arena_off, rq.len);
+		if (!src)
+			return -VC_FATAL_ARENA;
+		out->bulk = true;
+	}
+	memcpy(im->buf + rq.offset, src, rq.len);
+	return 0;
+}
+
+int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_load rq;
+	struct vc_cu_rep_load rp = {0};
+	struct vc_cu_image *im;
+	int rc;
+
+	TAKE(rq);
+	im = image(x, rq.image);
+	if (!im)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if ((rc = vc_cu_enter(x, rq.ctx)))
+		goto out;
+	if (rq.kind == VC_CU_LOAD_MODULE) {
+		CUmodule m = NULL;
+
+		if ((rc = x->drv->cuModuleLoadData(&m, im->buf)) == 0)
+			rc = publish_owned(x, VC_H_CUMODULE, m, &rp.handle);
+	} else if (rq.kind == VC_CU_LOAD_LIBRARY) {
+		CUlibrary l = NULL;
+
+		/* Libraries are context-independent; they are freed with the
+		 * session's last context by the driver at teardown. */
+		if ((rc = x->drv->cuLibraryLoadData(&l, im->buf, NULL, NULL, 0, NULL, NULL, 0)) == 0)
+			rc = vc_cu_publish(x, VC_H_CULIBRARY, l, &rp.handle);
+	} else {
+		rc = -VC_FATAL_PAYLOAD;
+	}
+out:
+	image_free(im);
+	if (rc == 0)
+		REPLY(rp);
+	return rc;
+}
+
+/* ---- kernels ---------------------------------------------------------------------- */
+
+/* A launchable handle: a CUfunction id, or a CUkernel id (CUDA 12 lets a
+ * CUkernel stand wherever a CUfunction does). */
+static int func_lookup(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel)
+{
+	*is_kernel = false;
+	if (vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) == 0 && *f)
+		return 0;
+	*is_kernel = true;
+	if (vc_cu_lookup(x, VC_H_CUKERNEL, id, f) == 0 && *f)
+		return 0;
+	return CUDA_ERROR_INVALID_HANDLE;
+}
+
+int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			      struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcFuncParams rq;
+	struct vc_cu_param_layout *pl;
+	bool is_kernel;
+	void *f;
+	int rc;
+
+	TAKE(rq);
+	if (!out->data || out->data_cap < sizeof(*pl))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)))
+		return rc;
+	pl = (struct vc_cu_param_layout *)out->data;
+	memset(pl, 0, sizeof(*pl));
+	/* Ask until the driver says there is no such parameter. */
+	for (uint32_t i = 0; i < VC_CU_PARAMS_MAX; i++) {
+		size_t off = 0, size = 0;
+
+		rc = is_kernel ? x->drv->cuKernelGetParamInfo(f, i, &off, &size)
+			       : x->drv->cuFuncGetParamInfo(f, i, &off, &size);
+		if (rc != CUDA_SUCCESS)
+			break;
+		if (off > VC_LAUNCH_PARAMS_MAX || size > VC_LAUNCH_PARAMS_MAX - off)
+			return CUDA_ERROR_INVALID_VALUE;
+		pl->offset[i] = (uint32_t)off;
+		pl->size[i] = (uint32_t)size;
+		pl->count = i + 1;
+		if (off + size > pl->total)
+			pl->total = (uint32_t)(off + size);
+	}
+	out->data_len = sizeof(*pl);
+	return 0;
+}
+
+int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_launch rq;
+	struct vc_cu_launch_attr wa;
+	CUlaunchAttribute attrs[VC_CU_LAUNCH_ATTRS_MAX + 1];
+	CUlaunchConfig cfg;
+	const uint8_t *params;
+	size_t psize;
+	void *f, *stream, *extra[5];
+	bool is_kernel;
+	uint32_t n = 0;
+	int rc;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.nattrs > VC_CU_LAUNCH_ATTRS_MAX || rq.param_size > VC_LAUNCH_PARAMS_MAX ||
+	    (uint64_t)rq.nattrs * sizeof(wa) + rq.param_size > len - sizeof(rq))
+		return -VC_FATAL_PAYLOAD;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)) ||
+	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
+		return rc;
+	for (uint32_t i = 0; i < rq.nattrs; i++) {
+		memcpy(&wa, p + sizeof(rq) + i * sizeof(wa), sizeof(wa));
+		memset(&attrs[n], 0, sizeof(attrs[n]));
+		attrs[n].id = (CUlaunchAttributeID)wa.id;
+		/* Attributes that carry handles or host pointers cannot be
+		 * forwarded as bytes. */
+		if (wa.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
+		    wa.id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT ||
+		    wa.id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE ||
+		    wa.id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		memcpy(&attrs[n].value, wa.value, sizeof(attrs[n].value));
+		n++;
+	}
+	if (rq.flags & VC_CU_LAUNCH_COOPERATIVE) {
+		memset(&attrs[n], 0, sizeof(attrs[n]));
+		attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
+		attrs[n].value.cooperative = 1;
+		n++;
+	}
+	params = p + sizeof(rq) + (size_t)rq.nattrs * sizeof(wa);
+	psize = rq.param_size;
+	/* One packed buffer, laid out by the guest from this function's layout;
+	 * cuLaunchKernelEx takes it for every launch form, cooperative included. */
+	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	extra[1] = (void *)params;
+	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+	extra[3] = &psize;
+	extra[4] = CU_LAUNCH_PARAM_END;
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.gridDimX = rq.grid[0];
+	cfg.gridDimY = rq.grid[1];
+	cfg.gridDimZ = rq.grid[2];
+	cfg.blockDimX = rq.block[0];
+	cfg.blockDimY = rq.block[1];
+	cfg.blockDimZ = rq.block[2];
+	cfg.sharedMemBytes = rq.shared_mem;
+	cfg.hStream = stream;
+	cfg.attrs = n ? attrs : NULL;
+	cfg.numAttrs = n;
+	return x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
+}
+
+/* ---- memory ---------------------------------------------------------------------- */
+
+int vc_cu_manual_vcMemAlloc(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			    struct vc_cu_out *out)
+{
+	struct vc_cu_req_alloc rq;
+	struct vc_cu_rep_alloc rp = {0};
+	CUdeviceptr d = 0;
+	size_t pitch = 0;
+	void *stream, *pool;
+	int rc;
+
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)))
+		return rc;
+	switch (rq.kind) {
+	case VC_CU_ALLOC_PLAIN:
+		rc = x->drv->cuMemAlloc_v2(&d, rq.size);
+		break;
+	case VC_CU_ALLOC_PITCH:
+		rc = x->drv->cuMemAllocPitch_v2(&d, &pitch, rq.width, rq.height, rq.elem);
+		break;
+	case VC_CU_ALLOC_ASYNC:
+		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+		    (rc = vc_cu_lookup(x, VC_H_CUMEMORYPOOL, rq.pool, &pool)))
+			return rc;
+		if (x->nasync == x->capasync) {
+			uint32_t cap = x->capasync ? x->capasync * 2 : 64;
+			uint64_t *na = cap <= VC_CU_MAX_HANDLES ? realloc(x->async_ptr, cap * sizeof(*na)) : NULL;
+
+			if (!na)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			x->async_ptr = na;
+			x->capasync = cap;
+		}
+		rc = pool ? x->drv->cuMemAllocFromPoolAsync(&d, rq.size, pool, stream)
+			  : x->drv->cuMemAllocAsync(&d, rq.size, stream);
+		if (rc == 0)
+			x->async_ptr[x->nasync++] = d;
+		break;
+	default:
+		return -VC_FATAL_PAYLOAD;
+	}
+	if (rc)
+		return rc;
+	rp.dptr = d;
+	rp.pitch = pitch;
+	REPLY(rp);
+	return 0;
+}
+
+int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			   struct vc_cu_out *out)
+{
+	struct vc_cu_req_free rq;
+	void *stream;
+	int rc;
+
+	(void)out;
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)))
+		return rc;
+	if (rq.async) {
+		uint32_t i;
+
+		for (i = 0; i < x->nasync && x->async_ptr[i] != rq.dptr; i++)
+			;
+		if (i == x->nasync)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
+			return rc;
+		rc = x->drv->cuMemFreeAsync((CUdeviceptr)rq.dptr, stream);
+		if (rc == 0)
+			x->async_ptr[i] = x->async_ptr[--x->nasync];
+		return rc;
+	}
+	if (!rq.dptr)
+		return 0; /* cuMemFree(0) succeeds natively */
+	/* Only the start of an allocation of ours may be freed. */
+	if ((rc = vc_cu_check_range(x, rq.dptr, 1)))
+		return rc;
+	return x->drv->cuMemFree_v2((CUdeviceptr)rq.dptr);
+}
+
+int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			  struct vc_cu_out *out)
+{
+	struct vc_cu_req_memcpy rq;
+	void *stream, *host;
+	int rc;
+
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
+		return rc;
+	if (rq.dir == VC_CU_COPY_DTOD) {
+		if ((rc = vc_cu_check_range(x, rq.dst, rq.len)) || (rc = vc_cu_check_range(x, rq.src, rq.len)))
+			return rc;
+		return rq.async ? x->drv->cuMemcpyDtoDAsync_v2(rq.dst, rq.src, rq.len, stream)
+				: x->drv->cuMemcpyDtoD_v2(rq.dst, rq.src, rq.len);
+	}
+	if (rq.host == VC_CU_HOST_INLINE) {
+		if (rq.dir == VC_CU_COPY_HTOD) {
+			if (rq.len > len - sizeof(rq))
+				return -VC_FATAL_PAYLOAD;
+			host = (void *)(p + sizeof(rq));
+		} else {
+			if (!out->data)
+				return -VC_FATAL_PAYLOAD; /* inline device-to-host needs a reply */
+			if (rq.len > out->data_cap)
+				return CUDA_ERROR_INVALID_VALUE;
+			host = out->data;
+			out->data_len = (uint32_t)rq.len;
+		}
+	} else if (rq.host == VC_CU_HOST_ARENA) {
+		host = vc_ring_host_arena(out->ring, rq.arena_off, rq.len);
+		if (!host)
+			return -VC_FATAL_ARENA;
+		out->bulk = true;
+	} else {
+		return -VC_FATAL_PAYLOAD;
+	}
+	if (rq.dir == VC_CU_COPY_HTOD) {
+		if ((rc = vc_cu_check_range(x, rq.dst, rq.len)))
+			return rc;
+		/* The arena is not registered with the driver (yet): an async copy
+		 * from it is staged before the call returns, so the chunk may be
+		 * reused as soon as this command completes. */
+		return rq.async ? x->drv->cuMemcpyHtoDAsync_v2(rq.dst, host, rq.len, stream)
+				: x->drv->cuMemcpyHtoD_v2(rq.dst, host, rq.len);
+	}
+	if (rq.dir == VC_CU_COPY_DTOH) {
+		if ((rc = vc_cu_check_range(x, rq.src, rq.len)))
+			return rc;
+		/* Into pageable memory the async form completes before returning,
+		 * so done_seq covers the data, as the guest expects. */
+		return rq.async ? x->drv->cuMemcpyDtoHAsync_v2(host, rq.src, rq.len, stream)
+				: x->drv->cuMemcpyDtoH_v2(host, rq.src, rq.len);
+	}
+	return -VC_FATAL_PAYLOAD;
+}
+
+int vc_cu_manual_vcMemset(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			  struct vc_cu_out *out)
+{
+	struct vc_cu_req_memset rq;
+	void *stream;
+	int rc;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.elem != 1 && rq.elem != 2 && rq.elem != 4)
+		return -VC_FATAL_PAYLOAD;
+	if (rq.count > UINT64_MAX / rq.elem)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+	    (rc = vc_cu_check_range(x, rq.dst, rq.count * rq.elem)))
+		return rc;
+	switch (rq.elem) {
+	case 1:
+		return rq.async ? x->drv->cuMemsetD8Async(rq.dst, (unsigned char)rq.value, rq.count, stream)
+				: x->drv->cuMemsetD8_v2(rq.dst, (unsigned char)rq.value, rq.count);
+	case 2:
+		return rq.async ? x->drv->cuMemsetD16Async(rq.dst, (unsigned short)rq.value, rq.count, stream)
+				: x->drv->cuMemsetD16_v2(rq.dst, (unsigned short)rq.value, rq.count);
+	default:
+		return rq.async ? x->drv->cuMemsetD32Async(rq.dst, rq.value, rq.count, stream)
+				: x->drv->cuMemsetD32_v2(rq.dst, rq.value, rq.count);
+	}
+}
+
+/* ---- host callbacks and export-table slots ----------------------------------------------- */
+
+int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			    struct vc_cu_out *out)
+{
+	struct vc_cu_req_hostfunc rq;
+
+	(void)x, (void)out;
+	TAKE(rq);
+	/* Guest callbacks need the host-to-guest callback channel, not built yet. */
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+int vc_cu_manual_vcExportSlot(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			      struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcExportSlot rq;
+	struct vc_cu_rep_vcExportSlot rp = {0};
+	int rc;
+
+	TAKE(rq);
+	if (rq.table == 0 && rq.slot == 2) {
+		/* 6bd5fb6c/2: the device's primary context, without a retain. */
+		if ((rc = primary_get(x, rq.dev, &rp.value)))
+			return rc;
+		REPLY(rp);
+		return 0;
+	}
+	return CUDA_ERROR_NOT_SUPPORTED;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/* cu_out.h - where a CUDA operation's results go (decoder <-> CUDA executor). */
+#ifndef VC_CU_OUT_H
+#define VC_CU_OUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct vc_ring_host;
+
+/*
+ * A reply slot holds the operation's reply struct in its first VC_CU_REP_MAX
+ * bytes and bulk data after them. Asynchronous operations have no slot: rep
+ * points at scratch memory and data is NULL.
+ */
+struct vc_cu_out {
+	uint8_t *rep;      /* VC_CU_REP_MAX bytes */
+	uint32_t rep_len;
+	uint8_t *data;     /* reply data area, NULL when asynchronous */
+	uint32_t data_cap;
+	uint32_t data_len;
+	struct vc_ring_host *ring; /* for staging-arena ranges */
+	bool bulk;         /* it moved arena data: publish progress right after it */
+};
+
+#endif /* VC_CU_OUT_H */

@@ -1,0 +1,202 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_cuda_manual.h - wire structs of the CUDA operations whose both sides are
+ * hand-written (contexts, modules and images, launches, memory and copies),
+ * and of vcuda's own operations (vc*). Opcodes come from the generated
+ * vc_cuda_wire.h; every request starts with the guest thread's context id.
+ * Part of the ABI: the build hashes this file into VC_ABI_HASH.
+ */
+#ifndef VC_CUDA_MANUAL_H
+#define VC_CUDA_MANUAL_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include "vc_cuda_wire.h"
+
+/* ---- facts fetched once at cuInit ---------------------------------------- */
+#define VC_CU_ATTR_MAX 160 /* > CU_DEVICE_ATTRIBUTE_MAX in CUDA 13.0 */
+static_assert(CU_DEVICE_ATTRIBUTE_MAX <= VC_CU_ATTR_MAX, "attribute table size");
+
+struct vc_cu_rep_vcDriverInfo {
+	int32_t driver_version;
+	int32_t device_count;
+};
+
+struct vc_cu_req_vcDeviceInfo {
+	uint64_t ctx;
+	int32_t dev;
+	uint32_t pad;
+};
+/* Returned in the reply's data area (it is larger than VC_CU_REP_MAX). */
+struct vc_cu_device_info {
+	char name[256];
+	uint8_t uuid[16];
+	uint64_t total_mem;
+	int32_t pci_domain, pci_bus, pci_device;
+	int32_t attr_count;
+	int32_t attrs[VC_CU_ATTR_MAX]; /* attrs[a] for a in 1..attr_count-1; 0 where unsupported */
+};
+
+/* ---- images (fatbins, cubins, PTX) ---------------------------------------- */
+#define VC_CU_IMAGE_MAX (1ull << 30)
+struct vc_cu_req_vcImageBegin {
+	uint64_t ctx;
+	uint64_t size;
+};
+struct vc_cu_rep_vcImageBegin {
+	uint64_t image;
+};
+/* A piece of an image, from the staging arena or inline after the struct. */
+struct vc_cu_req_vcImagePut {
+	uint64_t ctx;
+	uint64_t image;
+	uint64_t offset;
+	uint64_t len;
+	uint64_t arena_off;
+	uint32_t inline_data;
+	uint32_t pad;
+};
+/* vcLoad: cuModuleLoadData(Ex), cuModuleLoadFatBinary or cuLibraryLoadData of
+ * the image staged with vcImageBegin/vcImagePut (the load consumes it). JIT
+ * and library options are not forwarded: the host driver's defaults apply. */
+#define VC_CU_LOAD_MODULE 0u
+#define VC_CU_LOAD_LIBRARY 1u
+struct vc_cu_req_load {
+	uint64_t ctx;
+	uint64_t image;
+	uint32_t kind; /* VC_CU_LOAD_* */
+	uint32_t pad;
+};
+struct vc_cu_rep_load {
+	uint64_t handle;
+};
+
+/* ---- contexts ---------------------------------------------------------------- */
+struct vc_cu_req_ctx {
+	uint64_t ctx;
+	uint64_t target; /* context id operated on */
+	int32_t dev;
+	uint32_t flags;
+};
+struct vc_cu_rep_ctx {
+	uint64_t pctx;
+	uint32_t flags;
+	int32_t active;
+};
+
+/* ---- kernel parameters and launches -------------------------------------------- */
+#define VC_CU_PARAMS_MAX 1024 /* parameters per kernel */
+struct vc_cu_req_vcFuncParams {
+	uint64_t ctx;
+	uint64_t func; /* a CUfunction or a CUkernel id */
+};
+/* Returned in the data area: count, then offsets[count] and sizes[count]. */
+struct vc_cu_param_layout {
+	uint32_t count;
+	uint32_t total; /* bytes of the packed parameter buffer */
+	uint32_t offset[VC_CU_PARAMS_MAX];
+	uint32_t size[VC_CU_PARAMS_MAX];
+};
+
+#define VC_CU_LAUNCH_COOPERATIVE 0x1u
+#define VC_CU_LAUNCH_ATTRS_MAX 16
+struct vc_cu_launch_attr {
+	uint32_t id;   /* CUlaunchAttributeID */
+	uint32_t pad;
+	uint8_t value[64]; /* CUlaunchAttributeValue */
+};
+static_assert(sizeof(CUlaunchAttributeValue) <= 64, "launch attribute value fits");
+
+struct vc_cu_req_launch {
+	uint64_t ctx;
+	uint64_t func; /* CUfunction or CUkernel id */
+	uint64_t stream;
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shared_mem;
+	uint32_t flags;      /* VC_CU_LAUNCH_* */
+	uint32_t nattrs;     /* vc_cu_launch_attr entries after this struct */
+	uint32_t param_size; /* packed parameter bytes after the attributes */
+};
+
+/* ---- memory ------------------------------------------------------------------------ */
+#define VC_CU_ALLOC_PLAIN 0u
+#define VC_CU_ALLOC_PITCH 1u
+#define VC_CU_ALLOC_ASYNC 2u /* stream-ordered; from `pool` when not 0 */
+struct vc_cu_req_alloc {
+	uint64_t ctx;
+	uint32_t kind; /* VC_CU_ALLOC_* */
+	uint32_t pad0;
+	uint64_t size;
+	uint64_t width, height; /* pitch allocations */
+	uint32_t elem;
+	uint32_t pad;
+	uint64_t stream; /* stream-ordered allocations */
+	uint64_t pool;
+};
+struct vc_cu_rep_alloc {
+	uint64_t dptr;
+	uint64_t pitch;
+};
+struct vc_cu_req_free {
+	uint64_t ctx;
+	uint64_t dptr;
+	uint64_t stream;
+	uint32_t async; /* cuMemFreeAsync */
+	uint32_t pad;
+};
+
+/* Where the host side of a copy is. */
+#define VC_CU_HOST_INLINE 0u /* HtoD: after the struct; DtoH: in the reply data */
+#define VC_CU_HOST_ARENA 1u  /* the staging arena at arena_off */
+
+#define VC_CU_COPY_HTOD 0u
+#define VC_CU_COPY_DTOH 1u
+#define VC_CU_COPY_DTOD 2u
+struct vc_cu_req_memcpy {
+	uint64_t ctx;
+	uint32_t dir; /* VC_CU_COPY_* */
+	uint32_t pad0;
+	uint64_t dst; /* device address (HtoD, DtoD) */
+	uint64_t src; /* device address (DtoH, DtoD) */
+	uint64_t len;
+	uint64_t stream;
+	uint64_t arena_off;
+	uint32_t host;  /* VC_CU_HOST_* */
+	uint32_t async; /* the guest asked for an ...Async call */
+};
+
+struct vc_cu_req_memset {
+	uint64_t ctx;
+	uint64_t dst;
+	uint64_t count; /* elements */
+	uint64_t stream;
+	uint32_t value;
+	uint32_t elem; /* 1, 2 or 4 */
+	uint32_t async;
+	uint32_t pad;
+};
+
+/* ---- host callbacks ---------------------------------------------------------------- */
+struct vc_cu_req_hostfunc {
+	uint64_t ctx;
+	uint64_t stream;
+	uint64_t cookie; /* the guest's callback id, echoed back when it is due */
+};
+
+/* ---- export-table slots the host answers ---------------------------------------- */
+struct vc_cu_req_vcExportSlot {
+	uint64_t ctx;
+	uint32_t table; /* 0: 6bd5fb6c/2 primary context; 1: 21318c60 */
+	uint32_t slot;
+	uint64_t target; /* context id */
+	uint64_t arg;
+	int32_t dev;
+	uint32_t pad;
+};
+struct vc_cu_rep_vcExportSlot {
+	uint64_t value;
+};
+
+#endif /* VC_CUDA_MANUAL_H */

@@ -1,0 +1,90 @@
+// Error reporting without faults: cudaGetErrorName/cudaGetErrorString for a
+// set of codes (deterministic strings), an invalid launch configuration
+// (too many threads per block) reported at once as cudaErrorInvalidConfiguration
+// by cudaPeekAtLastError/cudaGetLastError and not sticky, an oversized grid and
+// shared-memory request, invalid arguments to API calls, and the device staying
+// usable afterwards.
+#include "common.h"
+
+__global__ void ok_kernel(int *p) { p[threadIdx.x] = threadIdx.x; }
+
+int main(void)
+{
+    const cudaError_t codes[] = {cudaSuccess, cudaErrorInvalidValue, cudaErrorMemoryAllocation,
+                                 cudaErrorInitializationError, cudaErrorInvalidConfiguration,
+                                 cudaErrorInvalidDevicePointer, cudaErrorInvalidMemcpyDirection,
+                                 cudaErrorInvalidDevice, cudaErrorInvalidResourceHandle,
+                                 cudaErrorNotReady, cudaErrorIllegalAddress, cudaErrorLaunchFailure,
+                                 cudaErrorLaunchOutOfResources, cudaErrorNoDevice,
+                                 cudaErrorCooperativeLaunchTooLarge, cudaErrorNotSupported,
+                                 cudaErrorUnknown, (cudaError_t)9999};
+    for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+        printf("code %d: %s | %s\n", (int)codes[i], cudaGetErrorName(codes[i]), cudaGetErrorString(codes[i]));
+    EXPECT(strcmp(cudaGetErrorName(cudaErrorIllegalAddress), "cudaErrorIllegalAddress") == 0, "error name");
+
+    int *d;
+    CK(cudaMalloc(&d, 2048 * sizeof(int)));
+    printf("initial_last_error=%s\n", cudaGetErrorName(cudaGetLastError()));
+
+    // Too many threads per block.
+    ok_kernel<<<1, 2048>>>(d);
+    cudaError_t peek = cudaPeekAtLastError();
+    cudaError_t peek2 = cudaPeekAtLastError();
+    cudaError_t last = cudaGetLastError();
+    cudaError_t after = cudaGetLastError();
+    printf("too_many_threads peek=%s peek_again=%s get=%s get_again=%s\n", cudaGetErrorName(peek),
+           cudaGetErrorName(peek2), cudaGetErrorName(last), cudaGetErrorName(after));
+    EXPECT(peek == cudaErrorInvalidConfiguration && peek2 == peek && last == peek && after == cudaSuccess,
+           "invalid configuration not reported as expected");
+    cudaError_t sync = cudaDeviceSynchronize();
+    printf("sync_after_bad_config=%s\n", cudaGetErrorName(sync));
+    EXPECT(sync == cudaSuccess, "a configuration error became sticky");
+
+    // Block dimension z over its limit, and a zero-sized grid.
+    ok_kernel<<<1, dim3(1, 1, 128)>>>(d);
+    cudaError_t ez = cudaGetLastError();
+    printf("block_z_128=%s\n", cudaGetErrorName(ez));
+    EXPECT(ez == cudaErrorInvalidConfiguration, "block z 128: %s", cudaGetErrorName(ez));
+    ok_kernel<<<0, 32>>>(d);
+    cudaError_t e0 = cudaGetLastError();
+    printf("grid_zero=%s\n", cudaGetErrorName(e0));
+    EXPECT(e0 == cudaErrorInvalidConfiguration, "zero grid: %s", cudaGetErrorName(e0));
+    ok_kernel<<<dim3(1, 70000), 32>>>(d);
+    cudaError_t ey = cudaGetLastError();
+    printf("grid_y_70000=%s\n", cudaGetErrorName(ey));
+    EXPECT(ey == cudaErrorInvalidConfiguration, "grid y 70000: %s", cudaGetErrorName(ey));
+    ok_kernel<<<1, 32, 1 << 30>>>(d);
+    cudaError_t es = cudaGetLastError();
+    printf("shared_1GiB=%s\n", cudaGetErrorName(es));
+    EXPECT(es != cudaSuccess, "1 GiB of shared memory accepted");
+
+    // A correct launch right after works.
+    ok_kernel<<<1, 1024>>>(d);
+    CKL();
+    CK(cudaDeviceSynchronize());
+    int h[1024];
+    CK(cudaMemcpy(h, d, sizeof h, cudaMemcpyDeviceToHost));
+    int bad = 0;
+    for (int i = 0; i < 1024; i++)
+        bad += h[i] != i;
+    printf("good_launch_after_errors bad=%d\n", bad);
+    EXPECT(bad == 0, "kernel after errors: %d wrong", bad);
+
+    // API argument errors (immediate, not sticky).
+    cudaError_t e1 = cudaMemcpy(h, d, sizeof h, (cudaMemcpyKind)42);
+    printf("bad_memcpy_kind=%s\n", cudaGetErrorName(e1));
+    EXPECT(e1 == cudaErrorInvalidMemcpyDirection, "memcpy kind 42: %s", cudaGetErrorName(e1));
+    cudaError_t e2 = cudaSetDevice(1000);
+    printf("set_device_1000=%s\n", cudaGetErrorName(e2));
+    EXPECT(e2 == cudaErrorInvalidDevice, "cudaSetDevice(1000): %s", cudaGetErrorName(e2));
+    cudaError_t e3 = cudaMemset(d, 0, 1ull << 40);
+    printf("memset_too_long=%s\n", cudaGetErrorName(e3));
+    EXPECT(e3 != cudaSuccess, "memset past the allocation accepted");
+    cudaError_t e4 = cudaStreamSynchronize((cudaStream_t)0);
+    printf("sync_default_stream=%s\n", cudaGetErrorName(e4));
+    printf("last_error_now=%s\n", cudaGetErrorName(cudaGetLastError()));
+    printf("last_error_cleared=%s\n", cudaGetErrorName(cudaGetLastError()));
+    CK(cudaDeviceSynchronize());
+    CK(cudaFree(d));
+    return finish();
+}
