@@ -17,7 +17,7 @@ endif
 CC      ?= cc
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes -Wformat=2
-CSTD    := -std=c11 -D_GNU_SOURCE
+CSTD    := -std=c11 -D_GNU_SOURCE -D__CUDA_API_VERSION_INTERNAL
 OPT     := -O2 -g
 SANITIZE :=
 ifeq ($(VARIANT),asan)
@@ -50,6 +50,11 @@ SERVER_SRC := host-backend/session.c host-backend/decode.c host-backend/exec_ci_
               host-backend/cu_manual.c host-backend/cu_driver.c
 CLIENT_SRC := guest-lib/vc_client.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
+LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
+               guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
+               guest-lib/libcuda/hostfn.c \
+               $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
+LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -58,6 +63,7 @@ LIBSERVER := $(BUILD)/lib/libvcserver.a
 LIBCLIENT := $(BUILD)/lib/libvcclient.a
 LIBEXPTAB := $(BUILD)/lib/libvcexptab.a
 ABI_HASH  := $(BUILD)/gen/vc_abi_hash.h
+LIBCUDA   := $(BUILD)/guest/libcuda.so.1
 
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
@@ -70,6 +76,8 @@ ifeq ($(VARIANT),fuzz)
 ALL := $(FUZZ_BINS)
 else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
+else ifeq ($(VARIANT),release)
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA)
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
 endif
@@ -78,13 +86,14 @@ endif
 all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
-GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv \
+GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv tools/gen/errors.tsv \
               tools/gen/libcuda.symbols tools/gen/driver_extra.txt
 GEN_STAMP  := $(BUILD)/gen/.stamp
 ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
-              vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c)
+              vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \
+              vc_cuda_errors_gen.c)
 
 $(GEN_STAMP): $(GEN_INPUTS)
 	@mkdir -p $(@D)
@@ -117,6 +126,14 @@ $(LIBEXPTAB): $(call obj,$(EXPTAB_SRC))
 $(BUILD)/lib/%.a:
 	@mkdir -p $(@D)
 	rm -f $@ && ar rcs $@ $^
+
+# The guest's libcuda.so.1: the driver API, over the transport client.
+$(LIBCUDA): $(call obj,$(LIBCUDA_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.o,$(LIBCUDA_GEN)) \
+            guest-lib/libcuda/libcuda.map
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=guest-lib/libcuda/libcuda.map \
+		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
+	ln -sf libcuda.so.1 $(@D)/libcuda.so
 
 $(SERVER_BIN): $(call obj,host-backend/server_main.c) $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)

@@ -434,8 +434,8 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 			break;
 		if (off > VC_LAUNCH_PARAMS_MAX || size > VC_LAUNCH_PARAMS_MAX - off)
 			return CUDA_ERROR_INVALID_VALUE;
-		pl->offset[i] = (uint32_t)off;
-		pl->size[i] = (uint32_t)size;
+		pl->offset[i] = (uint16_t)off;
+		pl->size[i] = (uint16_t)size;
 		pl->count = i + 1;
 		if (off + size > pl->total)
 			pl->total = (uint32_t)(off + size);

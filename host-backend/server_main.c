@@ -36,6 +36,7 @@
 struct config {
 	const char *socket_path;
 	const char *executor;
+	const char *driver;
 	struct vc_layout_req lreq;
 	unsigned max_sessions;
 	uint32_t spin_us;
@@ -284,6 +285,7 @@ static void usage(FILE *f)
 		"usage: vcuda-server --socket PATH [options]\n"
 		"  -s, --socket PATH        unix socket to listen on (default $VCUDA_SOCKET)\n"
 		"  -e, --executor NAME      cuda (default) or ci-standin (tests without a GPU only)\n"
+		"      --driver PATH        the NVIDIA libcuda.so.1 to load (default: the usual places)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
 		"      --arena-size BYTES   staging arena per session (default 64M)\n"
 		"      --chunk-size BYTES   arena chunk (default 512K)\n"
@@ -331,7 +333,7 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM };
+	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -343,6 +345,7 @@ static int parse_args(int argc, char **argv)
 		{"max-sessions", required_argument, NULL, O_MAX},
 		{"spin-us", required_argument, NULL, O_SPIN},
 		{"standin-mem", required_argument, NULL, O_SMEM},
+		{"driver", required_argument, NULL, O_DRIVER},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -358,6 +361,7 @@ static int parse_args(int argc, char **argv)
 		case 's': g_cfg.socket_path = optarg; break;
 		case 'e': g_cfg.executor = optarg; break;
 		case 'v': g_cfg.verbose++; break;
+		case O_DRIVER: g_cfg.driver = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case O_RING: if (parse_u32("--ring-size", optarg, &g_cfg.lreq.ring_size)) return -1; break;
 		case O_CHUNK: if (parse_u32("--chunk-size", optarg, &g_cfg.lreq.chunk_size)) return -1; break;
@@ -404,9 +408,14 @@ int main(int argc, char **argv)
 		g_exec = &vc_exec_ci_standin_ops;
 		g_exec_factory = &g_cfg.standin;
 	} else if (!strcmp(g_cfg.executor, "cuda")) {
-		fprintf(stderr, "vcuda-server: the CUDA executor is not in this build yet; "
-				"for tests without a GPU use --executor ci-standin\n");
-		return 2;
+		char err[256];
+
+		g_exec = &vc_exec_cuda_ops;
+		g_exec_factory = vc_cuda_driver_open(g_cfg.driver, err, sizeof(err));
+		if (!g_exec_factory) {
+			fprintf(stderr, "vcuda-server: %s\n", err);
+			return 1;
+		}
 	} else {
 		fprintf(stderr, "vcuda-server: unknown executor '%s' (cuda, ci-standin)\n",
 			g_cfg.executor);

@@ -13,6 +13,10 @@
 #include <stdint.h>
 
 #include "vc_cuda_wire.h"
+#include "vc_wire.h"
+
+/* Reply data a default reply slot holds: slot - reply header - reply struct. */
+#define VC_DEFAULT_SLOT_SIZE_MIN_DATA (8192u - 16u - VC_CU_REP_MAX)
 
 /* ---- facts fetched once at cuInit ---------------------------------------- */
 #define VC_CU_ATTR_MAX 160 /* > CU_DEVICE_ATTRIBUTE_MAX in CUDA 13.0 */
@@ -91,13 +95,15 @@ struct vc_cu_req_vcFuncParams {
 	uint64_t ctx;
 	uint64_t func; /* a CUfunction or a CUkernel id */
 };
-/* Returned in the data area: count, then offsets[count] and sizes[count]. */
+/* Returned in the data area. Parameters live in at most 32 KiB, so 16 bits
+ * hold every offset and size. */
 struct vc_cu_param_layout {
 	uint32_t count;
 	uint32_t total; /* bytes of the packed parameter buffer */
-	uint32_t offset[VC_CU_PARAMS_MAX];
-	uint32_t size[VC_CU_PARAMS_MAX];
+	uint16_t offset[VC_CU_PARAMS_MAX];
+	uint16_t size[VC_CU_PARAMS_MAX];
 };
+static_assert(sizeof(struct vc_cu_param_layout) <= VC_DEFAULT_SLOT_SIZE_MIN_DATA, "fits a reply");
 
 #define VC_CU_LAUNCH_COOPERATIVE 0x1u
 #define VC_CU_LAUNCH_ATTRS_MAX 16

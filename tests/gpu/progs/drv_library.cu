@@ -39,19 +39,19 @@ int main(void)
     CUkernel kmissing;
     CKD_EXPECT(cuLibraryGetKernel(&kmissing, lib, "no_such_kernel"), CUDA_ERROR_NOT_FOUND);
 
-    // Parameter info works on the kernel handle without a context.
+    CUcontext ctx;
+    CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
+    CKD(cuCtxSetCurrent(ctx));
+    CUfunction faxpy;
+    CKD(cuKernelGetFunction(&faxpy, kaxpy));
+
+    // Parameter layout through the kernel handle.
     size_t off = 0, sz = 0, np = 0;
     while (cuKernelGetParamInfo(kaxpy, np, &off, &sz) == CUDA_SUCCESS) {
         printf("axpy param %zu offset=%zu size=%zu\n", np, off, sz);
         np++;
     }
     EXPECT(np == 4, "axpy has %zu params", np);
-
-    CUcontext ctx;
-    CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
-    CKD(cuCtxSetCurrent(ctx));
-    CUfunction faxpy;
-    CKD(cuKernelGetFunction(&faxpy, kaxpy));
 
     const int n = 65536;
     std::vector<float> hx(n), hy(n);

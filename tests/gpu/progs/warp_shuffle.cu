@@ -25,7 +25,7 @@ __global__ void warp_ops(const int *in, int *out)
     o[4] = x;
     unsigned b = __ballot_sync(0xffffffffu, v & 1);
     o[5] = (int)b;
-    o[6] = __popc(b) + 100 * __any_sync(0xffffffffu, v > 900) + 1000 * __all_sync(0xffffffffu, v >= 0);
+    o[6] = __popc(b) + 100 * (__any_sync(0xffffffffu, v > 900) != 0) + 1000 * (__all_sync(0xffffffffu, v >= 0) != 0);
     o[7] = __shfl_sync(0xffffffffu, v, 3, 16);              // width 16: lane 3 of each half
 }
 

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * core.c - the guest libcuda.so.1's connection to vcuda-server and the paths
+ * every call takes: initialisation (once per process), the calling thread's
+ * current context, synchronous calls with replies, asynchronous submissions,
+ * and what transport failures become.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "exptab.h"
+#include "vc_client.h"
+#include "vc_cu_guest.h"
+
+/* Lets vcuda-server refuse to load this library as the real driver. */
+__attribute__((visibility("default"))) const char vcuda_guest_library[] = "vcuda guest libcuda.so.1";
+
+static struct vc_cu_state g_state;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static CUresult g_init_rc = CUDA_ERROR_NOT_INITIALIZED;
+static int g_inited; /* cuInit succeeded in this process */
+static pid_t g_pid;
+static __thread uint64_t t_ctx;
+
+int vc_cu_debug(void)
+{
+	static int d = -1;
+
+	if (d < 0)
+		d = getenv("VCUDA_DEBUG") != NULL;
+	return d;
+}
+
+static void say_once(const char *what)
+{
+	static int said;
+
+	if (!__atomic_exchange_n(&said, 1, __ATOMIC_RELAXED))
+		fprintf(stderr, "vcuda: %s\n", what);
+}
+
+CUresult vc_cu_error(int rc)
+{
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "lost vcuda-server (%s); CUDA calls now fail",
+		 rc == -EPROTO ? "the session was ended for a protocol violation" : strerror(-rc));
+	say_once(msg);
+	return CUDA_ERROR_DEVICE_UNAVAILABLE;
+}
+
+int vc_cu_unsupported(const char *name)
+{
+	if (vc_cu_debug())
+		fprintf(stderr, "vcuda: %s is not supported; it answers CUDA_ERROR_NOT_SUPPORTED\n", name);
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+struct vc_cu_state *vc_cu_state(void)
+{
+	/* A forked child shares the parent's ring: CUDA in a child forked after
+	 * initialisation is not supported natively either. */
+	if (!g_inited || getpid() != g_pid)
+		return NULL;
+	return &g_state;
+}
+
+uint64_t vc_cu_current(void)
+{
+	return t_ctx;
+}
+
+void vc_cu_set_current(uint64_t ctx)
+{
+	t_ctx = ctx;
+}
+
+/* ---- export-table callbacks ------------------------------------------------ */
+
+static int ex_device_count(void)
+{
+	return g_state.device_count;
+}
+
+static int ex_device_ident(int ordinal, uint8_t uuid[16], int *dom, int *bus, int *dev)
+{
+	const struct vc_cu_device_info *i;
+
+	if (ordinal < 0 || ordinal >= g_state.device_count)
+		return -EINVAL;
+	i = &g_state.dev[ordinal].info;
+	memcpy(uuid, i->uuid, 16);
+	*dom = i->pci_domain;
+	*bus = i->pci_bus;
+	*dev = i->pci_device;
+	return 0;
+}
+
+static int ex_driver_version(void)
+{
+	return g_state.driver_version;
+}
+
+static CUcontext ex_current_ctx(void)
+{
+	return (CUcontext)(uintptr_t)t_ctx;
+}
+
+static CUresult ex_primary_ctx(CUcontext *out, CUdevice dev)
+{
+	struct vc_cu_req_vcExportSlot rq = {.table = 0, .slot = 2, .dev = dev};
+	struct vc_cu_rep_vcExportSlot rp = {0};
+	CUresult rc = vc_cu_call(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+
+	if (rc == CUDA_SUCCESS)
+		*out = (CUcontext)(uintptr_t)rp.value;
+	return rc;
+}
+
+static const struct vc_exptab_ops exptab_ops = {
+	.device_count = ex_device_count,
+	.device_ident = ex_device_ident,
+	.driver_version = ex_driver_version,
+	.current_ctx = ex_current_ctx,
+	.primary_ctx = ex_primary_ctx,
+	.ctx_query = NULL, /* 21318c60 slots: not remoted yet (CUDA_ERROR_NOT_INITIALIZED) */
+};
+
+/* ---- initialisation ------------------------------------------------------------- */
+
+static void init_once(void)
+{
+	struct vc_cu_prefix rq = {0};
+	struct vc_cu_rep_vcDriverInfo di;
+	char err[256];
+	int rc;
+
+	vc_exptab_init(&exptab_ops);
+	rc = vc_client_open(NULL, &g_state.client, err, sizeof(err));
+	if (rc) {
+		say_once(err);
+		g_init_rc = CUDA_ERROR_NO_DEVICE;
+		return;
+	}
+	g_pid = getpid();
+	g_inited = 1; /* vc_cu_call works from here on */
+	g_init_rc = vc_cu_call(VC_CU_vcDriverInfo, &rq, sizeof(rq), NULL, 0, &di, sizeof(di), NULL, 0, 0);
+	if (g_init_rc)
+		goto fail;
+	g_state.driver_version = di.driver_version;
+	g_state.device_count = di.device_count > 16 ? 16 : di.device_count;
+	for (int d = 0; d < g_state.device_count; d++) {
+		struct vc_cu_req_vcDeviceInfo dq = {.dev = d};
+		struct vc_cu_prefix none;
+
+		g_init_rc = vc_cu_call(VC_CU_vcDeviceInfo, &dq, sizeof(dq), NULL, 0, &none, 0,
+				       &g_state.dev[d].info, sizeof(g_state.dev[d].info), 0);
+		if (g_init_rc)
+			goto fail;
+	}
+	if (!g_state.device_count)
+		g_init_rc = CUDA_ERROR_NO_DEVICE;
+	return;
+fail:
+	g_inited = 0;
+}
+
+CUresult CUDAAPI cuInit(unsigned int Flags)
+{
+	if (Flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_once(&g_once, init_once);
+	if (g_inited && getpid() != g_pid)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	return g_init_rc;
+}
+
+CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
+{
+	if (!driverVersion)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Natively this works before cuInit; answer the host driver's version
+	 * when connected, else the CUDA version this library implements. */
+	*driverVersion = vc_cu_state() ? g_state.driver_version : CUDA_VERSION;
+	return CUDA_SUCCESS;
+}
+
+/* ---- calls ---------------------------------------------------------------------- */
+
+CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
+			  size_t replen, void *out, size_t outcap, size_t *outlen, int syncs)
+{
+	struct vc_cu_state *st = vc_cu_state();
+	uint8_t stackbuf[VC_CU_REP_MAX + 1024];
+	size_t cap = VC_CU_REP_MAX + outcap, got = 0;
+	uint8_t *buf = stackbuf;
+	int rc;
+
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	((struct vc_cu_prefix *)req)->ctx = t_ctx;
+	if (cap > sizeof(stackbuf)) {
+		buf = malloc(cap);
+		if (!buf)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	rc = vc_client_call(st->client, op, req, reqlen, data, dlen, buf, cap, &got);
+	if (rc < 0) {
+		rc = vc_cu_error(rc);
+	} else if (rc == CUDA_SUCCESS) {
+		memcpy(rep, buf, replen < got ? replen : got);
+		if (outlen)
+			*outlen = 0;
+		if (out && got > VC_CU_REP_MAX) {
+			size_t n = got - VC_CU_REP_MAX < outcap ? got - VC_CU_REP_MAX : outcap;
+
+			memcpy(out, buf + VC_CU_REP_MAX, n);
+			if (outlen)
+				*outlen = n;
+		}
+		if (syncs)
+			rc = vc_cu_take_error();
+	}
+	if (buf != stackbuf)
+		free(buf);
+	return (CUresult)rc;
+}
+
+CUresult vc_cu_call(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
+		    size_t replen, void *out, size_t outcap, int syncs)
+{
+	return vc_cu_call_sized(op, req, reqlen, data, dlen, rep, replen, out, outcap, NULL, syncs);
+}
+
+CUresult vc_cu_submit(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen)
+{
+	struct vc_cu_state *st = vc_cu_state();
+	int rc;
+
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	((struct vc_cu_prefix *)req)->ctx = t_ctx;
+	rc = vc_client_submit(st->client, op, req, reqlen, data, dlen, 0, NULL);
+	return rc < 0 ? vc_cu_error(rc) : CUDA_SUCCESS;
+}
+
+CUresult vc_cu_take_error(void)
+{
+	struct vc_cu_state *st = vc_cu_state();
+	struct vc_client_info info;
+
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	vc_client_get_info(st->client, &info);
+	return (CUresult)vc_client_take_error(st->client, info.done_seq);
+}

@@ -1,0 +1,188 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ctx.c - contexts. The current context is per guest thread and kept here;
+ * every call carries it, and the host makes it current before executing.
+ * Primary contexts and created contexts live on the host, one set per
+ * session.
+ */
+#include <string.h>
+
+#include "exptab.h"
+#include "vc_cu_guest.h"
+
+#define STACK_MAX 64
+
+static __thread uint64_t t_stack[STACK_MAX];
+static __thread int t_depth;
+
+CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
+{
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	*pctx = (CUcontext)(uintptr_t)vc_cu_current();
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxSetCurrent(CUcontext ctx)
+{
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* Replaces the top of the stack, as natively; an invalid context is
+	 * reported by the first call that uses it. */
+	vc_cu_set_current((uint64_t)(uintptr_t)ctx);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPushCurrent_v2(CUcontext ctx)
+{
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (t_depth == STACK_MAX)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	t_stack[t_depth++] = vc_cu_current();
+	vc_cu_set_current((uint64_t)(uintptr_t)ctx);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxPopCurrent_v2(CUcontext *pctx)
+{
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!vc_cu_current())
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if (pctx)
+		*pctx = (CUcontext)(uintptr_t)vc_cu_current();
+	vc_cu_set_current(t_depth ? t_stack[--t_depth] : 0);
+	return CUDA_SUCCESS;
+}
+
+static CUresult primary(uint32_t op, CUdevice dev, uint32_t flags, struct vc_cu_rep_ctx *rp)
+{
+	struct vc_cu_req_ctx rq = {.dev = dev, .flags = flags};
+	struct vc_cu_rep_ctx none;
+
+	return vc_cu_call(op, &rq, sizeof(rq), NULL, 0, rp ? rp : &none, sizeof(*rp), NULL, 0, 0);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+{
+	struct vc_cu_rep_ctx rp;
+	CUresult rc;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = primary(VC_CU_cuDevicePrimaryCtxRetain, dev, 0, &rp);
+	if (rc == CUDA_SUCCESS)
+		*pctx = (CUcontext)(uintptr_t)rp.pctx;
+	return rc;
+}
+
+/* The context @dev's primary context has now, or 0. */
+static uint64_t primary_id(CUdevice dev)
+{
+	CUcontext c = NULL;
+	struct vc_cu_req_vcExportSlot rq = {.table = 0, .slot = 2, .dev = dev};
+	struct vc_cu_rep_vcExportSlot rp = {0};
+	struct vc_cu_rep_ctx st;
+
+	if (primary(VC_CU_cuDevicePrimaryCtxGetState, dev, 0, &st) || !st.active)
+		return 0;
+	if (vc_cu_call(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))
+		return 0;
+	c = (CUcontext)(uintptr_t)rp.value;
+	return (uint64_t)(uintptr_t)c;
+}
+
+static void context_gone(uint64_t id)
+{
+	if (!id)
+		return;
+	vc_exptab_ctx_destroyed((CUcontext)(uintptr_t)id);
+	vc_cu_params_forget();
+	if (vc_cu_current() == id)
+		vc_cu_set_current(0);
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+{
+	uint64_t id = primary_id(dev);
+	struct vc_cu_rep_ctx st;
+	CUresult rc = primary(VC_CU_cuDevicePrimaryCtxRelease_v2, dev, 0, NULL);
+
+	if (rc == CUDA_SUCCESS && !primary(VC_CU_cuDevicePrimaryCtxGetState, dev, 0, &st) && !st.active)
+		context_gone(id);
+	return rc;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxReset_v2(CUdevice dev)
+{
+	uint64_t id = primary_id(dev);
+	CUresult rc = primary(VC_CU_cuDevicePrimaryCtxReset_v2, dev, 0, NULL);
+
+	if (rc == CUDA_SUCCESS)
+		context_gone(id);
+	return rc;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, int *active)
+{
+	struct vc_cu_rep_ctx rp;
+	CUresult rc;
+
+	if (!flags || !active)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = primary(VC_CU_cuDevicePrimaryCtxGetState, dev, 0, &rp);
+	if (rc == CUDA_SUCCESS) {
+		*flags = rp.flags;
+		*active = rp.active;
+	}
+	return rc;
+}
+
+CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
+{
+	return primary(VC_CU_cuDevicePrimaryCtxSetFlags_v2, dev, flags, NULL);
+}
+
+CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
+				CUdevice dev)
+{
+	struct vc_cu_rep_ctx rp;
+	CUresult rc;
+
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (ctxCreateParams)
+		return CUDA_ERROR_NOT_SUPPORTED; /* execution affinity / CIG: not forwarded */
+	rc = primary(VC_CU_cuCtxCreate_v4, dev, flags, &rp);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*pctx = (CUcontext)(uintptr_t)rp.pctx;
+	/* A new context is pushed onto the calling thread's stack. */
+	if (t_depth < STACK_MAX && vc_cu_current())
+		t_stack[t_depth++] = vc_cu_current();
+	vc_cu_set_current(rp.pctx);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
+{
+	struct vc_cu_req_ctx rq = {.target = (uint64_t)(uintptr_t)ctx};
+	struct vc_cu_rep_ctx none;
+	CUresult rc;
+
+	if (!ctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = vc_cu_call(VC_CU_cuCtxDestroy_v2, &rq, sizeof(rq), NULL, 0, &none, sizeof(none), NULL, 0, 0);
+	if (rc == CUDA_SUCCESS) {
+		context_gone(rq.target);
+		/* Destroying the current context pops it. */
+		if (!vc_cu_current() && t_depth)
+			vc_cu_set_current(t_stack[--t_depth]);
+	}
+	return rc;
+}

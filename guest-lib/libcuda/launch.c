@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * launch.c - kernel launches. The host tells the parameter layout of each
+ * function once (cuFuncGetParamInfo on the real driver); the guest caches it
+ * and packs kernelParams into one buffer of up to 32 KiB, sent with the
+ * launch as one asynchronous command. Shape errors that CUDA reports at once
+ * are caught here, the rest surface at the next synchronisation.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vc_cu_guest.h"
+
+#define CACHE_SIZE 4096u /* power of two */
+
+struct layout_entry {
+	uint64_t func;
+	struct vc_cu_param_layout *pl;
+};
+
+static struct layout_entry g_cache[CACHE_SIZE];
+static pthread_rwlock_t g_lock = PTHREAD_RWLOCK_INITIALIZER;
+
+void vc_cu_params_forget(void)
+{
+	pthread_rwlock_wrlock(&g_lock);
+	for (unsigned i = 0; i < CACHE_SIZE; i++) {
+		free(g_cache[i].pl);
+		g_cache[i].pl = NULL;
+		g_cache[i].func = 0;
+	}
+	pthread_rwlock_unlock(&g_lock);
+}
+
+static unsigned slot_of(uint64_t f)
+{
+	return (unsigned)((f * 0x9e3779b97f4a7c15ull) >> 40) & (CACHE_SIZE - 1);
+}
+
+/* Copy the used part of a layout (readers never hold a cache pointer). */
+static void copy_layout(struct vc_cu_param_layout *dst, const struct vc_cu_param_layout *src)
+{
+	dst->count = src->count;
+	dst->total = src->total;
+	memcpy(dst->offset, src->offset, src->count * sizeof(src->offset[0]));
+	memcpy(dst->size, src->size, src->count * sizeof(src->size[0]));
+}
+
+static CUresult layout(uint64_t func, struct vc_cu_param_layout *out)
+{
+	struct vc_cu_req_vcFuncParams rq = {.func = func};
+	struct vc_cu_param_layout *pl;
+	struct vc_cu_prefix none;
+	unsigned k = slot_of(func);
+	CUresult rc;
+
+	pthread_rwlock_rdlock(&g_lock);
+	if (g_cache[k].func == func && g_cache[k].pl) {
+		copy_layout(out, g_cache[k].pl);
+		pthread_rwlock_unlock(&g_lock);
+		return CUDA_SUCCESS;
+	}
+	pthread_rwlock_unlock(&g_lock);
+
+	pl = calloc(1, sizeof(*pl));
+	if (!pl)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = vc_cu_call(VC_CU_vcFuncParams, &rq, sizeof(rq), NULL, 0, &none, 0, pl, sizeof(*pl), 0);
+	if (rc != CUDA_SUCCESS || pl->count > VC_CU_PARAMS_MAX || pl->total > VC_LAUNCH_PARAMS_MAX) {
+		free(pl);
+		return rc ? rc : CUDA_ERROR_INVALID_VALUE;
+	}
+	copy_layout(out, pl);
+	/* Direct-mapped: a collision replaces the older entry. */
+	pthread_rwlock_wrlock(&g_lock);
+	free(g_cache[k].pl);
+	g_cache[k].func = func;
+	g_cache[k].pl = pl;
+	pthread_rwlock_unlock(&g_lock);
+	return CUDA_SUCCESS;
+}
+
+/* Parameters from kernelParams (per the layout) or from extra's buffer form. */
+static CUresult pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size)
+{
+	struct vc_cu_param_layout *pl;
+	CUresult rc;
+
+	*size = 0;
+	if (extra) {
+		const void *p = NULL;
+		size_t n = 0;
+
+		for (int i = 0; extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+			if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+				p = extra[i + 1];
+			else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+				n = *(const size_t *)extra[i + 1];
+			else
+				return CUDA_ERROR_INVALID_VALUE;
+		}
+		if (kernelParams || (n && !p) || n > VC_LAUNCH_PARAMS_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(buf, p, n);
+		*size = (uint32_t)n;
+		return CUDA_SUCCESS;
+	}
+	pl = malloc(sizeof(*pl));
+	if (!pl)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((rc = layout((uint64_t)(uintptr_t)f, pl)))
+		goto out;
+	rc = CUDA_ERROR_INVALID_VALUE;
+	if (pl->count && !kernelParams)
+		goto out;
+	memset(buf, 0, pl->total);
+	for (uint32_t i = 0; i < pl->count; i++) {
+		if (!kernelParams[i])
+			goto out;
+		memcpy(buf + pl->offset[i], kernelParams[i], pl->size[i]);
+	}
+	*size = pl->total;
+	rc = CUDA_SUCCESS;
+out:
+	free(pl);
+	return rc;
+}
+
+static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
+		       CUstream stream, void **kernelParams, void **extra, uint32_t flags,
+		       const CUlaunchAttribute *attrs, unsigned nattrs)
+{
+	struct {
+		struct vc_cu_req_launch rq;
+		struct vc_cu_launch_attr a[VC_CU_LAUNCH_ATTRS_MAX];
+		uint8_t params[VC_LAUNCH_PARAMS_MAX];
+	} *m;
+	uint32_t psize;
+	CUresult rc;
+
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!f)
+		return CUDA_ERROR_INVALID_HANDLE;
+	for (int i = 0; i < 3; i++)
+		if (!grid[i] || !block[i])
+			return CUDA_ERROR_INVALID_VALUE;
+	if (nattrs > VC_CU_LAUNCH_ATTRS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	m = malloc(sizeof(*m));
+	if (!m)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memset(&m->rq, 0, sizeof(m->rq));
+	rc = pack(f, kernelParams, extra, m->params, &psize);
+	if (rc)
+		goto out;
+	m->rq.func = (uint64_t)(uintptr_t)f;
+	m->rq.stream = (uint64_t)(uintptr_t)stream;
+	memcpy(m->rq.grid, grid, sizeof(m->rq.grid));
+	memcpy(m->rq.block, block, sizeof(m->rq.block));
+	m->rq.shared_mem = shmem;
+	m->rq.flags = flags;
+	m->rq.nattrs = nattrs;
+	m->rq.param_size = psize;
+	for (unsigned i = 0; i < nattrs; i++) {
+		memset(&m->a[i], 0, sizeof(m->a[i]));
+		m->a[i].id = (uint32_t)attrs[i].id;
+		memcpy(m->a[i].value, &attrs[i].value, sizeof(attrs[i].value));
+	}
+	/* Header, attributes and parameters travel as one command. */
+	if (nattrs)
+		memmove((uint8_t *)m->a + nattrs * sizeof(m->a[0]), m->params, psize);
+	rc = vc_cu_submit(VC_CU_vcLaunch, &m->rq, sizeof(m->rq),
+			  nattrs ? (const void *)m->a : (const void *)m->params,
+			  nattrs * sizeof(m->a[0]) + psize);
+out:
+	free(m);
+	return rc;
+}
+
+CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+				unsigned int gridDimZ, unsigned int blockDimX, unsigned int blockDimY,
+				unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
+				void **kernelParams, void **extra)
+{
+	unsigned g[3] = {gridDimX, gridDimY, gridDimZ}, b[3] = {blockDimX, blockDimY, blockDimZ};
+
+	return launch(f, g, b, sharedMemBytes, hStream, kernelParams, extra, 0, NULL, 0);
+}
+
+CUresult CUDAAPI cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDimY,
+					   unsigned int gridDimZ, unsigned int blockDimX,
+					   unsigned int blockDimY, unsigned int blockDimZ,
+					   unsigned int sharedMemBytes, CUstream hStream, void **kernelParams)
+{
+	unsigned g[3] = {gridDimX, gridDimY, gridDimZ}, b[3] = {blockDimX, blockDimY, blockDimZ};
+
+	return launch(f, g, b, sharedMemBytes, hStream, kernelParams, NULL, VC_CU_LAUNCH_COOPERATIVE,
+		      NULL, 0);
+}
+
+CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
+				  void **extra)
+{
+	unsigned g[3], b[3];
+
+	if (!config)
+		return CUDA_ERROR_INVALID_VALUE;
+	g[0] = config->gridDimX;
+	g[1] = config->gridDimY;
+	g[2] = config->gridDimZ;
+	b[0] = config->blockDimX;
+	b[1] = config->blockDimY;
+	b[2] = config->blockDimZ;
+	if (config->numAttrs && !config->attrs)
+		return CUDA_ERROR_INVALID_VALUE;
+	return launch(f, g, b, config->sharedMemBytes, config->hStream, kernelParams, extra, 0,
+		      config->attrs, config->numAttrs);
+}

@@ -1,0 +1,545 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * memory.c - device memory, copies, memsets, host memory and pointer
+ * attributes.
+ *
+ * Device pointers are the host GPU's real addresses. The guest keeps a map of
+ * its own allocations: cuMemcpy and cuMemcpyAsync must tell host from device
+ * addresses themselves, and pointer attributes are answered from it.
+ * Copies of up to 4 KiB host-to-device travel inline in the ring, and
+ * device-to-host copies that fit a reply slot come back in it; larger ones
+ * are pipelined through the staging arena.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vc_client.h"
+#include "vc_cu_guest.h"
+
+#define INLINE_HTOD_MAX 4096u
+
+/* ---- the allocation map --------------------------------------------------- */
+
+enum kind { K_DEVICE = 1, K_HOST = 2 };
+
+struct range {
+	uint64_t base, size;
+	uint64_t ctx;
+	unsigned flags; /* cuMemHostAlloc flags */
+	enum kind kind;
+	int owned;      /* host memory this library allocated (cuMemHostAlloc) */
+};
+
+static struct range *g_r; /* sorted by base, non-overlapping */
+static size_t g_n, g_cap;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static size_t find_index(uint64_t p)
+{
+	size_t lo = 0, hi = g_n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (g_r[mid].base <= p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo; /* first range with base > p */
+}
+
+static int track(uint64_t base, uint64_t size, enum kind k, unsigned flags, int owned)
+{
+	size_t i;
+
+	pthread_mutex_lock(&g_mu);
+	if (g_n == g_cap) {
+		size_t cap = g_cap ? g_cap * 2 : 64;
+		struct range *n = realloc(g_r, cap * sizeof(*n));
+
+		if (!n) {
+			pthread_mutex_unlock(&g_mu);
+			return -1;
+		}
+		g_r = n;
+		g_cap = cap;
+	}
+	i = find_index(base);
+	memmove(&g_r[i + 1], &g_r[i], (g_n - i) * sizeof(*g_r));
+	g_r[i] = (struct range){.base = base, .size = size ? size : 1, .ctx = vc_cu_current(),
+				.flags = flags, .kind = k, .owned = owned};
+	g_n++;
+	pthread_mutex_unlock(&g_mu);
+	return 0;
+}
+
+/* Remove the range starting at @base of kind @k; its record in *@out. */
+static int untrack(uint64_t base, enum kind k, struct range *out)
+{
+	size_t i;
+	int rc = -1;
+
+	pthread_mutex_lock(&g_mu);
+	i = find_index(base);
+	if (i && g_r[i - 1].base == base && g_r[i - 1].kind == k) {
+		if (out)
+			*out = g_r[i - 1];
+		memmove(&g_r[i - 1], &g_r[i], (g_n - i) * sizeof(*g_r));
+		g_n--;
+		rc = 0;
+	}
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+/* The range holding [@p, @p + @n), if any. */
+static int lookup(uint64_t p, uint64_t n, struct range *out)
+{
+	size_t i;
+	int rc = -1;
+
+	pthread_mutex_lock(&g_mu);
+	i = find_index(p);
+	if (i) {
+		const struct range *r = &g_r[i - 1];
+
+		if (p - r->base < r->size && n <= r->size - (p - r->base)) {
+			*out = *r;
+			rc = 0;
+		}
+	}
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+int vc_cu_mem_is_device(uint64_t p, uint64_t n)
+{
+	struct range r;
+
+	return !lookup(p, n ? n : 1, &r) && r.kind == K_DEVICE;
+}
+
+/* ---- allocation ------------------------------------------------------------------- */
+
+static CUresult alloc(uint32_t kind, uint64_t size, uint64_t w, uint64_t h, uint32_t elem, CUstream s,
+		      CUdeviceptr *dptr, size_t *pitch)
+{
+	struct vc_cu_req_alloc rq = {.kind = kind, .size = size, .width = w, .height = h, .elem = elem,
+				     .stream = (uint64_t)(uintptr_t)s};
+	struct vc_cu_rep_alloc rp;
+	CUresult rc;
+
+	if (!dptr)
+		return CUDA_ERROR_INVALID_VALUE;
+	rc = vc_cu_call(VC_CU_vcMemAlloc, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*dptr = rp.dptr;
+	if (pitch)
+		*pitch = rp.pitch;
+	track(rp.dptr, kind == VC_CU_ALLOC_PITCH ? rp.pitch * h : size, K_DEVICE, 0, 0);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+{
+	return alloc(VC_CU_ALLOC_PLAIN, bytesize, 0, 0, 0, NULL, dptr, NULL);
+}
+
+CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
+				    unsigned int ElementSizeBytes)
+{
+	if (!pPitch)
+		return CUDA_ERROR_INVALID_VALUE;
+	return alloc(VC_CU_ALLOC_PITCH, 0, WidthInBytes, Height, ElementSizeBytes, NULL, dptr, pPitch);
+}
+
+CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
+{
+	return alloc(VC_CU_ALLOC_ASYNC, bytesize, 0, 0, 0, hStream, dptr, NULL);
+}
+
+static CUresult mem_free(CUdeviceptr dptr, int async, CUstream s)
+{
+	struct vc_cu_req_free rq = {.dptr = dptr, .async = (uint32_t)async,
+				    .stream = (uint64_t)(uintptr_t)s};
+	struct vc_cu_prefix none;
+	CUresult rc;
+
+	if (async)
+		rc = vc_cu_submit(VC_CU_vcMemFree, &rq, sizeof(rq), NULL, 0);
+	else
+		rc = vc_cu_call(VC_CU_vcMemFree, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+	if (rc == CUDA_SUCCESS && dptr)
+		untrack(dptr, K_DEVICE, NULL);
+	return rc;
+}
+
+CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
+{
+	return mem_free(dptr, 0, NULL);
+}
+
+CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr dptr, CUstream hStream)
+{
+	return mem_free(dptr, 1, hStream);
+}
+
+/* ---- copies -------------------------------------------------------------------------- */
+
+struct copy {
+	uint32_t dir;
+	uint64_t dev;
+	CUstream stream;
+	int async;
+};
+
+static void fill(struct vc_cu_req_memcpy *rq, const struct copy *c, uint64_t off, uint64_t n)
+{
+	memset(rq, 0, sizeof(*rq));
+	rq->ctx = vc_cu_current();
+	rq->dir = c->dir;
+	rq->len = n;
+	rq->stream = (uint64_t)(uintptr_t)c->stream;
+	rq->async = (uint32_t)c->async;
+	if (c->dir == VC_CU_COPY_HTOD)
+		rq->dst = c->dev + off;
+	else
+		rq->src = c->dev + off;
+}
+
+static int emit_copy(struct vc_client *cl, void *arg, uint64_t off, uint64_t n, uint64_t aoff, uint64_t *seq)
+{
+	struct vc_cu_req_memcpy rq;
+
+	fill(&rq, arg, off, n);
+	rq.host = VC_CU_HOST_ARENA;
+	rq.arena_off = aoff;
+	return vc_client_submit(cl, VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, 0, seq);
+}
+
+static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int async)
+{
+	struct copy c = {.dir = VC_CU_COPY_HTOD, .dev = dst, .stream = s, .async = async};
+	struct vc_cu_state *st = vc_cu_state();
+	struct vc_cu_req_memcpy rq;
+	struct vc_cu_prefix none;
+	int rc;
+
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (n && !src)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n <= INLINE_HTOD_MAX) {
+		fill(&rq, &c, 0, n);
+		rq.host = VC_CU_HOST_INLINE;
+		if (async)
+			return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), src, n);
+		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), src, n, &none, 0, NULL, 0, 1);
+	}
+	rc = vc_client_put(st->client, src, n, emit_copy, &c, async);
+	return rc < 0 ? vc_cu_error(rc) : (CUresult)rc;
+}
+
+static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async)
+{
+	struct copy c = {.dir = VC_CU_COPY_DTOH, .dev = src, .stream = s, .async = async};
+	struct vc_cu_state *st = vc_cu_state();
+	struct vc_cu_req_memcpy rq;
+	struct vc_cu_prefix none;
+	size_t got = 0;
+	CUresult r;
+	int rc;
+
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (n && !dst)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Device-to-host copies wait for their data even when asynchronous:
+	 * into pageable memory they do natively too. */
+	if (n <= vc_client_inline_max(st->client) - VC_CU_REP_MAX) {
+		fill(&rq, &c, 0, n);
+		rq.host = VC_CU_HOST_INLINE;
+		r = vc_cu_call_sized(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, dst, n, &got, !async);
+		return r == CUDA_SUCCESS && got != n ? CUDA_ERROR_UNKNOWN : r;
+	}
+	rc = vc_client_get(st->client, dst, n, emit_copy, &c);
+	return rc < 0 ? vc_cu_error(rc) : (CUresult)rc;
+}
+
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int async)
+{
+	struct vc_cu_req_memcpy rq = {.dir = VC_CU_COPY_DTOD, .dst = dst, .src = src, .len = n,
+				      .stream = (uint64_t)(uintptr_t)s, .async = (uint32_t)async};
+	struct vc_cu_prefix none;
+
+	if (async)
+		return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0);
+	return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
+}
+
+CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
+{
+	return htod(dstDevice, srcHost, ByteCount, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemcpyHtoDAsync_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount,
+				      CUstream hStream)
+{
+	return htod(dstDevice, srcHost, ByteCount, hStream, 1);
+}
+
+CUresult CUDAAPI cuMemcpyDtoH_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return dtoh(dstHost, srcDevice, ByteCount, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemcpyDtoHAsync_v2(void *dstHost, CUdeviceptr srcDevice, size_t ByteCount,
+				      CUstream hStream)
+{
+	return dtoh(dstHost, srcDevice, ByteCount, hStream, 1);
+}
+
+CUresult CUDAAPI cuMemcpyDtoD_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount)
+{
+	return dtod(dstDevice, srcDevice, ByteCount, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemcpyDtoDAsync_v2(CUdeviceptr dstDevice, CUdeviceptr srcDevice, size_t ByteCount,
+				      CUstream hStream)
+{
+	return dtod(dstDevice, srcDevice, ByteCount, hStream, 1);
+}
+
+/* Unified copies: which side is the device is ours to tell. */
+static CUresult unified(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int async)
+{
+	int ddev = vc_cu_mem_is_device(dst, n), sdev = vc_cu_mem_is_device(src, n);
+
+	if (ddev && sdev)
+		return dtod(dst, src, n, s, async);
+	if (ddev)
+		return htod(dst, (const void *)(uintptr_t)src, n, s, async);
+	if (sdev)
+		return dtoh((void *)(uintptr_t)dst, src, n, s, async);
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	memmove((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, n);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpy(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount)
+{
+	return unified(dst, src, ByteCount, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCount, CUstream hStream)
+{
+	return unified(dst, src, ByteCount, hStream, 1);
+}
+
+/* ---- memsets --------------------------------------------------------------------- */
+
+static CUresult memset_dev(CUdeviceptr dst, uint32_t v, uint32_t elem, size_t n, CUstream s, int async)
+{
+	struct vc_cu_req_memset rq = {.dst = dst, .value = v, .elem = elem, .count = n,
+				      .stream = (uint64_t)(uintptr_t)s, .async = (uint32_t)async};
+	struct vc_cu_prefix none;
+
+	if (async)
+		return vc_cu_submit(VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0);
+	return vc_cu_call(VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+}
+
+CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr d, unsigned char uc, size_t N)
+{
+	return memset_dev(d, uc, 1, N, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemsetD16_v2(CUdeviceptr d, unsigned short us, size_t N)
+{
+	return memset_dev(d, us, 2, N, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemsetD32_v2(CUdeviceptr d, unsigned int ui, size_t N)
+{
+	return memset_dev(d, ui, 4, N, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr d, unsigned char uc, size_t N, CUstream s)
+{
+	return memset_dev(d, uc, 1, N, s, 1);
+}
+
+CUresult CUDAAPI cuMemsetD16Async(CUdeviceptr d, unsigned short us, size_t N, CUstream s)
+{
+	return memset_dev(d, us, 2, N, s, 1);
+}
+
+CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUstream s)
+{
+	return memset_dev(d, ui, 4, N, s, 1);
+}
+
+/* ---- host memory ---------------------------------------------------------------------- */
+
+/*
+ * Page-locked host memory is ordinary guest memory here: copies from it go
+ * through the staging arena like pageable ones. It is tracked so that pointer
+ * attributes and flags answer as natively. (Carving it from the shared region
+ * for copies without a staging step is the next step.)
+ */
+CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+{
+	void *p;
+
+	if (!pp || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (Flags & CU_MEMHOSTALLOC_DEVICEMAP)
+		return CUDA_ERROR_NOT_SUPPORTED; /* mapped host memory needs zero-copy */
+	p = aligned_alloc(4096, (bytesize + 4095) & ~(size_t)4095);
+	if (!p)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (track((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 1)) {
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*pp = p;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemAllocHost_v2(void **pp, size_t bytesize)
+{
+	return cuMemHostAlloc(pp, bytesize, 0);
+}
+
+CUresult CUDAAPI cuMemFreeHost(void *p)
+{
+	struct range r;
+
+	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r) || !r.owned)
+		return CUDA_ERROR_INVALID_VALUE;
+	free(p);
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+{
+	struct range r;
+
+	if (!p || !bytesize)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!lookup((uint64_t)(uintptr_t)p, bytesize, &r))
+		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	return track((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0) ? CUDA_ERROR_OUT_OF_MEMORY
+									: CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostUnregister(void *p)
+{
+	struct range r;
+
+	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))
+		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	if (r.owned) { /* cuMemHostAlloc memory is not unregistered */
+		track(r.base, r.size, K_HOST, r.flags, 1);
+		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
+{
+	struct range r;
+
+	if (!pFlags || lookup((uint64_t)(uintptr_t)p, 1, &r) || r.kind != K_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pFlags = r.flags;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
+{
+	(void)pdptr, (void)p, (void)Flags;
+	return CUDA_ERROR_NOT_SUPPORTED; /* mapped host memory needs zero-copy */
+}
+
+/* ---- pointer attributes ----------------------------------------------------------------- */
+
+static CUresult attribute(void *data, CUpointer_attribute a, CUdeviceptr ptr, int known, const struct range *r)
+{
+	uint64_t base = known ? r->base : 0, size = known ? r->size : 0;
+
+	switch (a) {
+	case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+		*(unsigned *)data = !known ? 0 : r->kind == K_DEVICE ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_CONTEXT:
+		*(CUcontext *)data = known ? (CUcontext)(uintptr_t)r->ctx : NULL;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
+		*(CUdeviceptr *)data = known && r->kind == K_DEVICE ? ptr : 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
+		*(void **)data = known && r->kind == K_HOST ? (void *)(uintptr_t)ptr : NULL;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
+		*(int *)data = known ? 0 : -2;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(int *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+		*(CUdeviceptr *)data = base;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+		*(size_t *)data = size;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_BUFFER_ID:
+		*(unsigned long long *)data = base;
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_NOT_SUPPORTED;
+	}
+}
+
+CUresult CUDAAPI cuPointerGetAttribute(void *data, CUpointer_attribute attribute_, CUdeviceptr ptr)
+{
+	struct range r;
+
+	if (!data)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* Natively, a pointer the driver does not know is an invalid value here. */
+	if (lookup(ptr, 1, &r))
+		return CUDA_ERROR_INVALID_VALUE;
+	return attribute(data, attribute_, ptr, 1, &r);
+}
+
+CUresult CUDAAPI cuPointerGetAttributes(unsigned int numAttributes, CUpointer_attribute *attributes,
+					 void **data, CUdeviceptr ptr)
+{
+	struct range r;
+	int known;
+
+	if (!attributes || !data)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	/* Natively this succeeds for unknown (pageable) pointers, with zeros. */
+	known = !lookup(ptr, 1, &r);
+	for (unsigned i = 0; i < numAttributes; i++)
+		if (data[i] && attribute(data[i], attributes[i], ptr, known, &r) == CUDA_ERROR_NOT_SUPPORTED)
+			memset(data[i], 0, sizeof(int));
+	return CUDA_SUCCESS;
+}

@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_cu_guest.h - the guest libcuda.so.1's internals: the connection to
+ * vcuda-server, the calling thread's context, device facts fetched once at
+ * cuInit, and the two ways a call travels (vc_cu_call, vc_cu_submit).
+ *
+ * Everything here is hidden: the library exports only the driver API (a
+ * version script keeps every vc_* symbol local).
+ */
+#ifndef VC_CU_GUEST_H
+#define VC_CU_GUEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda.h>
+
+#include "vc_cuda_manual.h"
+#include "vc_cuda_wire.h"
+
+struct vc_client;
+
+/* One measured cuGetProcAddress answer: (name, cudaVersion, flags) -> entry. */
+struct vc_procaddr_entry {
+	const char *name;
+	int version;
+	int flags;
+	const void *fn;
+};
+extern const struct vc_procaddr_entry vc_procaddr_table[];
+extern const size_t vc_procaddr_count;
+
+/* CUresult names and descriptions (generated). */
+struct vc_cu_errstr {
+	int code;
+	const char *name;
+	const char *desc;
+};
+extern const struct vc_cu_errstr vc_cu_errors[];
+extern const size_t vc_cu_nerrors;
+
+/* Device facts, fetched from the host at cuInit. */
+struct vc_cu_device {
+	struct vc_cu_device_info info;
+};
+
+struct vc_cu_state {
+	struct vc_client *client;
+	int driver_version;
+	int device_count;
+	struct vc_cu_device dev[16];
+};
+
+/** vc_cu_state() - the library's state once cuInit succeeded, else NULL. */
+struct vc_cu_state *vc_cu_state(void);
+
+/** vc_cu_current() - the calling thread's current context id (0: none). */
+uint64_t vc_cu_current(void);
+
+/** vc_cu_set_current() - make context id @ctx current on the calling thread. */
+void vc_cu_set_current(uint64_t ctx);
+
+/**
+ * vc_cu_call() - a synchronous CUDA operation: request @req (@reqlen bytes,
+ * starting with struct vc_cu_prefix, which this fills with the current
+ * context) and @dlen bytes of @data after it; the reply struct into @rep
+ * (@replen bytes) and up to @outcap bytes of reply data into @out. With
+ * @syncs, a pending asynchronous error is reported, as CUDA does at
+ * synchronising calls.
+ */
+CUresult vc_cu_call(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
+		    size_t replen, void *out, size_t outcap, int syncs);
+
+/** vc_cu_call_sized() - vc_cu_call() that also returns the reply data length. */
+CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
+			  size_t replen, void *out, size_t outcap, size_t *outlen, int syncs);
+
+/**
+ * vc_cu_submit() - an asynchronous CUDA operation: queued and published; its
+ * failure becomes the sticky error reported at the next synchronising call.
+ */
+CUresult vc_cu_submit(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen);
+
+/** vc_cu_error() - the CUresult for a transport failure @rc (-errno), said once on stderr. */
+CUresult vc_cu_error(int rc);
+
+/** vc_cu_take_error() - report a pending asynchronous error (CUDA semantics), or CUDA_SUCCESS. */
+CUresult vc_cu_take_error(void);
+
+/** vc_cu_unsupported() - what an entry point vcuda does not implement answers. */
+int vc_cu_unsupported(const char *name);
+
+/** vc_cu_debug() - whether VCUDA_DEBUG is set. */
+int vc_cu_debug(void);
+
+/* ---- per-area hooks ---------------------------------------------------------- */
+
+/** vc_cu_mem_is_device() - whether [@p, @p + @n) lies in a device allocation of ours. */
+int vc_cu_mem_is_device(uint64_t p, uint64_t n);
+
+/** vc_cu_params_forget() - drop cached parameter layouts (context destroyed). */
+void vc_cu_params_forget(void);
+
+#endif /* VC_CU_GUEST_H */
