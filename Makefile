@@ -47,7 +47,8 @@ SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c sh
               shared/vc_copy.c
 SERVER_SRC := host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
-              host-backend/cu_manual.c host-backend/cu_driver.c
+              host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
+              host-backend/cu_driver_standin.c
 CLIENT_SRC := guest-lib/vc_client.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
@@ -87,13 +88,14 @@ all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
 GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv tools/gen/errors.tsv \
+              tests/data/devprofile-h200.tsv \
               tools/gen/libcuda.symbols tools/gen/driver_extra.txt
 GEN_STAMP  := $(BUILD)/gen/.stamp
 ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \
-              vc_cuda_errors_gen.c)
+              vc_cuda_errors_gen.c vc_cuda_driver_unsup_gen.c vc_devprofile_gen.c)
 
 $(GEN_STAMP): $(GEN_INPUTS)
 	@mkdir -p $(@D)
@@ -120,7 +122,8 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(ABI_HASH) $(GEN_STAMP)
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
 
 $(LIBSHARED): $(call obj,$(SHARED_SRC))
-$(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o
+$(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o \
+              $(BUILD)/obj/gen/vc_cuda_driver_unsup_gen.o $(BUILD)/obj/gen/vc_devprofile_gen.o
 $(LIBCLIENT): $(call obj,$(CLIENT_SRC))
 $(LIBEXPTAB): $(call obj,$(EXPTAB_SRC))
 $(BUILD)/lib/%.a:

@@ -5,32 +5,27 @@
  * Used where there is no GPU (CI, developers' machines): "device" memory is
  * host RAM behind synthetic device addresses, copies and memsets really move
  * bytes, launches are validated for shape and recorded but run nothing.
+ * CUDA operations go through the real CUDA executor over the stand-in driver
+ * (cu_driver_standin.c), so that everything above the driver is the code
+ * that runs on a GPU.
  * vcuda-server uses it only when asked by name; it is never a default.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "cu_standin.h"
+#include "standin_mem.h"
 #include "vc_copy.h"
 #include "vc_wire.h"
 #include "vcuda/server.h"
 
 #define VA_BASE 0x7f0000000000ull /* looks like a device address, never a host one */
-#define VA_ALIGN (2ull << 20)
 #define DEFAULT_LIMIT (1ull << 30)
-#define MAX_ALLOCS 65536u
-
-struct standin_alloc {
-	uint64_t base;
-	uint64_t size;
-	uint8_t *mem;
-};
 
 struct standin {
-	struct standin_alloc *a; /* sorted by base */
-	size_t n, cap;
-	uint64_t next_va;
-	uint64_t in_use, limit;
+	struct vc_smem mem;  /* the transport test operations' memory */
+	void *cu;            /* CUDA operations: the CUDA executor over the stand-in driver */
 	uint64_t launches;
 	uint64_t last_func;
 	uint64_t param_hash;
@@ -43,99 +38,55 @@ static int standin_open(void *factory, void **ctx)
 
 	if (!s)
 		return -ENOMEM;
-	s->next_va = VA_BASE;
-	s->limit = cfg && cfg->mem_limit ? cfg->mem_limit : DEFAULT_LIMIT;
+	uint64_t limit = cfg && cfg->mem_limit ? cfg->mem_limit : DEFAULT_LIMIT;
+	int rc;
+
+	vc_smem_init(&s->mem, VA_BASE, limit);
 	s->param_hash = 0xcbf29ce484222325ull;
+	rc = vc_exec_cuda_ops.open((void *)vc_cuda_driver_standin(limit), &s->cu);
+	if (rc) {
+		vc_smem_fini(&s->mem);
+		free(s);
+		return rc;
+	}
 	*ctx = s;
 	return 0;
+}
+
+static int standin_cuda_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)
+{
+	struct standin *s = ctx;
+
+	return vc_exec_cuda_ops.cuda_call(s->cu, op, req, len, out);
 }
 
 static void standin_close(void *ctx)
 {
 	struct standin *s = ctx;
 
-	for (size_t i = 0; i < s->n; i++)
-		free(s->a[i].mem);
-	free(s->a);
+	vc_exec_cuda_ops.close(s->cu);
+	vc_smem_fini(&s->mem);
 	free(s);
-}
-
-/* Index of the allocation holding [ptr, ptr + len), or -1. */
-static long find(const struct standin *s, uint64_t ptr, uint64_t len)
-{
-	size_t lo = 0, hi = s->n;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->a[mid].base <= ptr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo)
-		return -1;
-	const struct standin_alloc *a = &s->a[lo - 1];
-	uint64_t off = ptr - a->base;
-
-	if (!(len <= a->size && off <= a->size - len))
-		return -1;
-	return (long)(lo - 1);
 }
 
 static int standin_mem_alloc(void *ctx, uint64_t size, uint64_t *dptr)
 {
 	struct standin *s = ctx;
-	struct standin_alloc *na;
-	uint64_t span;
+	int rc = vc_smem_alloc(&s->mem, size, NULL, dptr);
 
-	if (!size)
-		return VC_CUDA_ERROR_INVALID_VALUE;
-	if (size > s->limit - s->in_use || s->n >= MAX_ALLOCS)
-		return VC_CUDA_ERROR_OUT_OF_MEMORY;
-	span = (size + VA_ALIGN - 1) & ~(VA_ALIGN - 1);
-	if (s->n == s->cap) {
-		size_t cap = s->cap ? s->cap * 2 : 16;
-
-		na = realloc(s->a, cap * sizeof(*na));
-		if (!na)
-			return VC_CUDA_ERROR_OUT_OF_MEMORY;
-		s->a = na;
-		s->cap = cap;
-	}
-	na = &s->a[s->n];
-	na->mem = malloc(size);
-	if (!na->mem)
-		return VC_CUDA_ERROR_OUT_OF_MEMORY;
-	na->base = s->next_va;
-	na->size = size;
-	/* A guard gap after each allocation, so that an overrun is never a hit. */
-	s->next_va += span + VA_ALIGN;
-	s->n++;
-	s->in_use += size;
-	*dptr = na->base;
-	return VC_CUDA_SUCCESS;
+	return rc == -EINVAL ? VC_CUDA_ERROR_INVALID_VALUE : rc ? VC_CUDA_ERROR_OUT_OF_MEMORY : 0;
 }
 
 static int standin_mem_free(void *ctx, uint64_t dptr)
 {
 	struct standin *s = ctx;
-	long i = find(s, dptr, 0);
 
-	if (i < 0 || s->a[i].base != dptr)
-		return VC_CUDA_ERROR_INVALID_VALUE;
-	free(s->a[i].mem);
-	s->in_use -= s->a[i].size;
-	memmove(&s->a[i], &s->a[i + 1], (s->n - (size_t)i - 1) * sizeof(s->a[0]));
-	s->n--;
-	return VC_CUDA_SUCCESS;
+	return vc_smem_free(&s->mem, dptr) ? VC_CUDA_ERROR_INVALID_VALUE : VC_CUDA_SUCCESS;
 }
 
 static uint8_t *dev(struct standin *s, uint64_t ptr, uint64_t len)
 {
-	long i = find(s, ptr, len);
-
-	return i < 0 ? NULL : s->a[i].mem + (ptr - s->a[i].base);
+	return vc_smem_ptr(&s->mem, ptr, len);
 }
 
 /* A GPU's copy engine writes device memory without passing through the host
@@ -232,8 +183,8 @@ void vc_standin_stats(void *ctx, uint64_t *launches, uint64_t *bytes_in_use, uin
 	const struct standin *s = ctx;
 
 	*launches = s ? s->launches : 0;
-	*bytes_in_use = s ? s->in_use : 0;
-	*allocs = s ? s->n : 0;
+	*bytes_in_use = s ? s->mem.in_use : 0;
+	*allocs = s ? s->mem.n : 0;
 }
 
 const struct vc_executor_ops vc_exec_ci_standin_ops = {
@@ -248,4 +199,5 @@ const struct vc_executor_ops vc_exec_ci_standin_ops = {
 	.memset = standin_memset,
 	.launch = standin_launch,
 	.synchronize = standin_synchronize,
+	.cuda_call = standin_cuda_call,
 };

@@ -1,0 +1,855 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_driver_standin.c - the CI STAND-IN FOR THE CUDA DRIVER (see
+ * cu_standin.h). One per process, like the real driver, and thread-safe like
+ * it: sessions are served on threads of their own. Objects are small heap
+ * records with a tag, so that a handle of one kind is never taken for
+ * another; device memory is a vc_smem owned by contexts.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cu_standin.h"
+#include "standin_mem.h"
+
+#define VA_BASE 0x7e0000000000ull
+
+enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT };
+
+struct obj {
+	enum tag tag;
+	struct obj *ctx;   /* owning context (contexts: themselves) */
+	unsigned flags;
+	int priority;
+	uint64_t id;
+};
+
+static struct vc_cuda_driver g_drv;
+static struct vc_smem g_mem;
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static uint64_t g_limit, g_launches, g_next_id = 1;
+static __thread struct obj *t_ctx;
+
+static struct obj *new_obj(enum tag t)
+{
+	struct obj *o = calloc(1, sizeof(*o));
+
+	if (o) {
+		o->tag = t;
+		o->ctx = t == T_CTX ? o : t_ctx;
+		pthread_mutex_lock(&g_mu);
+		o->id = g_next_id++;
+		pthread_mutex_unlock(&g_mu);
+	}
+	return o;
+}
+
+static int is(const void *h, enum tag t)
+{
+	return h && ((const struct obj *)h)->tag == t;
+}
+
+/* Streams: NULL and the two special handles are valid too. */
+static int stream_ok(CUstream s)
+{
+	return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || is(s, T_STREAM);
+}
+
+static void del_obj(void *h)
+{
+	((struct obj *)h)->tag = 0;
+	free(h);
+}
+
+/* ---- driver and device ------------------------------------------------------- */
+
+static CUresult s_init(unsigned int f)
+{
+	return f ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+static CUresult s_version(int *v)
+{
+	*v = vc_standin_driver_version;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_count(int *n)
+{
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_device_get(CUdevice *d, int ordinal)
+{
+	if (ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_attr(int *v, CUdevice_attribute a, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if ((int)a < 1 || (int)a >= vc_standin_nattrs)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = vc_standin_attrs[a];
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_name(char *name, int len, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Says what it is wherever a program prints the device's name. */
+	strncpy(name, "vcuda CI stand-in (no GPU)", (size_t)len - 1);
+	name[len - 1] = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_uuid(CUuuid *u, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	memcpy(u->bytes, "vcuda-ci-standin", 16);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_total(size_t *b, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*b = g_limit;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_pci(char *id, int len, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	strncpy(id, "0000:00:00.0", (size_t)len - 1);
+	id[len - 1] = 0;
+	return CUDA_SUCCESS;
+}
+
+/* ---- contexts ------------------------------------------------------------------ */
+
+static CUresult s_ctx_create(CUcontext *pc, CUctxCreateParams *p, unsigned flags, CUdevice d)
+{
+	struct obj *c;
+
+	(void)p;
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	c = new_obj(T_CTX);
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->flags = flags;
+	t_ctx = c;
+	*pc = (CUcontext)c;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_ctx_destroy(CUcontext c)
+{
+	if (!is(c, T_CTX))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&g_mu);
+	vc_smem_free_owner(&g_mem, c);
+	pthread_mutex_unlock(&g_mu);
+	if (t_ctx == (struct obj *)c)
+		t_ctx = NULL;
+	/* Objects in it (streams, modules) are the executor's to forget; they
+	 * keep a dangling owner, as handles of a destroyed context do natively. */
+	del_obj(c);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_ctx_set(CUcontext c)
+{
+	if (c && !is(c, T_CTX))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	t_ctx = (struct obj *)c;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_ctx_get(CUcontext *c)
+{
+	*c = (CUcontext)t_ctx;
+	return CUDA_SUCCESS;
+}
+
+static CUresult need_ctx(void)
+{
+	return t_ctx ? CUDA_SUCCESS : CUDA_ERROR_INVALID_CONTEXT;
+}
+
+static CUresult s_ctx_sync(void)
+{
+	return need_ctx();
+}
+
+static CUresult s_ctx_sync2(CUcontext c)
+{
+	return c && !is(c, T_CTX) ? CUDA_ERROR_INVALID_CONTEXT : c ? CUDA_SUCCESS : need_ctx();
+}
+
+static CUresult s_ctx_device(CUdevice *d)
+{
+	*d = 0;
+	return need_ctx();
+}
+
+static CUresult s_ctx_device2(CUdevice *d, CUcontext c)
+{
+	*d = 0;
+	return s_ctx_sync2(c);
+}
+
+static CUresult s_ctx_api(CUcontext c, unsigned int *v)
+{
+	*v = 13000;
+	return s_ctx_sync2(c);
+}
+
+static CUresult s_ctx_flags(unsigned int *f)
+{
+	*f = t_ctx ? t_ctx->flags : 0;
+	return need_ctx();
+}
+
+static CUresult s_ctx_prio(int *least, int *greatest)
+{
+	if (least)
+		*least = 0;
+	if (greatest)
+		*greatest = -5;
+	return need_ctx();
+}
+
+static CUresult s_ctx_limit_get(size_t *v, CUlimit l)
+{
+	(void)l;
+	*v = 1024;
+	return need_ctx();
+}
+
+static CUresult s_ctx_limit_set(CUlimit l, size_t v)
+{
+	(void)l, (void)v;
+	return need_ctx();
+}
+
+static CUresult s_ctx_id(CUcontext c, unsigned long long *id)
+{
+	struct obj *o = c ? (struct obj *)c : t_ctx;
+
+	if (!o || !is(o, T_CTX))
+		return CUDA_ERROR_INVALID_CONTEXT;
+	*id = o->id;
+	return CUDA_SUCCESS;
+}
+
+/* ---- memory ------------------------------------------------------------------ */
+
+static CUresult s_alloc(CUdeviceptr *d, size_t n)
+{
+	uint64_t va;
+	int rc;
+
+	if (!t_ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&g_mu);
+	rc = vc_smem_alloc(&g_mem, n, t_ctx, &va);
+	pthread_mutex_unlock(&g_mu);
+	if (rc)
+		return rc == -EINVAL ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
+	*d = va;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_alloc_pitch(CUdeviceptr *d, size_t *pitch, size_t w, size_t h, unsigned e)
+{
+	size_t p = (w + 511) & ~(size_t)511;
+
+	if (!w || !h || (e != 4 && e != 8 && e != 16) || h > SIZE_MAX / p)
+		return CUDA_ERROR_INVALID_VALUE;
+	*pitch = p;
+	return s_alloc(d, p * h);
+}
+
+static CUresult s_alloc_async(CUdeviceptr *d, size_t n, CUstream s)
+{
+	return stream_ok(s) ? s_alloc(d, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_free(CUdeviceptr d)
+{
+	int rc;
+
+	pthread_mutex_lock(&g_mu);
+	rc = vc_smem_free(&g_mem, d);
+	pthread_mutex_unlock(&g_mu);
+	return rc ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+static CUresult s_free_async(CUdeviceptr d, CUstream s)
+{
+	return stream_ok(s) ? s_free(d) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_info(size_t *freeb, size_t *total)
+{
+	pthread_mutex_lock(&g_mu);
+	*freeb = g_limit - g_mem.in_use;
+	*total = g_limit;
+	pthread_mutex_unlock(&g_mu);
+	return need_ctx();
+}
+
+static CUresult s_ptr_attrs(unsigned n, CUpointer_attribute *a, void **data, CUdeviceptr p)
+{
+	struct vc_smem_alloc *al;
+
+	pthread_mutex_lock(&g_mu);
+	al = vc_smem_find(&g_mem, p, 1);
+	for (unsigned i = 0; i < n; i++) {
+		switch (a[i]) {
+		case CU_POINTER_ATTRIBUTE_CONTEXT:
+			*(CUcontext *)data[i] = al ? (CUcontext)al->owner : NULL;
+			break;
+		case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
+			*(CUdeviceptr *)data[i] = al ? al->base : 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_RANGE_SIZE:
+			*(size_t *)data[i] = al ? al->size : 0;
+			break;
+		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
+			*(unsigned *)data[i] = al ? CU_MEMORYTYPE_DEVICE : 0;
+			break;
+		default:
+			memset(data[i], 0, sizeof(int));
+		}
+	}
+	pthread_mutex_unlock(&g_mu);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
+{
+	struct vc_smem_alloc *al;
+	CUresult rc = CUDA_ERROR_NOT_FOUND;
+
+	pthread_mutex_lock(&g_mu);
+	al = vc_smem_find(&g_mem, p, 1);
+	if (al) {
+		if (base)
+			*base = al->base;
+		if (size)
+			*size = al->size;
+		rc = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+/* Copies hold the lock while they move bytes: another thread's free must not
+ * pull the memory away mid-copy. */
+static CUresult copy(void *dst, uint64_t ddev, const void *src, uint64_t sdev, size_t n)
+{
+	uint8_t *d = dst;
+	const uint8_t *s = src;
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	pthread_mutex_lock(&g_mu);
+	if (!d)
+		d = vc_smem_ptr(&g_mem, ddev, n);
+	if (!s)
+		s = vc_smem_ptr(&g_mem, sdev, n);
+	if (d && s) {
+		memmove(d, s, n);
+		rc = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+static CUresult s_htod(CUdeviceptr d, const void *s, size_t n)
+{
+	return copy(NULL, d, s, 0, n);
+}
+
+static CUresult s_dtoh(void *d, CUdeviceptr s, size_t n)
+{
+	return copy(d, 0, NULL, s, n);
+}
+
+static CUresult s_dtod(CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+	return copy(NULL, d, NULL, s, n);
+}
+
+static CUresult s_htod_a(CUdeviceptr d, const void *s, size_t n, CUstream st)
+{
+	return stream_ok(st) ? s_htod(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_dtoh_a(void *d, CUdeviceptr s, size_t n, CUstream st)
+{
+	return stream_ok(st) ? s_dtoh(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_dtod_a(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
+{
+	return stream_ok(st) ? s_dtod(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult fill(CUdeviceptr d, uint32_t v, unsigned elem, size_t n)
+{
+	uint8_t *p;
+	CUresult rc = CUDA_ERROR_INVALID_VALUE;
+
+	if (n > SIZE_MAX / elem)
+		return rc;
+	pthread_mutex_lock(&g_mu);
+	p = vc_smem_ptr(&g_mem, d, n * elem);
+	if (p) {
+		for (size_t i = 0; i < n; i++)
+			memcpy(p + i * elem, &v, elem);
+		rc = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
+static CUresult s_set8(CUdeviceptr d, unsigned char v, size_t n)
+{
+	return fill(d, v, 1, n);
+}
+
+static CUresult s_set16(CUdeviceptr d, unsigned short v, size_t n)
+{
+	return fill(d, v, 2, n);
+}
+
+static CUresult s_set32(CUdeviceptr d, unsigned int v, size_t n)
+{
+	return fill(d, v, 4, n);
+}
+
+static CUresult s_set8a(CUdeviceptr d, unsigned char v, size_t n, CUstream s)
+{
+	return stream_ok(s) ? fill(d, v, 1, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_set16a(CUdeviceptr d, unsigned short v, size_t n, CUstream s)
+{
+	return stream_ok(s) ? fill(d, v, 2, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_set32a(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
+{
+	return stream_ok(s) ? fill(d, v, 4, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- modules, libraries, functions ------------------------------------------------- */
+
+static CUresult make(enum tag t, void **out)
+{
+	struct obj *o = new_obj(t);
+
+	if (!o)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	*out = o;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_mod_load(CUmodule *m, const void *img)
+{
+	/* Any image loads: kernels are never run here. */
+	return img ? make(T_MOD, (void **)m) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult s_mod_unload(CUmodule m)
+{
+	if (!is(m, T_MOD))
+		return CUDA_ERROR_INVALID_HANDLE;
+	del_obj(m);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_mod_func(CUfunction *f, CUmodule m, const char *name)
+{
+	(void)name;
+	return is(m, T_MOD) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_lib_load(CUlibrary *l, const void *code, CUjit_option *jo, void **jv, unsigned nj,
+			   CUlibraryOption *lo, void **lv, unsigned nl)
+{
+	(void)jo, (void)jv, (void)nj, (void)lo, (void)lv, (void)nl;
+	return code ? make(T_LIB, (void **)l) : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult s_lib_unload(CUlibrary l)
+{
+	if (!is(l, T_LIB))
+		return CUDA_ERROR_INVALID_HANDLE;
+	del_obj(l);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_lib_kernel(CUkernel *k, CUlibrary l, const char *name)
+{
+	(void)name;
+	return is(l, T_LIB) ? make(T_KERN, (void **)k) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_kernel_func(CUfunction *f, CUkernel k)
+{
+	return is(k, T_KERN) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_no_global(CUdeviceptr *d, size_t *n, void *owner, const char *name)
+{
+	(void)d, (void)n, (void)owner, (void)name;
+	/* Symbol sizes would need the image parsed; the stand-in stops here. */
+	return CUDA_ERROR_NOT_FOUND;
+}
+
+static CUresult s_mod_global(CUdeviceptr *d, size_t *n, CUmodule m, const char *name)
+{
+	return s_no_global(d, n, m, name);
+}
+
+static CUresult s_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name)
+{
+	return s_no_global(d, n, l, name);
+}
+
+static CUresult s_func_params(CUfunction f, size_t i, size_t *off, size_t *size)
+{
+	(void)i, (void)off, (void)size;
+	/* The layout is in the image's .nv.info, which the stand-in does not
+	 * read: "no parameter", so launches carry none. */
+	return is(f, T_FUNC) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_kernel_params(CUkernel k, size_t i, size_t *off, size_t *size)
+{
+	(void)i, (void)off, (void)size;
+	return is(k, T_KERN) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static int attr_value(int a)
+{
+	switch (a) {
+	case CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK:
+		return 1024;
+	case CU_FUNC_ATTRIBUTE_NUM_REGS:
+		return 32;
+	case CU_FUNC_ATTRIBUTE_PTX_VERSION:
+	case CU_FUNC_ATTRIBUTE_BINARY_VERSION:
+		return 90;
+	case CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+		return 48 * 1024;
+	default:
+		return 0;
+	}
+}
+
+static CUresult s_func_attr(int *v, CUfunction_attribute a, CUfunction f)
+{
+	if (!is(f, T_FUNC) && !is(f, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*v = attr_value(a);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_kernel_attr(int *v, CUfunction_attribute a, CUkernel k, CUdevice d)
+{
+	(void)d;
+	return s_func_attr(v, a, (CUfunction)k);
+}
+
+static CUresult s_func_set_attr(CUfunction f, CUfunction_attribute a, int v)
+{
+	(void)a, (void)v;
+	return is(f, T_FUNC) || is(f, T_KERN) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_kernel_set_attr(CUfunction_attribute a, int v, CUkernel k, CUdevice d)
+{
+	(void)d;
+	return s_func_set_attr((CUfunction)k, a, v);
+}
+
+static CUresult s_func_cache(CUfunction f, CUfunc_cache c)
+{
+	(void)c;
+	return is(f, T_FUNC) || is(f, T_KERN) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_kernel_cache(CUkernel k, CUfunc_cache c, CUdevice d)
+{
+	(void)d;
+	return s_func_cache((CUfunction)k, c);
+}
+
+static CUresult s_loading_mode(CUmoduleLoadingMode *m)
+{
+	*m = CU_MODULE_LAZY_LOADING;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
+{
+	(void)params, (void)extra;
+	if (!is(f, T_FUNC) && !is(f, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!c->gridDimX || !c->gridDimY || !c->gridDimZ || !c->blockDimX || !c->blockDimY || !c->blockDimZ ||
+	    (uint64_t)c->blockDimX * c->blockDimY * c->blockDimZ > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!stream_ok(c->hStream))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&g_mu);
+	g_launches++;
+	pthread_mutex_unlock(&g_mu);
+	return need_ctx();
+}
+
+/* ---- streams and events (all work completes at once) ------------------------------ */
+
+static CUresult s_stream_create(CUstream *s, unsigned flags)
+{
+	CUresult rc = need_ctx();
+
+	if (rc == CUDA_SUCCESS && (rc = make(T_STREAM, (void **)s)) == CUDA_SUCCESS)
+		((struct obj *)*s)->flags = flags;
+	return rc;
+}
+
+static CUresult s_stream_create_prio(CUstream *s, unsigned flags, int prio)
+{
+	CUresult rc = s_stream_create(s, flags);
+
+	if (rc == CUDA_SUCCESS)
+		((struct obj *)*s)->priority = prio < -5 ? -5 : prio > 0 ? 0 : prio;
+	return rc;
+}
+
+static CUresult s_stream_destroy(CUstream s)
+{
+	if (!is(s, T_STREAM))
+		return CUDA_ERROR_INVALID_HANDLE;
+	del_obj(s);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_stream_sync(CUstream s)
+{
+	return stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_stream_wait(CUstream s, CUevent e, unsigned f)
+{
+	(void)f;
+	return stream_ok(s) && is(e, T_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_stream_flags(CUstream s, unsigned *f)
+{
+	*f = is(s, T_STREAM) ? ((struct obj *)s)->flags : 0;
+	return stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_stream_prio(CUstream s, int *p)
+{
+	*p = is(s, T_STREAM) ? ((struct obj *)s)->priority : 0;
+	return stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_stream_id(CUstream s, unsigned long long *id)
+{
+	*id = is(s, T_STREAM) ? ((struct obj *)s)->id : (unsigned long long)(uintptr_t)s;
+	return stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_event_create(CUevent *e, unsigned flags)
+{
+	CUresult rc = need_ctx();
+
+	if (rc == CUDA_SUCCESS && (rc = make(T_EVENT, (void **)e)) == CUDA_SUCCESS)
+		((struct obj *)*e)->flags = flags;
+	return rc;
+}
+
+static CUresult s_event_destroy(CUevent e)
+{
+	if (!is(e, T_EVENT))
+		return CUDA_ERROR_INVALID_HANDLE;
+	del_obj(e);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_event_record(CUevent e, CUstream s)
+{
+	return is(e, T_EVENT) && stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_event_record_f(CUevent e, CUstream s, unsigned f)
+{
+	(void)f;
+	return s_event_record(e, s);
+}
+
+static CUresult s_event_sync(CUevent e)
+{
+	return is(e, T_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_event_elapsed(float *ms, CUevent a, CUevent b)
+{
+	if (!is(a, T_EVENT) || !is(b, T_EVENT))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*ms = 0.001f; /* nothing ran; positive, as a real interval would be */
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_occupancy(int *n, CUfunction f, int block, size_t smem)
+{
+	(void)smem;
+	if (!is(f, T_FUNC) && !is(f, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*n = block > 0 ? 2048 / block : 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_occupancy_f(int *n, CUfunction f, int block, size_t smem, unsigned flags)
+{
+	(void)flags;
+	return s_occupancy(n, f, block, smem);
+}
+
+/* ---- the table ----------------------------------------------------------------------- */
+
+static void build(void)
+{
+	struct vc_cuda_driver *d = &g_drv;
+
+	vc_cuda_driver_fill_unsupported(d);
+	vc_smem_init(&g_mem, VA_BASE, g_limit);
+	d->cuInit = s_init;
+	d->cuDriverGetVersion = s_version;
+	d->cuDeviceGetCount = s_count;
+	d->cuDeviceGet = s_device_get;
+	d->cuDeviceGetAttribute = s_attr;
+	d->cuDeviceGetName = s_name;
+	d->cuDeviceGetUuid_v2 = s_uuid;
+	d->cuDeviceTotalMem_v2 = s_total;
+	d->cuDeviceGetPCIBusId = s_pci;
+	d->cuCtxCreate_v4 = s_ctx_create;
+	d->cuCtxDestroy_v2 = s_ctx_destroy;
+	d->cuCtxSetCurrent = s_ctx_set;
+	d->cuCtxGetCurrent = s_ctx_get;
+	d->cuCtxSynchronize = s_ctx_sync;
+	d->cuCtxSynchronize_v2 = s_ctx_sync2;
+	d->cuCtxGetDevice = s_ctx_device;
+	d->cuCtxGetDevice_v2 = s_ctx_device2;
+	d->cuCtxGetApiVersion = s_ctx_api;
+	d->cuCtxGetFlags = s_ctx_flags;
+	d->cuCtxGetStreamPriorityRange = s_ctx_prio;
+	d->cuCtxGetLimit = s_ctx_limit_get;
+	d->cuCtxSetLimit = s_ctx_limit_set;
+	d->cuCtxGetId = s_ctx_id;
+	d->cuMemAlloc_v2 = s_alloc;
+	d->cuMemAllocPitch_v2 = s_alloc_pitch;
+	d->cuMemAllocAsync = s_alloc_async;
+	d->cuMemFree_v2 = s_free;
+	d->cuMemFreeAsync = s_free_async;
+	d->cuMemGetInfo_v2 = s_info;
+	d->cuMemGetAddressRange_v2 = s_range;
+	d->cuPointerGetAttributes = s_ptr_attrs;
+	d->cuMemcpyHtoD_v2 = s_htod;
+	d->cuMemcpyDtoH_v2 = s_dtoh;
+	d->cuMemcpyDtoD_v2 = s_dtod;
+	d->cuMemcpyHtoDAsync_v2 = s_htod_a;
+	d->cuMemcpyDtoHAsync_v2 = s_dtoh_a;
+	d->cuMemcpyDtoDAsync_v2 = s_dtod_a;
+	d->cuMemsetD8_v2 = s_set8;
+	d->cuMemsetD16_v2 = s_set16;
+	d->cuMemsetD32_v2 = s_set32;
+	d->cuMemsetD8Async = s_set8a;
+	d->cuMemsetD16Async = s_set16a;
+	d->cuMemsetD32Async = s_set32a;
+	d->cuModuleLoadData = s_mod_load;
+	d->cuModuleUnload = s_mod_unload;
+	d->cuModuleGetFunction = s_mod_func;
+	d->cuModuleGetGlobal_v2 = s_mod_global;
+	d->cuModuleGetLoadingMode = s_loading_mode;
+	d->cuLibraryLoadData = s_lib_load;
+	d->cuLibraryUnload = s_lib_unload;
+	d->cuLibraryGetKernel = s_lib_kernel;
+	d->cuLibraryGetGlobal = s_lib_global;
+	d->cuKernelGetFunction = s_kernel_func;
+	d->cuFuncGetParamInfo = s_func_params;
+	d->cuKernelGetParamInfo = s_kernel_params;
+	d->cuFuncGetAttribute = s_func_attr;
+	d->cuKernelGetAttribute = s_kernel_attr;
+	d->cuFuncSetAttribute = s_func_set_attr;
+	d->cuKernelSetAttribute = s_kernel_set_attr;
+	d->cuFuncSetCacheConfig = s_func_cache;
+	d->cuKernelSetCacheConfig = s_kernel_cache;
+	d->cuLaunchKernelEx = s_launch;
+	d->cuStreamCreate = s_stream_create;
+	d->cuStreamCreateWithPriority = s_stream_create_prio;
+	d->cuStreamDestroy_v2 = s_stream_destroy;
+	d->cuStreamSynchronize = s_stream_sync;
+	d->cuStreamQuery = s_stream_sync;
+	d->cuStreamWaitEvent = s_stream_wait;
+	d->cuStreamGetFlags = s_stream_flags;
+	d->cuStreamGetPriority = s_stream_prio;
+	d->cuStreamGetId = s_stream_id;
+	d->cuEventCreate = s_event_create;
+	d->cuEventDestroy_v2 = s_event_destroy;
+	d->cuEventRecord = s_event_record;
+	d->cuEventRecordWithFlags = s_event_record_f;
+	d->cuEventSynchronize = s_event_sync;
+	d->cuEventQuery = s_event_sync;
+	d->cuEventElapsedTime_v2 = s_event_elapsed;
+	d->cuOccupancyMaxActiveBlocksPerMultiprocessor = s_occupancy;
+	d->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = s_occupancy_f;
+}
+
+static uint64_t g_req_limit;
+
+static void build_once(void)
+{
+	g_limit = g_req_limit ? g_req_limit : (1ull << 30);
+	build();
+}
+
+const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)
+{
+	g_req_limit = mem_limit;
+	pthread_once(&g_once, build_once);
+	return &g_drv;
+}
+
+uint64_t vc_cuda_driver_standin_launches(void)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&g_mu);
+	n = g_launches;
+	pthread_mutex_unlock(&g_mu);
+	return n;
+}

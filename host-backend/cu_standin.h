@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_standin.h - the CI STAND-IN FOR THE CUDA DRIVER: a driver table whose
+ * device is host RAM. Device queries answer from a real H200's recorded
+ * profile (tests/data/devprofile-h200.tsv); contexts, modules, streams and
+ * events are bookkeeping; copies and memsets move real bytes; launches are
+ * checked for shape and counted, never run. For machines without a GPU (CI);
+ * vcuda-server uses it only with --executor ci-standin.
+ */
+#ifndef VC_CU_STANDIN_H
+#define VC_CU_STANDIN_H
+
+#include <stdint.h>
+
+#include "vc_cuda_driver_gen.h"
+
+/** vc_cuda_driver_standin() - the process's stand-in driver (created once). */
+const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit);
+
+/** vc_cuda_driver_standin_launches() - kernel launches the stand-in has recorded. */
+uint64_t vc_cuda_driver_standin_launches(void);
+
+/** vc_cuda_driver_fill_unsupported() - every entry answering CUDA_ERROR_NOT_SUPPORTED (generated). */
+void vc_cuda_driver_fill_unsupported(struct vc_cuda_driver *d);
+
+/* The recorded device profile (generated from tests/data). */
+extern const char vc_standin_device_name[];
+extern const unsigned long long vc_standin_device_total_mem;
+extern const int vc_standin_driver_version;
+extern const int vc_standin_attrs[];
+extern const int vc_standin_nattrs;
+
+#endif /* VC_CU_STANDIN_H */
