@@ -45,7 +45,7 @@ CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
               shared/vc_copy.c
-SERVER_SRC := host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
+SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
               host-backend/cu_driver_standin.c
@@ -78,12 +78,12 @@ ALL := $(FUZZ_BINS)
 else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA)
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
 endif
 
-.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup
+.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke
 all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
@@ -150,6 +150,14 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSERVER) $(LIBSHARED
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS) -ldl
 
+# A CUDA application: built against cuda.h as applications are (no internal
+# API names), linked to the guest libcuda.so.1.
+$(BUILD)/obj/tests/integration/test_cuda_api.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/obj/tests/integration/test_cuda_api.o: CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/tests/test_cuda_api: $(BUILD)/obj/tests/integration/test_cuda_api.o $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
+
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -165,6 +173,18 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBCLIENT) $(LIBSHARED)
 $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS) -ldl
+
+# NVIDIA's CUDA runtime over the guest library: an nvcc-built program, with
+# static (nvcc's default) and shared cudart.
+NVCC := $(CUDA_HOME)/bin/nvcc
+CUDART_SMOKE := $(BUILD)/tests/cudart_smoke_static $(BUILD)/tests/cudart_smoke_shared
+cudart-smoke: $(CUDART_SMOKE)
+$(BUILD)/tests/cudart_smoke_static: tests/integration/cudart/cudart_smoke.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -o $@ $<
+$(BUILD)/tests/cudart_smoke_shared: tests/integration/cudart/cudart_smoke.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -cudart shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
 
 # ---- variants ------------------------------------------------------------------
 asan:

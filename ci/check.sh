@@ -21,7 +21,7 @@ step() {
 	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1))
 		printf 'PASS  %-58s %4ds\n' "$name" $((SECONDS - t0))
-		grep -E '^(stress:|ok -|#### |Done )' "$log" | sed 's/^/      /' | head -20
+		grep -E '^(stress:|ok -|#### |Done |PASS |[0-9]+%: Checks)' "$log" | sed 's/^/      /' | head -20
 	else
 		fail=$((fail + 1))
 		failed+=("$name")
@@ -45,6 +45,19 @@ integration() { # VARIANT
 	"build/$v/tests/stress_client" --requests "$STRESS_REQUESTS" --threads 2 || rc=1
 	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
 	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
+	stop_server || rc=1
+	return $rc
+}
+
+cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI stand-in
+	local rc=0 g=build/release/guest
+	start_server build/release/bin/vcuda-server || return 1
+	echo "== driver API suite"
+	build/release/tests/test_cuda_api || rc=1
+	for v in static shared; do
+		echo "== NVIDIA cudart ($v) over the guest library"
+		LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_$v || rc=1
+	done
 	stop_server || rc=1
 	return $rc
 }
@@ -90,6 +103,8 @@ step "build TSan" make -j"$JOBS" VARIANT=tsan
 step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
 step "integration: $STRESS_REQUESTS requests, hostile clients, demo" integration release
 step "integration under ASan+UBSan" integration_asan
+step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
+step "CUDA through vcuda, CI stand-in: driver API, cudart static+shared" cuda_standin
 step "client detects a killed server" dead_server
 step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"

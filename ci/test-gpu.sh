@@ -1,6 +1,36 @@
 #!/usr/bin/env bash
-# make test-gpu: the GPU suite. It needs the CUDA executor and the guest
-# libcuda.so.1, which are not in this tree yet; until then it says so and fails.
-echo "test-gpu: the GPU suite arrives with the CUDA executor (guest libcuda.so.1 + host executor);" >&2
-echo "          this tree has only the transport and the CI stand-in. Nothing was run." >&2
-exit 2
+# make test-gpu: the GPU suite (tests/gpu), on a machine with an NVIDIA GPU.
+# Every program, built with static and with shared cudart, runs natively and
+# through vcuda-server (real driver); a program passes only if it passes
+# natively and prints byte for byte the same through vcuda.
+#
+# Environment: GPU_TESTS (built programs; default build/gpu-tests, built if
+# missing), VCUDA_BUILD (vcuda-server and the guest libcuda.so.1; default
+# build/release, built if missing), OUT (results; default a temp dir).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+ci_tmpdir test-gpu
+
+bin=${GPU_TESTS:-build/gpu-tests}
+vb=${VCUDA_BUILD:-build/release}
+out=${OUT:-$VC_TMP/results}
+if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+	echo "test-gpu: no NVIDIA GPU here; this suite runs on the GPU machine" >&2
+	exit 2
+fi
+[ -x "$vb/bin/vcuda-server" ] && [ -f "$vb/guest/libcuda.so.1" ] ||
+	make -j"$(nproc)" VARIANT=release "$vb/bin/vcuda-server" "$vb/guest/libcuda.so.1"
+[ -d "$bin/static" ] || make -C tests/gpu -j"$(nproc)" OUT="$PWD/$bin"
+
+export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
+"$vb/bin/vcuda-server" --socket "$VCUDA_SOCKET" --executor cuda >"$VC_TMP/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+rc=0
+bash tests/gpu/run-suite.sh --bin "$bin" --mode both --guest-lib "$PWD/$vb/guest" \
+	--socket "$VCUDA_SOCKET" --out "$out" || rc=$?
+kill -TERM "$SERVER_PID" 2>/dev/null || true
+wait "$SERVER_PID" || true
+mkdir -p "$out" && cp "$VC_TMP/server.log" "$out/server.log"
+exit $rc

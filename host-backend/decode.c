@@ -13,6 +13,7 @@
  * checked, then used.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "cu_out.h"
@@ -205,6 +206,9 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 	}
 	rc = s->ops->cuda_call(s->exec, c->h.op, c->p, c->plen, &out);
 	c->bulk = out.bulk;
+	if (rc && s->verbose)
+		fprintf(stderr, "vcuda-server: session %u: %s (seq %llu) -> %d\n", s->id, vc_cu_op_name(c->h.op),
+			(unsigned long long)c->seq, rc);
 	if (rc == VC_CUDA_SUCCESS && c->reply)
 		reply(s, c, rc, slot, out.data_len ? VC_CU_REP_MAX + out.data_len : out.rep_len);
 	return rc;

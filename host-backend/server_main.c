@@ -1,253 +1,142 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * server_main.c - vcuda-server: one process per VM (or per group of host-local
- * clients). Listens on a unix socket; each client gets its own shared region,
- * doorbell and completion eventfds, and a thread that serves its ring. When a
- * client disconnects, dies, or breaks the protocol, everything it held is
- * freed and the other clients carry on.
+ * server_main.c - vcuda-server's listener: one process per VM (or per group
+ * of host-local clients). It listens on a unix socket and hands each client
+ * to a worker process of its own (worker.c), which serves that client's
+ * session and frees everything when the client disconnects, dies or breaks
+ * the protocol. The listener itself never loads CUDA, so that workers can be
+ * forked safely and a fault in one never reaches the others.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "handshake.h"
-#include "region.h"
+#include "server_config.h"
 #include "vc_abi_hash.h"
-#include "vc_layout.h"
 #include "vc_sock.h"
-#include "vcuda/server.h"
 
-#define HANDSHAKE_TIMEOUT_MS 5000
-#define BEAT_MS 100
+#define STOP_GRACE_MS 5000
 
-struct config {
-	const char *socket_path;
-	const char *executor;
-	const char *driver;
-	struct vc_layout_req lreq;
-	unsigned max_sessions;
-	uint32_t spin_us;
-	struct vc_standin_config standin;
-	int verbose;
-};
-
-struct client {
-	struct client *next;
-	int sock;
+struct worker {
+	struct worker *next;
+	pid_t pid;
 	uint32_t id;
-	pthread_t thread;
-	struct vc_session *session; /* under g_lock; NULL when not serving */
-	bool done;                  /* under g_lock: thread finished, join me */
 };
 
-static struct config g_cfg;
-static const struct vc_executor_ops *g_exec;
-static void *g_exec_factory;
-static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct client *g_clients;
-static unsigned g_nclients;
+static struct vc_server_config g_cfg;
+static struct worker *g_workers;
+static unsigned g_nworkers;
 static volatile sig_atomic_t g_quit;
 static int g_wake[2] = {-1, -1};
 
-static void logmsg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void logmsg(const char *fmt, ...)
+static void wake(int sig)
 {
-	char buf[512];
-	struct timespec ts;
-	va_list ap;
+	char b = 0;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
-	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "vcuda-server[%d] %lld.%03ld %s\n", (int)getpid(), (long long)ts.tv_sec,
-		ts.tv_nsec / 1000000, buf);
+	if (sig == SIGINT || sig == SIGTERM)
+		g_quit = 1;
+	if (write(g_wake[1], &b, 1) < 0) {
+		/* the pipe is full: a wake-up is pending anyway */
+	}
 }
 
-static void refuse(int sock, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void refuse(int sock, int status, const char *fmt, ...)
+static void refuse_busy(int fd)
 {
 	struct vc_welcome w = {.magic = VC_WELCOME_MAGIC, .version = VC_PROTO_VERSION,
-			       .abi_hash = VC_ABI_HASH, .status = status};
-	va_list ap;
+			       .abi_hash = VC_ABI_HASH, .status = -EBUSY};
 
-	va_start(ap, fmt);
-	vsnprintf(w.message, sizeof(w.message), fmt, ap);
-	va_end(ap);
-	vc_sock_send(sock, &w, sizeof(w), NULL, 0);
+	snprintf(w.message, sizeof(w.message), "vcuda-server: too many sessions (%u); try again later",
+		 g_nworkers);
+	vc_sock_send(fd, &w, sizeof(w), NULL, 0);
 }
 
-/* Serve one client from handshake to teardown, on its own thread. */
-static void serve(struct client *c)
+/* Collect workers that ended; say how, when it was not a clean exit. */
+static void reap(void)
 {
-	struct vc_hello hello;
-	struct vc_welcome w = {0};
-	struct vc_layout layout;
-	struct vc_region region = {.mem_fd = -1, .doorbell_fd = -1, .complete_fd = -1};
-	struct vc_session *s = NULL;
-	struct vc_session_stats st;
-	char name[32], why[sizeof(w.message)];
-	uint8_t msg[sizeof(struct vc_hello)];
-	int fds[3], nfds, rc;
-	ssize_t n;
+	int status;
+	pid_t pid;
 
-	n = vc_sock_recv(c->sock, msg, sizeof(msg), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
-	if (n == -EMSGSIZE)
-		n = (ssize_t)sizeof(msg) + 1; /* oversized: refused below */
-	else if (n < 0) {
-		logmsg("client %u: no hello (%s), closing", c->id, strerror((int)-n));
+	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		for (struct worker **pp = &g_workers; *pp; pp = &(*pp)->next) {
+			struct worker *w = *pp;
+
+			if (w->pid != pid)
+				continue;
+			if (WIFSIGNALED(status))
+				vc_log("session %u: worker %d killed by signal %d; the session's resources went with it",
+				       w->id, (int)pid, WTERMSIG(status));
+			*pp = w->next;
+			free(w);
+			g_nworkers--;
+			break;
+		}
+	}
+}
+
+static void stop_all(void)
+{
+	struct timespec t0, now;
+
+	for (struct worker *w = g_workers; w; w = w->next)
+		kill(w->pid, SIGTERM);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (g_workers) {
+		reap();
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > STOP_GRACE_MS) {
+			for (struct worker *w = g_workers; w; w = w->next)
+				kill(w->pid, SIGKILL);
+		}
+		usleep(10000);
+	}
+}
+
+static void spawn(int lfd, int cfd, uint32_t id)
+{
+	struct worker *w = calloc(1, sizeof(*w));
+	pid_t pid;
+
+	if (!w) {
+		close(cfd);
 		return;
 	}
-	rc = vc_hello_decode(msg, n, &hello, why, sizeof(why));
-	if (rc) {
-		logmsg("client %u: %s; refused", c->id, why);
-		refuse(c->sock, rc, "%s", why);
+	pid = fork();
+	if (pid == 0) {
+		/* A worker does not outlive its listener: killing vcuda-server ends
+		 * its sessions (their guests see the server gone). */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
+			_exit(1);
+		signal(SIGCHLD, SIG_DFL);
+		close(lfd);
+		close(g_wake[0]);
+		close(g_wake[1]);
+		_exit(vc_worker_main(&g_cfg, cfd, id));
+	}
+	close(cfd);
+	if (pid < 0) {
+		vc_log("cannot start a worker for client %u: %s", id, strerror(errno));
+		free(w);
 		return;
 	}
-	rc = vc_layout_compute(&g_cfg.lreq, &layout);
-	if (rc)
-		goto err_refuse;
-	snprintf(name, sizeof(name), "vcuda-session-%u", c->id);
-	rc = vc_region_create(&layout, name, &region);
-	if (rc)
-		goto err_refuse;
-	struct vc_session_params p = {
-		.base = region.base,
-		.layout = &layout,
-		.doorbell_fd = region.doorbell_fd,
-		.complete_fd = region.complete_fd,
-		.hangup_fd = c->sock,
-		.exec = g_exec,
-		.exec_factory = g_exec_factory,
-		.id = c->id,
-		.spin_us = g_cfg.spin_us,
-	};
-	rc = vc_session_create(&p, &s);
-	if (rc)
-		goto err_region;
-
-	w.magic = VC_WELCOME_MAGIC;
-	w.version = VC_PROTO_VERSION;
-	w.abi_hash = VC_ABI_HASH;
-	w.session_id = c->id;
-	w.layout = layout;
-	fds[0] = region.mem_fd;
-	fds[1] = region.doorbell_fd;
-	fds[2] = region.complete_fd;
-	rc = vc_sock_send(c->sock, &w, sizeof(w), fds, 3);
-	if (rc)
-		goto err_session;
-	logmsg("session %u: opened for pid %u (%s): region %" PRIu64 " B, ring %u B, arena %" PRIu64
-	       " B in %u B chunks, executor %s",
-	       c->id, hello.pid, hello.comm, layout.region_size, layout.ring_size, layout.arena_size,
-	       layout.chunk_size, g_exec->name);
-
-	pthread_mutex_lock(&g_lock);
-	c->session = s;
-	pthread_mutex_unlock(&g_lock);
-	rc = vc_session_run(s);
-	pthread_mutex_lock(&g_lock);
-	c->session = NULL;
-	pthread_mutex_unlock(&g_lock);
-
-	vc_session_get_stats(s, &st);
-	if (rc)
-		logmsg("session %u: FATAL: %s, after %" PRIu64 " commands; resources freed", c->id,
-		       vc_fatal_name(st.fatal), st.commands);
-	else
-		logmsg("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches", c->id,
-		       st.commands, st.batches);
-	vc_session_destroy(s);
-	vc_region_destroy(&region);
-	return;
-
-err_session:
-	vc_session_destroy(s);
-err_region:
-	vc_region_destroy(&region);
-err_refuse:
-	logmsg("client %u: cannot open a session: %s", c->id, strerror(-rc));
-	refuse(c->sock, rc, "vcuda-server cannot open a session: %s", strerror(-rc));
-}
-
-static void *client_thread(void *arg)
-{
-	struct client *c = arg;
-	char b = 0;
-
-	serve(c);
-	close(c->sock);
-	pthread_mutex_lock(&g_lock);
-	c->done = true;
-	pthread_mutex_unlock(&g_lock);
-	if (write(g_wake[1], &b, 1) < 0 && errno != EAGAIN)
-		logmsg("wake pipe: %s", strerror(errno));
-	return NULL;
-}
-
-/* Join finished client threads; with @all, stop every session and join all. */
-static void reap(bool all)
-{
-	for (;;) {
-		struct client *c, **pp;
-		bool left;
-
-		pthread_mutex_lock(&g_lock);
-		if (all)
-			for (c = g_clients; c; c = c->next)
-				if (c->session)
-					vc_session_stop(c->session); /* not started: only signals */
-		for (pp = &g_clients; *pp && !(*pp)->done; pp = &(*pp)->next)
-			;
-		c = *pp;
-		if (c) {
-			*pp = c->next;
-			g_nclients--;
-		}
-		left = g_clients != NULL;
-		pthread_mutex_unlock(&g_lock);
-		if (c) {
-			pthread_join(c->thread, NULL);
-			free(c);
-			continue;
-		}
-		if (!all || !left)
-			return;
-		usleep(10000); /* threads still in a handshake or finishing a stop */
-	}
-}
-
-static void heartbeat(void)
-{
-	pthread_mutex_lock(&g_lock);
-	for (struct client *c = g_clients; c; c = c->next)
-		if (c->session)
-			vc_session_heartbeat(c->session);
-	pthread_mutex_unlock(&g_lock);
-}
-
-static void on_signal(int sig)
-{
-	char b = 0;
-
-	(void)sig;
-	g_quit = 1;
-	if (write(g_wake[1], &b, 1) < 0) {
-		/* nothing to do in a signal handler */
-	}
+	w->pid = pid;
+	w->id = id;
+	w->next = g_workers;
+	g_workers = w;
+	g_nworkers++;
 }
 
 static int listen_on(const char *path)
@@ -294,7 +183,7 @@ static void usage(FILE *f)
 		"      --max-sessions N     refuse clients beyond N (default 64)\n"
 		"      --spin-us US         busy-poll before sleeping (default 100)\n"
 		"      --standin-mem BYTES  ci-standin device memory per session (default 1G)\n"
-		"  -v, --verbose\n"
+		"  -v, --verbose            log every CUDA operation that fails\n"
 		"Sizes accept K, M and G suffixes.\n");
 }
 
@@ -397,28 +286,15 @@ static int parse_args(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
+	struct sigaction sa = {.sa_handler = wake};
 	struct vc_layout probe;
-	struct sigaction sa = {.sa_handler = on_signal};
 	uint32_t next_id = 1;
 	int lfd;
 
 	if (parse_args(argc, argv))
 		return 2;
-	if (!strcmp(g_cfg.executor, "ci-standin")) {
-		g_exec = &vc_exec_ci_standin_ops;
-		g_exec_factory = &g_cfg.standin;
-	} else if (!strcmp(g_cfg.executor, "cuda")) {
-		char err[256];
-
-		g_exec = &vc_exec_cuda_ops;
-		g_exec_factory = vc_cuda_driver_open(g_cfg.driver, err, sizeof(err));
-		if (!g_exec_factory) {
-			fprintf(stderr, "vcuda-server: %s\n", err);
-			return 1;
-		}
-	} else {
-		fprintf(stderr, "vcuda-server: unknown executor '%s' (cuda, ci-standin)\n",
-			g_cfg.executor);
+	if (strcmp(g_cfg.executor, "ci-standin") && strcmp(g_cfg.executor, "cuda")) {
+		fprintf(stderr, "vcuda-server: unknown executor '%s' (cuda, ci-standin)\n", g_cfg.executor);
 		return 2;
 	}
 	if (vc_layout_compute(&g_cfg.lreq, &probe)) {
@@ -426,31 +302,39 @@ int main(int argc, char **argv)
 				"chunk a multiple of 4K in 4K..64M, arena a multiple of the chunk up to 4G)\n");
 		return 2;
 	}
+	/* Check the executor in a child: this process must not load CUDA. */
+	pid_t pid = fork();
+	int st = 0;
+
+	if (pid == 0)
+		_exit(vc_worker_probe(&g_cfg));
+	if (pid < 0 || waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st))
+		return 1;
 	if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 	lfd = listen_on(g_cfg.socket_path);
 	if (lfd < 0)
 		return 1;
 	if (!strcmp(g_cfg.executor, "ci-standin"))
-		logmsg("WARNING: executor is the CI stand-in for a GPU (host RAM, kernels not run)");
-	logmsg("listening on %s (protocol v%u, abi %016" PRIx64 ")", g_cfg.socket_path,
-	       VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
+		vc_log("WARNING: executor is the CI stand-in for a GPU (host RAM, kernels not run)");
+	vc_log("listening on %s (protocol v%u, abi %016" PRIx64 "), a worker process per session",
+	       g_cfg.socket_path, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
 
 	while (!g_quit) {
 		struct pollfd pfd[2] = {{.fd = lfd, .events = POLLIN}, {.fd = g_wake[0], .events = POLLIN}};
-		int pr = poll(pfd, 2, BEAT_MS);
-		char drainbuf[64];
+		char drain[64];
+		int pr = poll(pfd, 2, -1);
 
-		heartbeat();
 		if (pr < 0 && errno != EINTR)
 			break;
 		if (pr > 0 && (pfd[1].revents & POLLIN))
-			while (read(g_wake[0], drainbuf, sizeof(drainbuf)) > 0)
+			while (read(g_wake[0], drain, sizeof(drain)) > 0)
 				;
-		reap(false);
+		reap();
 		if (pr <= 0 || !(pfd[0].revents & POLLIN))
 			continue;
 
@@ -458,37 +342,17 @@ int main(int argc, char **argv)
 
 		if (cfd < 0)
 			continue;
-		if (g_nclients >= g_cfg.max_sessions) {
-			logmsg("refusing a client: %u sessions open (--max-sessions)", g_nclients);
-			refuse(cfd, -EBUSY, "vcuda-server: too many sessions (%u); try again later",
-			       g_nclients);
+		if (g_nworkers >= g_cfg.max_sessions) {
+			vc_log("refusing a client: %u sessions open (--max-sessions)", g_nworkers);
+			refuse_busy(cfd);
 			close(cfd);
 			continue;
 		}
-		struct client *c = calloc(1, sizeof(*c));
-
-		if (!c) {
-			close(cfd);
-			continue;
-		}
-		c->sock = cfd;
-		c->id = next_id++;
-		pthread_mutex_lock(&g_lock);
-		if (pthread_create(&c->thread, NULL, client_thread, c)) {
-			pthread_mutex_unlock(&g_lock);
-			logmsg("cannot start a thread for client %u", c->id);
-			close(cfd);
-			free(c);
-			continue;
-		}
-		c->next = g_clients;
-		g_clients = c;
-		g_nclients++;
-		pthread_mutex_unlock(&g_lock);
+		spawn(lfd, cfd, next_id++);
 	}
-	reap(false);
-	logmsg("shutting down: stopping %u sessions", g_nclients);
-	reap(true);
+	reap();
+	vc_log("shutting down: stopping %u sessions", g_nworkers);
+	stop_all();
 	close(lfd);
 	unlink(g_cfg.socket_path);
 	return 0;

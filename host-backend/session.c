@@ -63,6 +63,7 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->hangup_fd = p->hangup_fd;
 	s->id = p->id;
 	s->spin_us = p->spin_us ? p->spin_us : DEFAULT_SPIN_US;
+	s->verbose = p->verbose;
 	*out = s;
 	return 0;
 

@@ -17,6 +17,7 @@ struct vc_session {
 	uint64_t seq; /* host-counted sequence number of the last command decoded */
 	int doorbell_fd, complete_fd, hangup_fd, stop_fd;
 	uint32_t id, spin_us;
+	int verbose;
 	uint64_t last_beat_ns;
 	/* counters, read by other threads with relaxed loads */
 	uint64_t n_commands, n_batches, n_sleeps;

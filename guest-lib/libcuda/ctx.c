@@ -5,15 +5,45 @@
  * Primary contexts and created contexts live on the host, one set per
  * session.
  */
+#include <pthread.h>
 #include <string.h>
 
 #include "exptab.h"
 #include "vc_cu_guest.h"
 
 #define STACK_MAX 64
+#define CTX_MAP 64
 
 static __thread uint64_t t_stack[STACK_MAX];
 static __thread int t_depth;
+
+/* Which device each context is on (the guest checks launch shapes against its
+ * device's limits). Small, and a lost entry only means device 0's limits. */
+static struct {
+	uint64_t ctx;
+	int dev;
+} g_map[CTX_MAP];
+static pthread_mutex_t g_map_mu = PTHREAD_MUTEX_INITIALIZER;
+
+void vc_cu_ctx_device(uint64_t ctx, int dev)
+{
+	pthread_mutex_lock(&g_map_mu);
+	g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].ctx = ctx;
+	g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].dev = dev;
+	pthread_mutex_unlock(&g_map_mu);
+}
+
+int vc_cu_current_device(void)
+{
+	uint64_t ctx = vc_cu_current();
+	int dev = 0;
+
+	pthread_mutex_lock(&g_map_mu);
+	if (g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].ctx == ctx)
+		dev = g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].dev;
+	pthread_mutex_unlock(&g_map_mu);
+	return dev;
+}
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
@@ -76,8 +106,10 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
 	rc = primary(VC_CU_cuDevicePrimaryCtxRetain, dev, 0, &rp);
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		*pctx = (CUcontext)(uintptr_t)rp.pctx;
+		vc_cu_ctx_device(rp.pctx, dev);
+	}
 	return rc;
 }
 
@@ -162,6 +194,7 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreatePar
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	*pctx = (CUcontext)(uintptr_t)rp.pctx;
+	vc_cu_ctx_device(rp.pctx, dev);
 	/* A new context is pushed onto the calling thread's stack. */
 	if (t_depth < STACK_MAX && vc_cu_current())
 		t_stack[t_depth++] = vc_cu_current();

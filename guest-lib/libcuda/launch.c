@@ -127,6 +127,40 @@ out:
 	return rc;
 }
 
+/*
+ * Shape errors the driver reports at once, checked against the device's
+ * limits (cached at cuInit), so that they are reported at once here too
+ * instead of surfacing at the next synchronisation.
+ */
+static CUresult check_shape(const unsigned grid[3], const unsigned block[3], unsigned shmem)
+{
+	static const CUdevice_attribute gmax[3] = {CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_X,
+						   CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Y,
+						   CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z};
+	static const CUdevice_attribute bmax[3] = {CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_X,
+						   CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Y,
+						   CU_DEVICE_ATTRIBUTE_MAX_BLOCK_DIM_Z};
+	const int *attrs = vc_cu_state()->dev[vc_cu_current_device()].info.attrs;
+	uint64_t threads = (uint64_t)block[0] * block[1] * block[2];
+
+	for (int i = 0; i < 3; i++) {
+		if (!grid[i] || !block[i])
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((attrs[gmax[i]] && grid[i] > (unsigned)attrs[gmax[i]]) ||
+		    (attrs[bmax[i]] && block[i] > (unsigned)attrs[bmax[i]]))
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (attrs[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK] &&
+	    threads > (uint64_t)attrs[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK])
+		return CUDA_ERROR_INVALID_VALUE;
+	/* More dynamic shared memory than any block may have (a function's own,
+	 * lower limit is the driver's to check, at the next synchronisation). */
+	if (attrs[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN] &&
+	    shmem > (unsigned)attrs[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
+		return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+
 static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
 		       CUstream stream, void **kernelParams, void **extra, uint32_t flags,
 		       const CUlaunchAttribute *attrs, unsigned nattrs)
@@ -143,9 +177,8 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!f)
 		return CUDA_ERROR_INVALID_HANDLE;
-	for (int i = 0; i < 3; i++)
-		if (!grid[i] || !block[i])
-			return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = check_shape(grid, block, shmem)))
+		return rc;
 	if (nattrs > VC_CU_LAUNCH_ATTRS_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	m = malloc(sizeof(*m));

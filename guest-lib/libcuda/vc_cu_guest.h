@@ -60,6 +60,12 @@ uint64_t vc_cu_current(void);
 /** vc_cu_set_current() - make context id @ctx current on the calling thread. */
 void vc_cu_set_current(uint64_t ctx);
 
+/** vc_cu_ctx_device() - remember that context id @ctx is on device @dev. */
+void vc_cu_ctx_device(uint64_t ctx, int dev);
+
+/** vc_cu_current_device() - the device of the calling thread's context (0 if unknown). */
+int vc_cu_current_device(void);
+
 /**
  * vc_cu_call() - a synchronous CUDA operation: request @req (@reqlen bytes,
  * starting with struct vc_cu_prefix, which this fills with the current

@@ -3,9 +3,9 @@
  * bad_client.c - hostile clients against a running vcuda-server, while a
  * well-behaved client keeps working beside them. Each bad client must end in
  * a FATAL session (and a clear error on its side), the server must free the
- * session's resources (its memfd mapping disappears from the server's
- * /proc/PID/maps, its fd count returns to the baseline), and the good client
- * must notice nothing.
+ * session's resources (its memfd mapping disappears from the server's and
+ * its session workers' /proc/PID/maps, the listener's fd count returns to the
+ * baseline), and the good client must notice nothing.
  *
  *   bad_client --socket PATH --server-pid PID
  */
@@ -71,27 +71,65 @@ static int count_fds(void)
 	return n - 2;
 }
 
-/* Whether the server maps session @id's region (any session's when @id is 0). */
-static int has_session_mapping(uint32_t id)
+static int maps_of(int pid, const char *needle)
 {
-	char p[64], line[512], needle[64];
+	char p[64], line[512];
 	FILE *f;
 	int found = 0;
 
-	snprintf(p, sizeof(p), "/proc/%d/maps", g_pid);
-	if (id)
-		snprintf(needle, sizeof(needle), "vcuda-session-%u ", id);
-	else
-		snprintf(needle, sizeof(needle), "vcuda-session-");
+	snprintf(p, sizeof(p), "/proc/%d/maps", pid);
 	f = fopen(p, "r");
 	if (!f)
-		return -1;
+		return 0;
 	while (fgets(line, sizeof(line), f)) {
 		line[strcspn(line, "\n")] = ' ';
 		if (strstr(line, needle))
 			found = 1;
 	}
 	fclose(f);
+	return found;
+}
+
+/* The parent of process @pid, or -1. */
+static int parent_of(int pid)
+{
+	char p[64], buf[512], *q;
+	FILE *f;
+	int ppid = -1;
+
+	snprintf(p, sizeof(p), "/proc/%d/stat", pid);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (fgets(buf, sizeof(buf), f) && (q = strrchr(buf, ')')))
+		sscanf(q + 2, "%*c %d", &ppid);
+	fclose(f);
+	return ppid;
+}
+
+/* Whether the server or one of its session workers maps session @id's region
+ * (any session's when @id is 0). */
+static int has_session_mapping(uint32_t id)
+{
+	char needle[64];
+	struct dirent *e;
+	DIR *d;
+	int found;
+
+	if (id)
+		snprintf(needle, sizeof(needle), "vcuda-session-%u ", id);
+	else
+		snprintf(needle, sizeof(needle), "vcuda-session-");
+	found = maps_of(g_pid, needle);
+	d = opendir("/proc");
+	while (!found && d && (e = readdir(d))) {
+		int pid = atoi(e->d_name);
+
+		if (pid > 0 && parent_of(pid) == g_pid)
+			found = maps_of(pid, needle);
+	}
+	if (d)
+		closedir(d);
 	return found;
 }
 

@@ -8,7 +8,7 @@ import sys
 
 hdr = open("/usr/local/cuda/include/cudaTypedefs.h").read()
 pairs = set()
-for name, ver in re.findall(r"PFN_(cu[A-Za-z0-9_]*?)_v(\d+)\b", hdr):
+for name, ver in re.findall(r"PFN_(cu[A-Za-z0-9_]*?)_v(\d+)(?:_ptsz|_ptds)?\b", hdr):
     pairs.add((name, int(ver)))
 syms = subprocess.run(["nm", "-D", "--defined-only", "/usr/local/cuda/lib64/stubs/libcuda.so"],
                       capture_output=True, text=True, check=True).stdout.split("\n")

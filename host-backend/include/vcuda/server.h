@@ -108,7 +108,11 @@ struct vc_session_params {
 	void *exec_factory;
 	uint32_t id;      /* for logs */
 	uint32_t spin_us; /* busy-poll this long before backing off; 0 = default */
+	int verbose;      /* log every CUDA operation that fails */
 };
+
+/** vc_cu_op_name() - the name of CUDA operation @op (for logs). */
+const char *vc_cu_op_name(uint32_t op);
 
 /**
  * vc_session_create() - initialise the shared region's control page, open an

@@ -1,7 +1,7 @@
 // cuRAND host API with fixed seeds, XORWOW and Philox: uint32 and uniform
-// float output; whether the device generator matches the host (CPU) generator
-// is printed, values are checked for range and mean, and the first few values
-// are printed (deterministic for a fixed seed).
+// float output from the device generator must equal the host (CPU)
+// generator's; uniform values are checked for range and mean; the first few
+// values are printed (deterministic for a fixed seed).
 #include <curand.h>
 #include <vector>
 #include "common.h"
@@ -31,6 +31,7 @@ static void one(curandRngType_t type, const char *name)
            (unsigned long long)fnv1a(dv.data(), n * sizeof(unsigned)));
     int same = dv == hv;
     printf("%s device_equals_host=%d\n", name, same);
+    EXPECT(same, "%s: device and host generators differ", name);
 
     float *f;
     CK(cudaMalloc(&f, n * sizeof(float)));
@@ -48,6 +49,7 @@ static void one(curandRngType_t type, const char *name)
     printf("%s uniform first=%.6f,%.6f in_range=%d mean_near_half=%d equals_host=%d\n", name, df[0], df[1],
            in_range, mean > 0.49 && mean < 0.51, df == hf);
     EXPECT(in_range && mean > 0.49 && mean < 0.51, "%s: uniform values off", name);
+    EXPECT(df == hf, "%s: uniform device and host differ", name);
     CK(cudaFree(d));
     CK(cudaFree(f));
     CKR(curandDestroyGenerator(g));

@@ -104,7 +104,13 @@ int main(void)
         CUdeviceptr out;
         int n;
     } pbuf = {din, dout, n};
-    size_t pbuf_size = sizeof pbuf;
+    // The buffer size must be the kernel's parameter size (20 here: the struct's
+    // tail padding is not part of it), taken from the last parameter.
+    size_t last_off = 0, last_size = 0;
+    CKD(cuFuncGetParamInfo(fsg, 2, &last_off, &last_size));
+    size_t pbuf_size = last_off + last_size;
+    printf("param_buffer_size=%zu\n", pbuf_size);
+    EXPECT(pbuf_size == 20, "scale_globals parameter size %zu", pbuf_size);
     void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &pbuf, CU_LAUNCH_PARAM_BUFFER_SIZE,
                      &pbuf_size, CU_LAUNCH_PARAM_END};
     CUstream s;

@@ -1,12 +1,17 @@
 // Error reporting without faults: cudaGetErrorName/cudaGetErrorString for a
 // set of codes (deterministic strings), an invalid launch configuration
-// (too many threads per block) reported at once as cudaErrorInvalidConfiguration
-// by cudaPeekAtLastError/cudaGetLastError and not sticky, an oversized grid and
-// shared-memory request, invalid arguments to API calls, and the device staying
-// usable afterwards.
+// (too many threads per block) reported at once by cudaPeekAtLastError and
+// cudaGetLastError, cleared by cudaGetLastError and not sticky; other bad
+// shapes (block z, empty grid, grid y, shared memory); invalid arguments to API
+// calls; the device staying usable afterwards.
+// Note: CUDA 13.0 with driver 580 reports these launch-shape errors as
+// cudaErrorInvalidValue (older releases: cudaErrorInvalidConfiguration); the
+// program accepts either, and the exact name it prints is what vcuda must match.
 #include "common.h"
 
 __global__ void ok_kernel(int *p) { p[threadIdx.x] = threadIdx.x; }
+
+static int bad_shape(cudaError_t e) { return e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue; }
 
 int main(void)
 {
@@ -34,7 +39,7 @@ int main(void)
     cudaError_t after = cudaGetLastError();
     printf("too_many_threads peek=%s peek_again=%s get=%s get_again=%s\n", cudaGetErrorName(peek),
            cudaGetErrorName(peek2), cudaGetErrorName(last), cudaGetErrorName(after));
-    EXPECT(peek == cudaErrorInvalidConfiguration && peek2 == peek && last == peek && after == cudaSuccess,
+    EXPECT(bad_shape(peek) && peek2 == peek && last == peek && after == cudaSuccess,
            "invalid configuration not reported as expected");
     cudaError_t sync = cudaDeviceSynchronize();
     printf("sync_after_bad_config=%s\n", cudaGetErrorName(sync));
@@ -44,15 +49,15 @@ int main(void)
     ok_kernel<<<1, dim3(1, 1, 128)>>>(d);
     cudaError_t ez = cudaGetLastError();
     printf("block_z_128=%s\n", cudaGetErrorName(ez));
-    EXPECT(ez == cudaErrorInvalidConfiguration, "block z 128: %s", cudaGetErrorName(ez));
+    EXPECT(bad_shape(ez), "block z 128: %s", cudaGetErrorName(ez));
     ok_kernel<<<0, 32>>>(d);
     cudaError_t e0 = cudaGetLastError();
     printf("grid_zero=%s\n", cudaGetErrorName(e0));
-    EXPECT(e0 == cudaErrorInvalidConfiguration, "zero grid: %s", cudaGetErrorName(e0));
+    EXPECT(bad_shape(e0), "zero grid: %s", cudaGetErrorName(e0));
     ok_kernel<<<dim3(1, 70000), 32>>>(d);
     cudaError_t ey = cudaGetLastError();
     printf("grid_y_70000=%s\n", cudaGetErrorName(ey));
-    EXPECT(ey == cudaErrorInvalidConfiguration, "grid y 70000: %s", cudaGetErrorName(ey));
+    EXPECT(bad_shape(ey), "grid y 70000: %s", cudaGetErrorName(ey));
     ok_kernel<<<1, 32, 1 << 30>>>(d);
     cudaError_t es = cudaGetLastError();
     printf("shared_1GiB=%s\n", cudaGetErrorName(es));

@@ -1,11 +1,15 @@
 // THE FAULT TEST. A kernel writes to an illegal address; the error
 // (cudaErrorIllegalAddress, 700) must surface at the next synchronisation and
-// stay (sticky) for later calls, and cudaDeviceReset must make the device
-// usable again. Meanwhile a second process, forked before any CUDA call, does
+// stay (sticky) for later calls. Meanwhile a second process, forked before any CUDA call, does
 // its own CUDA work (allocations, kernels, verification) before, during and
 // after the parent's fault, and must be unaffected. It reports through a pipe;
 // the parent prints the report and passes only if the child passed and the
 // parent saw error 700. (Through vcuda these are two clients of one server.)
+// Afterwards the parent tries cudaDeviceReset and new work, and reports what
+// happened on stderr only: natively (H200, driver 580.159.04, compute mode
+// Default) the reset succeeds but the next cudaMalloc returns
+// cudaErrorDevicesUnavailable, even after the child has exited, so recovery
+// within the faulted process is not something to judge.
 #include <errno.h>
 #include <poll.h>
 #include <sys/wait.h>
@@ -41,17 +45,25 @@ static int write_all(int fd, const void *buf, size_t n)
 }
 
 // One round of child work: allocate, fill, verify, free. Returns wrong count, or -1 on a CUDA error.
+static cudaError_t child_first_error = cudaSuccess;
+static int child_err(cudaError_t e)
+{
+    if (e != cudaSuccess && child_first_error == cudaSuccess)
+        child_first_error = e;
+    return e != cudaSuccess;
+}
+
 static int child_round(int round)
 {
     const int n = 1 << 18;
     int *d = NULL;
-    if (cudaMalloc(&d, n * sizeof(int)) != cudaSuccess)
+    if (child_err(cudaMalloc(&d, n * sizeof(int))))
         return -1;
     fill<<<n / 256, 256>>>(d, n, round * 7919);
-    if (cudaGetLastError() != cudaSuccess)
+    if (child_err(cudaGetLastError()))
         return -1;
     int *h = (int *)malloc(n * sizeof(int));
-    if (cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    if (child_err(cudaMemcpy(h, d, n * sizeof(int), cudaMemcpyDeviceToHost))) {
         free(h);
         return -1;
     }
@@ -59,7 +71,7 @@ static int child_round(int round)
     for (int i = 0; i < n; i++)
         bad += h[i] != ((round * 7919) ^ i);
     free(h);
-    if (cudaFree(d) != cudaSuccess)
+    if (child_err(cudaFree(d)))
         return -1;
     return bad;
 }
@@ -101,15 +113,15 @@ static void child_main(int rd, int wr)
             bad += r, after++;
     }
     void *big = NULL;
-    if (cudaMalloc(&big, 256u << 20) != cudaSuccess || cudaMemset(big, 1, 256u << 20) != cudaSuccess ||
-        cudaDeviceSynchronize() != cudaSuccess || cudaFree(big) != cudaSuccess)
+    if (child_err(cudaMalloc(&big, 256u << 20)) || child_err(cudaMemset(big, 1, 256u << 20)) ||
+        child_err(cudaDeviceSynchronize()) || child_err(cudaFree(big)))
         cuda_errors++;
     char msg[256];
     int ok = bad == 0 && cuda_errors == 0 && got_signal && after == 5 && before >= 1;
     snprintf(msg, sizeof msg,
              "child_ok=%d child_saw_parent_signal=%d child_rounds_before_fault_ge_1=%d "
-             "child_rounds_after_fault=%d child_bad=%d child_cuda_errors=%d\n",
-             ok, got_signal, before >= 1, after, bad, cuda_errors);
+             "child_rounds_after_fault=%d child_bad=%d child_cuda_errors=%d child_first_error=%s\n",
+             ok, got_signal, before >= 1, after, bad, cuda_errors, cudaGetErrorName(child_first_error));
     write_all(wr, msg, strlen(msg));
     close(wr);
     _exit(ok ? 0 : 1);
@@ -180,24 +192,6 @@ int main(void)
     if (write_all(to_child[1], &f, 1))
         note_failure("could not signal the child");
 
-    // Recovery: cudaDeviceReset gives a fresh context.
-    cudaError_t rst = cudaDeviceReset();
-    printf("reset=%s\n", cudaGetErrorName(rst));
-    EXPECT(rst == cudaSuccess, "cudaDeviceReset after the fault: %s", cudaGetErrorName(rst));
-    printf("last_error_after_reset=%s\n", cudaGetErrorName(cudaGetLastError()));
-    int *d2;
-    CK(cudaMalloc(&d2, 1024 * sizeof(int)));
-    fill<<<4, 256>>>(d2, 1024, 77);
-    CKL();
-    int hh[1024];
-    CK(cudaMemcpy(hh, d2, sizeof hh, cudaMemcpyDeviceToHost));
-    int bad = 0;
-    for (int i = 0; i < 1024; i++)
-        bad += hh[i] != (77 ^ i);
-    printf("recovered_after_reset=%d\n", bad == 0);
-    EXPECT(bad == 0, "work after reset: %d wrong", bad);
-    CK(cudaFree(d2));
-
     // The child's report.
     char buf[512];
     size_t got = 0;
@@ -217,5 +211,21 @@ int main(void)
     int child_ok = WIFEXITED(status) && WEXITSTATUS(status) == 0 && strstr(buf, "child_ok=1") != NULL;
     printf("child_exit_ok=%d\n", child_ok);
     EXPECT(child_ok, "the child process was affected or failed");
+    fflush(stdout);
+
+    // Recovery attempt, reported on stderr only (not compared, not judged).
+    {
+        cudaError_t rst = cudaDeviceReset();
+        int *d2 = NULL;
+        cudaError_t m2 = cudaMalloc(&d2, 1024 * sizeof(int));
+        cudaError_t k2 = cudaErrorUnknown;
+        if (m2 == cudaSuccess) {
+            fill<<<4, 256>>>(d2, 1024, 77);
+            k2 = cudaDeviceSynchronize();
+            cudaFree(d2);
+        }
+        fprintf(stderr, "recovery: reset=%s malloc=%s kernel=%s\n", cudaGetErrorName(rst),
+                cudaGetErrorName(m2), cudaGetErrorName(k2));
+    }
     return finish();
 }

@@ -1,0 +1,303 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cuda_api.c - the guest libcuda.so.1 through a running vcuda-server,
+ * driver API by driver API (Check; each test forks, so each is a fresh
+ * process and session). With the CI stand-in behind the server it covers
+ * everything but kernel results: device facts, contexts, memory and copies of
+ * every size class, memsets, modules, launches, streams, events, pointer
+ * attributes, cuGetProcAddress, error reporting. On a GPU the same tests run
+ * against the real driver.
+ */
+#include <check.h>
+#include <cuda.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
+
+/* Exported by every libcuda.so.1; cuda.h declares it only for the driver's own build. */
+CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
+
+static CUcontext g_ctx;
+
+static void setup(void)
+{
+	CUdevice d;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&d, 0));
+	CK(cuDevicePrimaryCtxRetain(&g_ctx, d));
+	CK(cuCtxSetCurrent(g_ctx));
+}
+
+static void teardown(void)
+{
+	CK(cuDevicePrimaryCtxRelease(0));
+}
+
+START_TEST(device_facts)
+{
+	int n = 0, v = 0, major = 0, drv = 0;
+	char name[128];
+	size_t mem = 0;
+	CUuuid u;
+
+	CK(cuDeviceGetCount(&n));
+	ck_assert_int_ge(n, 1);
+	CK(cuDriverGetVersion(&drv));
+	ck_assert_int_ge(drv, 13000);
+	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 0));
+	ck_assert_int_eq(v, 32);
+	CK(cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, 0));
+	ck_assert_int_ge(major, 7);
+	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0));
+	ck_assert_int_eq(v, 1024);
+	CK(cuDeviceGetName(name, sizeof(name), 0));
+	ck_assert_int_gt(strlen(name), 0);
+	CK(cuDeviceTotalMem(&mem, 0));
+	ck_assert_uint_gt(mem, 0);
+	CK(cuDeviceGetUuid(&u, 0));
+	ck_assert_int_eq(cuDeviceGetAttribute(&v, (CUdevice_attribute)100000, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_WARP_SIZE, 7), CUDA_ERROR_INVALID_DEVICE);
+}
+END_TEST
+
+START_TEST(contexts)
+{
+	CUcontext c = NULL, cur = NULL, popped = NULL;
+	CUdevice d;
+	unsigned flags;
+	int active;
+
+	CK(cuCtxGetCurrent(&cur));
+	ck_assert_ptr_eq(cur, g_ctx);
+	CK(cuDevicePrimaryCtxGetState(0, &flags, &active));
+	ck_assert_int_eq(active, 1);
+	CK(cuCtxCreate(&c, NULL, 0, 0));
+	ck_assert_ptr_ne(c, g_ctx);
+	CK(cuCtxGetCurrent(&cur));
+	ck_assert_ptr_eq(cur, c);
+	CK(cuCtxGetDevice(&d));
+	ck_assert_int_eq(d, 0);
+	CK(cuCtxPopCurrent(&popped));
+	ck_assert_ptr_eq(popped, c);
+	CK(cuCtxPushCurrent(c));
+	CK(cuCtxSynchronize());
+	CK(cuCtxDestroy(c));
+	/* A destroyed context is an error, not a crash. */
+	ck_assert_int_eq(cuCtxSetCurrent(c), CUDA_SUCCESS);
+	ck_assert_int_eq(cuCtxSynchronize(), CUDA_ERROR_INVALID_CONTEXT);
+	CK(cuCtxSetCurrent(g_ctx));
+}
+END_TEST
+
+static void roundtrip(size_t n)
+{
+	uint8_t *a = malloc(n), *b = malloc(n);
+	CUdeviceptr d;
+
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uint8_t)(i * 131 + n);
+	memset(b, 0, n);
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemcpyHtoD(d, a, n));
+	CK(cuMemcpyDtoH(b, d, n));
+	ck_assert_int_eq(memcmp(a, b, n), 0);
+	CK(cuMemFree(d));
+	free(a);
+	free(b);
+}
+
+START_TEST(copies_every_size_class)
+{
+	/* inline in the ring, inline in the reply, one arena piece, pipelined */
+	size_t sizes[] = {1, 7, 4096, 4097, 7000, 65536, 1 << 20, (5 << 20) + 3, 64 << 20};
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
+		roundtrip(sizes[i]);
+}
+END_TEST
+
+START_TEST(async_copies_dtod_memsets)
+{
+	size_t n = 3 << 20;
+	uint8_t *a = malloc(n), *b = malloc(n);
+	CUdeviceptr d, e;
+	CUstream s;
+	uint32_t w[4];
+
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uint8_t)(i ^ (i >> 8));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemAlloc(&e, n));
+	CK(cuMemcpyHtoDAsync(d, a, n, s));
+	CK(cuMemcpyDtoDAsync(e, d, n, s));
+	CK(cuMemcpyDtoHAsync(b, e, n, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_int_eq(memcmp(a, b, n), 0);
+	CK(cuMemsetD8Async(e, 0xab, 16, s));
+	CK(cuMemsetD16Async(e + 16, 0x1234, 8, s));
+	CK(cuMemsetD32(e + 32, 0xdeadbeef, 4));
+	CK(cuMemcpyDtoH(b, e, 48));
+	ck_assert_uint_eq(b[0], 0xab);
+	ck_assert_uint_eq(b[15], 0xab);
+	ck_assert_uint_eq(b[16], 0x34);
+	ck_assert_uint_eq(b[17], 0x12);
+	memcpy(w, b + 32, 16);
+	ck_assert_uint_eq(w[0], 0xdeadbeef);
+	ck_assert_uint_eq(w[3], 0xdeadbeef);
+	/* unified copies: the library tells host from device */
+	CK(cuMemcpy((CUdeviceptr)(uintptr_t)b, d, 4096));
+	ck_assert_int_eq(memcmp(a, b, 4096), 0);
+	CK(cuStreamDestroy(s));
+	CK(cuMemFree(d));
+	CK(cuMemFree(e));
+	free(a);
+	free(b);
+}
+END_TEST
+
+START_TEST(bad_pointers_are_errors)
+{
+	CUdeviceptr d;
+	uint8_t buf[64];
+
+	CK(cuMemAlloc(&d, 64));
+	/* past the end of an allocation, a freed one, one never made */
+	ck_assert_int_eq(cuMemcpyHtoD(d + 32, buf, 64), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFree(d));
+	ck_assert_int_eq(cuMemcpyDtoH(buf, d, 8), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemsetD8(0x1000, 0, 8), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemFree(0x1000), CUDA_ERROR_INVALID_VALUE);
+	/* the session goes on working */
+	roundtrip(100);
+}
+END_TEST
+
+START_TEST(modules_and_launches)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry noop()\n{\n ret;\n}\n";
+	CUmodule m;
+	CUfunction f;
+	CUstream s;
+	CUevent a, b;
+	float ms = -1;
+
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(cuStreamCreate(&s, 0));
+	CK(cuEventCreate(&a, 0));
+	CK(cuEventCreate(&b, 0));
+	CK(cuEventRecord(a, s));
+	for (int i = 0; i < 100; i++)
+		CK(cuLaunchKernel(f, 4, 1, 1, 64, 1, 1, 0, s, NULL, NULL));
+	CK(cuEventRecord(b, s));
+	CK(cuEventSynchronize(b));
+	CK(cuEventElapsedTime(&ms, a, b));
+	ck_assert(ms >= 0);
+	CK(cuStreamSynchronize(s));
+	/* shape errors CUDA reports at once */
+	ck_assert_int_eq(cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	/* a handle that was never issued */
+	ck_assert_int_eq(cuStreamSynchronize((CUstream)(uintptr_t)0x7c0a000000000999ull), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuEventDestroy(a));
+	CK(cuEventDestroy(b));
+	CK(cuStreamDestroy(s));
+	CK(cuModuleUnload(m));
+	ck_assert_int_eq(cuModuleUnload(m), CUDA_ERROR_INVALID_HANDLE);
+}
+END_TEST
+
+START_TEST(pointer_attributes)
+{
+	CUdeviceptr d;
+	unsigned type = 0;
+	void *h;
+	int x;
+	CUpointer_attribute at[2] = {CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+	size_t size = 0;
+	void *data[2] = {&type, &size};
+
+	CK(cuMemAlloc(&d, 1000));
+	CK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, d + 10));
+	ck_assert_uint_eq(type, CU_MEMORYTYPE_DEVICE);
+	CK(cuPointerGetAttributes(2, at, data, d));
+	ck_assert_uint_eq(size, 1000);
+	CK(cuMemHostAlloc(&h, 4096, 0));
+	CK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)h));
+	ck_assert_uint_eq(type, CU_MEMORYTYPE_HOST);
+	/* pageable memory: not an error for the plural form, with type 0 */
+	type = 99;
+	CK(cuPointerGetAttributes(2, at, data, (CUdeviceptr)(uintptr_t)&x));
+	ck_assert_uint_eq(type, 0);
+	ck_assert_int_eq(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)&x),
+			 CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFreeHost(h));
+	CK(cuMemFree(d));
+}
+END_TEST
+
+START_TEST(proc_address_and_errors)
+{
+	void *fn = NULL;
+	CUdriverProcAddressQueryResult st;
+	const char *s = NULL;
+
+	CK(cuGetProcAddress_v2("cuMemAlloc", &fn, 3020, 0, &st));
+	ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
+	ck_assert_ptr_eq(fn, (void *)cuMemAlloc_v2);
+	CK(cuGetProcAddress_v2("cuStreamSynchronize", &fn, 12000, CU_GET_PROC_ADDRESS_PER_THREAD_DEFAULT_STREAM, &st));
+	ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_SUCCESS);
+	ck_assert_ptr_eq(fn, (void *)cuStreamSynchronize_ptsz);
+	CK(cuGetProcAddress_v2("cuNoSuchThing", &fn, 13000, 0, &st));
+	ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_SYMBOL_NOT_FOUND);
+	CK(cuGetProcAddress_v2("cuMemAllocAsync", &fn, 10000, 0, &st));
+	ck_assert_int_eq(st, CU_GET_PROC_ADDRESS_VERSION_NOT_SUFFICIENT);
+	CK(cuGetErrorName(CUDA_ERROR_ILLEGAL_ADDRESS, &s));
+	ck_assert_str_eq(s, "CUDA_ERROR_ILLEGAL_ADDRESS");
+	CK(cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY, &s));
+	ck_assert_str_eq(s, "out of memory");
+	ck_assert_int_eq(cuGetErrorName((CUresult)12345, &s), CUDA_ERROR_INVALID_VALUE);
+	/* entry points vcuda does not implement say so */
+	ck_assert_int_eq(cuGraphCreate(NULL, 0), CUDA_ERROR_NOT_SUPPORTED);
+}
+END_TEST
+
+START_TEST(out_of_memory_is_reported)
+{
+	CUdeviceptr d;
+	size_t freeb = 0, total = 0;
+
+	CK(cuMemGetInfo(&freeb, &total));
+	ck_assert_int_eq(cuMemAlloc(&d, total + (1ull << 30)), CUDA_ERROR_OUT_OF_MEMORY);
+	roundtrip(1000);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cuda_api");
+	TCase *t = tcase_create("driver");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, device_facts);
+	tcase_add_test(t, contexts);
+	tcase_add_test(t, copies_every_size_class);
+	tcase_add_test(t, async_copies_dtod_memsets);
+	tcase_add_test(t, bad_pointers_are_errors);
+	tcase_add_test(t, modules_and_launches);
+	tcase_add_test(t, pointer_attributes);
+	tcase_add_test(t, proc_address_and_errors);
+	tcase_add_test(t, out_of_memory_is_reported);
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
