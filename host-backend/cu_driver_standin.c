@@ -460,6 +460,47 @@ static CUresult s_set32a(CUdeviceptr d, unsigned int v, size_t n, CUstream s)
 	return stream_ok(s) ? fill(d, v, 4, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
+static CUresult fill2d(CUdeviceptr d, size_t pitch, uint32_t v, unsigned elem, size_t w, size_t h)
+{
+	for (size_t r = 0; r < h; r++) {
+		CUresult rc = fill(d + r * pitch, v, elem, w);
+
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_2d8(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h)
+{
+	return fill2d(d, p, v, 1, w, h);
+}
+
+static CUresult s_2d16(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h)
+{
+	return fill2d(d, p, v, 2, w, h);
+}
+
+static CUresult s_2d32(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h)
+{
+	return fill2d(d, p, v, 4, w, h);
+}
+
+static CUresult s_2d8a(CUdeviceptr d, size_t p, unsigned char v, size_t w, size_t h, CUstream s)
+{
+	return stream_ok(s) ? fill2d(d, p, v, 1, w, h) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_2d16a(CUdeviceptr d, size_t p, unsigned short v, size_t w, size_t h, CUstream s)
+{
+	return stream_ok(s) ? fill2d(d, p, v, 2, w, h) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_2d32a(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_t h, CUstream s)
+{
+	return stream_ok(s) ? fill2d(d, p, v, 4, w, h) : CUDA_ERROR_INVALID_HANDLE;
+}
+
 /* ---- modules, libraries, functions ------------------------------------------------- */
 
 static CUresult make(enum tag t, void **out)
@@ -790,6 +831,12 @@ static void build(void)
 	d->cuMemsetD8Async = s_set8a;
 	d->cuMemsetD16Async = s_set16a;
 	d->cuMemsetD32Async = s_set32a;
+	d->cuMemsetD2D8_v2 = s_2d8;
+	d->cuMemsetD2D16_v2 = s_2d16;
+	d->cuMemsetD2D32_v2 = s_2d32;
+	d->cuMemsetD2D8Async = s_2d8a;
+	d->cuMemsetD2D16Async = s_2d16a;
+	d->cuMemsetD2D32Async = s_2d32a;
 	d->cuModuleLoadData = s_mod_load;
 	d->cuModuleUnload = s_mod_unload;
 	d->cuModuleGetFunction = s_mod_func;

@@ -77,6 +77,9 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
  */
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
 
+/** vc_cu_lookup_func() - a CUfunction, or a CUkernel standing for one. */
+int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f);
+
 /**
  * vc_cu_publish() - the id of real handle @real (a new one, or the one it
  * already has). Returns 0 or CUDA_ERROR_OUT_OF_MEMORY (table full).

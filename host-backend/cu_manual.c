@@ -231,7 +231,9 @@ int vc_cu_manual_cuDevicePrimaryCtxGetState(struct vc_cu_session *x, const uint8
 	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	rp.flags = x->primary_flags[rq.dev];
-	rp.active = x->primary[rq.dev] != 0;
+	/* Active once retained, as natively; the context may exist earlier (the
+	 * runtime asks for its handle through an export table first). */
+	rp.active = x->primary[rq.dev] && x->primary_refs[rq.dev];
 	REPLY(rp);
 	return 0;
 }
@@ -246,6 +248,13 @@ int vc_cu_manual_cuDevicePrimaryCtxSetFlags_v2(struct vc_cu_session *x, const ui
 	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	x->primary_flags[rq.dev] = rq.flags;
+	/* Already created: apply them, as setting a live primary context's
+	 * flags does natively. */
+	if (x->primary[rq.dev]) {
+		int rc = vc_cu_enter(x, x->primary[rq.dev]);
+
+		return rc ? rc : (int)x->drv->cuCtxSetFlags(rq.flags);
+	}
 	return 0;
 }
 
@@ -395,17 +404,10 @@ out:
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
-/* A launchable handle: a CUfunction id, or a CUkernel id (CUDA 12 lets a
- * CUkernel stand wherever a CUfunction does). */
 static int func_lookup(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel)
 {
-	*is_kernel = false;
-	if (vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) == 0 && *f)
-		return 0;
-	*is_kernel = true;
-	if (vc_cu_lookup(x, VC_H_CUKERNEL, id, f) == 0 && *f)
-		return 0;
-	return CUDA_ERROR_INVALID_HANDLE;
+	*is_kernel = vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) != 0;
+	return vc_cu_lookup_func(x, id, f);
 }
 
 int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
@@ -440,6 +442,18 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 		if (off + size > pl->total)
 			pl->total = (uint32_t)(off + size);
 	}
+	/* The dynamic shared memory it may have, so that the guest refuses a
+	 * launch that asks for more at once, as the driver does. */
+	int smem = 0;
+	CUdevice dev = 0;
+
+	if (is_kernel) {
+		x->drv->cuCtxGetDevice(&dev);
+		x->drv->cuKernelGetAttribute(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f, dev);
+	} else {
+		x->drv->cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f);
+	}
+	pl->max_dyn_smem = smem > 0 ? (uint32_t)smem : 0;
 	out->data_len = sizeof(*pl);
 	return 0;
 }
@@ -658,13 +672,35 @@ int vc_cu_manual_vcMemset(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 
 	(void)out;
 	TAKE(rq);
+	uint64_t extent;
+
 	if (rq.elem != 1 && rq.elem != 2 && rq.elem != 4)
 		return -VC_FATAL_PAYLOAD;
 	if (rq.count > UINT64_MAX / rq.elem)
 		return CUDA_ERROR_INVALID_VALUE;
+	extent = rq.count * rq.elem;
+	if (rq.height) {
+		/* Rows pitch apart: the last row ends at pitch * (height - 1) + width. */
+		if (rq.pitch < extent || rq.height - 1 > (UINT64_MAX - extent) / rq.pitch)
+			return CUDA_ERROR_INVALID_VALUE;
+		extent += rq.pitch * (rq.height - 1);
+	}
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
-	    (rc = vc_cu_check_range(x, rq.dst, rq.count * rq.elem)))
+	    (rc = vc_cu_check_range(x, rq.dst, extent)))
 		return rc;
+	if (rq.height) {
+		switch (rq.elem) {
+		case 1:
+			return rq.async ? x->drv->cuMemsetD2D8Async(rq.dst, rq.pitch, (unsigned char)rq.value, rq.count, rq.height, stream)
+					: x->drv->cuMemsetD2D8_v2(rq.dst, rq.pitch, (unsigned char)rq.value, rq.count, rq.height);
+		case 2:
+			return rq.async ? x->drv->cuMemsetD2D16Async(rq.dst, rq.pitch, (unsigned short)rq.value, rq.count, rq.height, stream)
+					: x->drv->cuMemsetD2D16_v2(rq.dst, rq.pitch, (unsigned short)rq.value, rq.count, rq.height);
+		default:
+			return rq.async ? x->drv->cuMemsetD2D32Async(rq.dst, rq.pitch, rq.value, rq.count, rq.height, stream)
+					: x->drv->cuMemsetD2D32_v2(rq.dst, rq.pitch, rq.value, rq.count, rq.height);
+		}
+	}
 	switch (rq.elem) {
 	case 1:
 		return rq.async ? x->drv->cuMemsetD8Async(rq.dst, (unsigned char)rq.value, rq.count, stream)

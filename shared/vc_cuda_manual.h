@@ -100,6 +100,8 @@ struct vc_cu_req_vcFuncParams {
 struct vc_cu_param_layout {
 	uint32_t count;
 	uint32_t total; /* bytes of the packed parameter buffer */
+	uint32_t max_dyn_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+	uint32_t pad;
 	uint16_t offset[VC_CU_PARAMS_MAX];
 	uint16_t size[VC_CU_PARAMS_MAX];
 };
@@ -176,12 +178,14 @@ struct vc_cu_req_memcpy {
 struct vc_cu_req_memset {
 	uint64_t ctx;
 	uint64_t dst;
-	uint64_t count; /* elements */
+	uint64_t count; /* elements (per row when height > 0) */
 	uint64_t stream;
 	uint32_t value;
 	uint32_t elem; /* 1, 2 or 4 */
 	uint32_t async;
 	uint32_t pad;
+	uint64_t pitch;  /* 2D memsets: bytes between rows */
+	uint64_t height; /* 2D memsets: rows; 0 for a 1D memset */
 };
 
 /* ---- host callbacks ---------------------------------------------------------------- */

@@ -43,6 +43,7 @@ static void copy_layout(struct vc_cu_param_layout *dst, const struct vc_cu_param
 {
 	dst->count = src->count;
 	dst->total = src->total;
+	dst->max_dyn_smem = src->max_dyn_smem;
 	memcpy(dst->offset, src->offset, src->count * sizeof(src->offset[0]));
 	memcpy(dst->size, src->size, src->count * sizeof(src->size[0]));
 }
@@ -188,6 +189,18 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	rc = pack(f, kernelParams, extra, m->params, &psize);
 	if (rc)
 		goto out;
+	/* Above the 48 KiB every function may have, the function's own limit
+	 * (raised with cuFuncSetAttribute) decides, at once, as natively. */
+	if (shmem > 48u * 1024) {
+		struct vc_cu_param_layout *pl = malloc(sizeof(*pl));
+
+		rc = pl ? layout((uint64_t)(uintptr_t)f, pl) : CUDA_ERROR_OUT_OF_MEMORY;
+		if (rc == CUDA_SUCCESS && shmem > pl->max_dyn_smem)
+			rc = CUDA_ERROR_INVALID_VALUE;
+		free(pl);
+		if (rc)
+			goto out;
+	}
 	m->rq.func = (uint64_t)(uintptr_t)f;
 	m->rq.stream = (uint64_t)(uintptr_t)stream;
 	memcpy(m->rq.grid, grid, sizeof(m->rq.grid));

@@ -342,15 +342,54 @@ CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCoun
 
 /* ---- memsets --------------------------------------------------------------------- */
 
-static CUresult memset_dev(CUdeviceptr dst, uint32_t v, uint32_t elem, size_t n, CUstream s, int async)
+static CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t v, uint32_t elem, size_t n, size_t h,
+			  CUstream s, int async)
 {
-	struct vc_cu_req_memset rq = {.dst = dst, .value = v, .elem = elem, .count = n,
-				      .stream = (uint64_t)(uintptr_t)s, .async = (uint32_t)async};
+	struct vc_cu_req_memset rq = {.dst = dst, .value = v, .elem = elem, .count = n, .pitch = pitch,
+				      .height = h, .stream = (uint64_t)(uintptr_t)s, .async = (uint32_t)async};
 	struct vc_cu_prefix none;
 
 	if (async)
 		return vc_cu_submit(VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0);
 	return vc_cu_call(VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+}
+
+static CUresult memset_dev(CUdeviceptr dst, uint32_t v, uint32_t elem, size_t n, CUstream s, int async)
+{
+	return memset_2d(dst, 0, v, elem, n, 0, s, async);
+}
+
+CUresult CUDAAPI cuMemsetD2D8_v2(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h)
+{
+	return h ? memset_2d(d, pitch, uc, 1, w, h, NULL, 0) : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD2D16_v2(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h)
+{
+	return h ? memset_2d(d, pitch, us, 2, w, h, NULL, 0) : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD2D32_v2(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h)
+{
+	return h ? memset_2d(d, pitch, ui, 4, w, h, NULL, 0) : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD2D8Async(CUdeviceptr d, size_t pitch, unsigned char uc, size_t w, size_t h,
+				   CUstream s)
+{
+	return h ? memset_2d(d, pitch, uc, 1, w, h, s, 1) : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD2D16Async(CUdeviceptr d, size_t pitch, unsigned short us, size_t w, size_t h,
+				    CUstream s)
+{
+	return h ? memset_2d(d, pitch, us, 2, w, h, s, 1) : CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemsetD2D32Async(CUdeviceptr d, size_t pitch, unsigned int ui, size_t w, size_t h,
+				    CUstream s)
+{
+	return h ? memset_2d(d, pitch, ui, 4, w, h, s, 1) : CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemsetD8_v2(CUdeviceptr d, unsigned char uc, size_t N)

@@ -147,6 +147,15 @@ START_TEST(async_copies_dtod_memsets)
 	memcpy(w, b + 32, 16);
 	ck_assert_uint_eq(w[0], 0xdeadbeef);
 	ck_assert_uint_eq(w[3], 0xdeadbeef);
+	/* 2D: 3 rows of 5 bytes, 16 apart */
+	CK(cuMemsetD8(e, 0, 64));
+	CK(cuMemsetD2D8(e, 16, 0x42, 5, 3));
+	CK(cuMemcpyDtoH(b, e, 48));
+	ck_assert_uint_eq(b[0], 0x42);
+	ck_assert_uint_eq(b[4], 0x42);
+	ck_assert_uint_eq(b[5], 0);
+	ck_assert_uint_eq(b[36], 0x42);
+	ck_assert_uint_eq(b[37], 0);
 	/* unified copies: the library tells host from device */
 	CK(cuMemcpy((CUdeviceptr)(uintptr_t)b, d, 4096));
 	ck_assert_int_eq(memcmp(a, b, 4096), 0);

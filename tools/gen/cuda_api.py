@@ -19,6 +19,7 @@ what the header cannot:
               maps it onto a vcuda operation (vcMemcpy for every copy, ...).
     manual    remoted, but both sides are hand-written (launch, copies,
               modules): the generator only reserves an opcode.
+    after     a guest function to call after the call succeeded (cache upkeep).
     virtual   not a driver function: an operation of vcuda's own (device
               facts in one call, image upload, parameter layout); manual.
 
@@ -123,11 +124,11 @@ fn("cuLibraryGetGlobal", SYNC, nullable=["dptr", "bytes"])
 fn("cuLibraryGetManaged", SYNC, nullable=["dptr", "bytes"])
 fn("cuKernelGetFunction", SYNC)
 fn("cuKernelGetAttribute", SYNC)
-fn("cuKernelSetAttribute", SYNC)
+fn("cuKernelSetAttribute", SYNC, after="vc_cu_params_forget")
 fn("cuKernelSetCacheConfig", SYNC)
 fn("cuKernelGetParamInfo", SYNC, nullable=["paramOffset", "paramSize"])
 fn("cuFuncGetAttribute", SYNC)
-fn("cuFuncSetAttribute", SYNC)
+fn("cuFuncSetAttribute", SYNC, after="vc_cu_params_forget")
 fn("cuFuncSetCacheConfig", SYNC)
 fn("cuFuncGetParamInfo", SYNC, nullable=["paramOffset", "paramSize"])
 fn("cuFuncGetModule", SYNC)
@@ -166,6 +167,12 @@ fn("cuMemsetD32_v2", SYNC, local=True)
 fn("cuMemsetD8Async", ASYNC, local=True)
 fn("cuMemsetD16Async", ASYNC, local=True)
 fn("cuMemsetD32Async", ASYNC, local=True)
+fn("cuMemsetD2D8_v2", SYNC, local=True)
+fn("cuMemsetD2D16_v2", SYNC, local=True)
+fn("cuMemsetD2D32_v2", SYNC, local=True)
+fn("cuMemsetD2D8Async", ASYNC, local=True)
+fn("cuMemsetD2D16Async", ASYNC, local=True)
+fn("cuMemsetD2D32Async", ASYNC, local=True)
 
 # ---- streams ---------------------------------------------------------------------
 fn("cuStreamCreate", SYNC)

@@ -307,8 +307,8 @@ def emit_guest(funcs):
                     o.append("\t%smemcpy(%s, rp.%s, sizeof(rp.%s));" % (guard, p.name, p.name, p.name))
                 else:
                     o.append("\t%s*%s = (%s)rp.%s;" % (guard, p.name, p.base, p.name))
-            if f["symbol"] in ("cuStreamDestroy_v2", "cuEventDestroy_v2"):
-                pass
+            if f.get("after"):
+                o.append("\t%s();" % f["after"])
             o.append("\treturn CUDA_SUCCESS;")
         o.append("}")
         o.append("")
@@ -400,7 +400,9 @@ def emit_host(funcs):
         if not f.get("ctx_free"):
             o.append("\tif ((rc = vc_cu_enter(x, rq.cur_ctx)))\n\t\treturn rc;")
         for p in ps:
-            if p.dir == "in" and p.kind == "handle":
+            if p.dir == "in" and p.kind == "handle" and p.base == "CUfunction":
+                o.append("\tif ((rc = vc_cu_lookup_func(x, rq.%s, (void **)&h_%s)))\n\t\treturn rc;" % (p.name, p.name))
+            elif p.dir == "in" and p.kind == "handle":
                 kind = "VC_H_" + p.base.upper()
                 o.append("\tif ((rc = vc_cu_lookup(x, %s, rq.%s, (void **)&h_%s)))\n\t\treturn rc;" % (kind, p.name, p.name))
             if p.dir in ("in", "sin") and p.kind == "struct":
