@@ -632,6 +632,16 @@ void vc_client_get_info(struct vc_client *c, struct vc_client_info *info)
 	info->done_seq = vc_ring_guest_done(&c->ring);
 }
 
+int vc_client_cb_next(struct vc_client *c, uint64_t *cookie)
+{
+	return vc_ring_guest_cb_next(&c->ring, cookie);
+}
+
+void vc_client_cb_finish(struct vc_client *c)
+{
+	vc_ring_guest_cb_finish(&c->ring);
+}
+
 struct vc_ring_guest *vc_client_raw_ring(struct vc_client *c)
 {
 	return &c->ring;

@@ -111,6 +111,16 @@ int vc_client_take_error(struct vc_client *c, uint64_t seq);
 /** vc_client_inline_max() - the largest reply payload (reply slot capacity). */
 uint32_t vc_client_inline_max(struct vc_client *c);
 
+/**
+ * vc_client_cb_next() - wait for the next host callback queued for this
+ * process (one thread only). Returns 0 with its cookie, or -errno when the
+ * session ended.
+ */
+int vc_client_cb_next(struct vc_client *c, uint64_t *cookie);
+
+/** vc_client_cb_finish() - the callback taken last has run. */
+void vc_client_cb_finish(struct vc_client *c);
+
 /** vc_client_memset() - asynchronous memset of @count elements of 1, 2 or 4 bytes. */
 int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,
 		     uint64_t count);

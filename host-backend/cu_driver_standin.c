@@ -32,6 +32,8 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static uint64_t g_limit, g_launches, g_next_id = 1;
 static __thread struct obj *t_ctx;
+static pthread_cond_t g_hf_idle = PTHREAD_COND_INITIALIZER;
+static unsigned g_hf_pending; /* host functions queued or running */
 
 static struct obj *new_obj(enum tag t)
 {
@@ -140,6 +142,8 @@ static CUresult s_pci(char *id, int len, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+static void wait_host_funcs(void);
+
 /* ---- contexts ------------------------------------------------------------------ */
 
 static CUresult s_ctx_create(CUcontext *pc, CUctxCreateParams *p, unsigned flags, CUdevice d)
@@ -194,6 +198,7 @@ static CUresult need_ctx(void)
 
 static CUresult s_ctx_sync(void)
 {
+	wait_host_funcs();
 	return need_ctx();
 }
 
@@ -697,7 +702,22 @@ static CUresult s_stream_destroy(CUstream s)
 
 static CUresult s_stream_sync(CUstream s)
 {
-	return stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (!stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	wait_host_funcs();
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_stream_query(CUstream s)
+{
+	unsigned n;
+
+	if (!stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&g_mu);
+	n = g_hf_pending;
+	pthread_mutex_unlock(&g_mu);
+	return n ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 static CUresult s_stream_wait(CUstream s, CUevent e, unsigned f)
@@ -780,6 +800,77 @@ static CUresult s_occupancy_f(int *n, CUfunction f, int block, size_t smem, unsi
 	return s_occupancy(n, f, block, smem);
 }
 
+/* Host functions run in order on one thread of their own: work completes at
+ * once here, but a host function may block (vcuda's holds the stream until
+ * the guest has run the guest's function), so never on the caller's thread. */
+struct hostfn {
+	struct hostfn *next;
+	CUhostFn fn;
+	void *arg;
+};
+
+static struct hostfn *g_hf_head, **g_hf_tail = &g_hf_head;
+static pthread_cond_t g_hf_cv = PTHREAD_COND_INITIALIZER;
+
+static pthread_t g_hf_thread;
+static int g_hf_started;
+
+static void *hostfn_thread(void *unused)
+{
+	(void)unused;
+	pthread_mutex_lock(&g_mu);
+	for (;;) {
+		struct hostfn *h;
+
+		while (!g_hf_head)
+			pthread_cond_wait(&g_hf_cv, &g_mu);
+		h = g_hf_head;
+		g_hf_head = h->next;
+		if (!g_hf_head)
+			g_hf_tail = &g_hf_head;
+		pthread_mutex_unlock(&g_mu);
+		h->fn(h->arg);
+		free(h);
+		pthread_mutex_lock(&g_mu);
+		if (--g_hf_pending == 0)
+			pthread_cond_broadcast(&g_hf_idle);
+	}
+	return NULL;
+}
+
+/* Synchronisation waits for host functions too, as on a GPU. */
+static void wait_host_funcs(void)
+{
+	pthread_mutex_lock(&g_mu);
+	while (g_hf_pending)
+		pthread_cond_wait(&g_hf_idle, &g_mu);
+	pthread_mutex_unlock(&g_mu);
+}
+
+static CUresult s_host_func(CUstream s, CUhostFn fn, void *arg)
+{
+	struct hostfn *h;
+
+	if (!stream_ok(s) || !fn)
+		return CUDA_ERROR_INVALID_VALUE;
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	h->fn = fn;
+	h->arg = arg;
+	pthread_mutex_lock(&g_mu);
+	if (!g_hf_started && pthread_create(&g_hf_thread, NULL, hostfn_thread, NULL) == 0) {
+		pthread_detach(g_hf_thread);
+		g_hf_started = 1;
+	}
+	*g_hf_tail = h;
+	g_hf_tail = &h->next;
+	g_hf_pending++;
+	pthread_cond_signal(&g_hf_cv);
+	pthread_mutex_unlock(&g_mu);
+	return g_hf_started ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 /* ---- the table ----------------------------------------------------------------------- */
 
 static void build(void)
@@ -856,11 +947,12 @@ static void build(void)
 	d->cuFuncSetCacheConfig = s_func_cache;
 	d->cuKernelSetCacheConfig = s_kernel_cache;
 	d->cuLaunchKernelEx = s_launch;
+	d->cuLaunchHostFunc = s_host_func;
 	d->cuStreamCreate = s_stream_create;
 	d->cuStreamCreateWithPriority = s_stream_create_prio;
 	d->cuStreamDestroy_v2 = s_stream_destroy;
 	d->cuStreamSynchronize = s_stream_sync;
-	d->cuStreamQuery = s_stream_sync;
+	d->cuStreamQuery = s_stream_query;
 	d->cuStreamWaitEvent = s_stream_wait;
 	d->cuStreamGetFlags = s_stream_flags;
 	d->cuStreamGetPriority = s_stream_prio;

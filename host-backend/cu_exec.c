@@ -9,6 +9,7 @@
  * of which context owns it.
  */
 #include <errno.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -269,6 +270,8 @@ static int cu_open(void *factory, void **ctx)
 	if (!x)
 		return -ENOMEM;
 	x->drv = factory;
+	pthread_mutex_init(&x->cb_mu, NULL);
+	pthread_cond_init(&x->cb_cv, NULL);
 	if (rmap_grow(x)) {
 		free(x);
 		return -ENOMEM;
@@ -277,10 +280,27 @@ static int cu_open(void *factory, void **ctx)
 	return 0;
 }
 
+/* Release host callbacks still holding streams, and wait (a while) for the
+ * driver to return them: after this, nothing touches the shared region. */
+static void stop_callbacks(struct vc_cu_session *x)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 2;
+	pthread_mutex_lock(&x->cb_mu);
+	x->cb_abort = true;
+	while (x->cb_inflight &&
+	       pthread_cond_timedwait(&x->cb_cv, &x->cb_mu, &ts) != ETIMEDOUT)
+		;
+	pthread_mutex_unlock(&x->cb_mu);
+}
+
 static void cu_close(void *ctx)
 {
 	struct vc_cu_session *x = ctx;
 
+	stop_callbacks(x);
 	/* Destroying a context frees everything in it: memory, modules, streams,
 	 * events. Stream-ordered allocations come from the device's pools, which
 	 * outlive contexts: free them first, inside one of ours. */
@@ -302,7 +322,13 @@ static void cu_close(void *ctx)
 	free(x->async_ptr);
 	free(x->h);
 	free(x->rmap);
-	free(x);
+	/* Callbacks the driver never ran keep their record; the worker exits
+	 * right after this, so the mutex is only destroyed when none is left. */
+	if (!x->cb_inflight) {
+		pthread_mutex_destroy(&x->cb_mu);
+		pthread_cond_destroy(&x->cb_cv);
+		free(x);
+	}
 }
 
 static int cu_cuda_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)

@@ -13,6 +13,7 @@
 #ifndef VC_CU_EXEC_PRIV_H
 #define VC_CU_EXEC_PRIV_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -63,6 +64,15 @@ struct vc_cu_session {
 	struct vc_cu_image img[VC_CU_MAX_IMAGES];
 	uint64_t next_image;
 	uint64_t mem_limit; /* device memory quota, 0 = none */
+	/* host callbacks: run by the driver's thread, which queues them for the
+	 * guest and holds the stream until the guest has run them */
+	pthread_mutex_t cb_mu;
+	pthread_cond_t cb_cv;
+	struct vc_ring_host *ring;   /* the session's ring (set at the first callback) */
+	void (*wake)(void *);
+	void *wake_arg;
+	bool cb_abort;               /* the session is closing: touch shared memory no more */
+	uint32_t cb_inflight;        /* callbacks handed to the driver, not yet returned */
 };
 
 /* ---- helpers the generated decoders call ---------------------------------- */

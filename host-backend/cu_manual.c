@@ -9,6 +9,8 @@
  * errors return the driver's code.
  */
 #include <errno.h>
+#include <pthread.h>
+#include <unistd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -716,15 +718,75 @@ int vc_cu_manual_vcMemset(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 
 /* ---- host callbacks and export-table slots ----------------------------------------------- */
 
+struct hostcb {
+	struct vc_cu_session *x;
+	uint64_t cookie;
+};
+
+/* The driver's thread, when the stream reaches the callback: queue it for the
+ * guest, wake the guest, and hold the stream until the guest has run it. */
+static void CUDA_CB host_cb(void *arg)
+{
+	struct hostcb *c = arg;
+	struct vc_cu_session *x = c->x;
+	uint32_t idx = 0, wait_us = 5;
+	int sig = -EAGAIN;
+
+	pthread_mutex_lock(&x->cb_mu);
+	while (!x->cb_abort) {
+		sig = vc_ring_host_cb_push(x->ring, c->cookie, &idx);
+		if (sig != -EAGAIN)
+			break;
+		pthread_mutex_unlock(&x->cb_mu);
+		usleep(100); /* the guest's queue is full: it is running callbacks */
+		pthread_mutex_lock(&x->cb_mu);
+	}
+	if (sig > 0)
+		x->wake(x->wake_arg);
+	/* Shared memory is read only under cb_mu with cb_abort clear: the
+	 * session's teardown sets cb_abort before the region goes away. */
+	while (sig >= 0 && !x->cb_abort && (int32_t)(vc_ring_host_cb_done(x->ring) - idx) <= 0) {
+		pthread_mutex_unlock(&x->cb_mu);
+		usleep(wait_us);
+		wait_us = wait_us < 1000 ? wait_us * 2 : 1000;
+		pthread_mutex_lock(&x->cb_mu);
+	}
+	x->cb_inflight--;
+	pthread_cond_broadcast(&x->cb_cv);
+	pthread_mutex_unlock(&x->cb_mu);
+	free(c);
+}
+
 int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			    struct vc_cu_out *out)
 {
 	struct vc_cu_req_hostfunc rq;
+	struct hostcb *c;
+	void *stream;
+	int rc;
 
-	(void)x, (void)out;
 	TAKE(rq);
-	/* Guest callbacks need the host-to-guest callback channel, not built yet. */
-	return CUDA_ERROR_NOT_SUPPORTED;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
+		return rc;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->x = x;
+	c->cookie = rq.cookie;
+	pthread_mutex_lock(&x->cb_mu);
+	x->ring = out->ring;
+	x->wake = out->wake;
+	x->wake_arg = out->wake_arg;
+	x->cb_inflight++;
+	pthread_mutex_unlock(&x->cb_mu);
+	rc = x->drv->cuLaunchHostFunc(stream, host_cb, c);
+	if (rc) {
+		pthread_mutex_lock(&x->cb_mu);
+		x->cb_inflight--;
+		pthread_mutex_unlock(&x->cb_mu);
+		free(c);
+	}
+	return rc;
 }
 
 int vc_cu_manual_vcExportSlot(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

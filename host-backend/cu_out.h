@@ -21,6 +21,8 @@ struct vc_cu_out {
 	uint32_t data_len;
 	struct vc_ring_host *ring; /* for staging-arena ranges */
 	bool bulk;         /* it moved arena data: publish progress right after it */
+	void (*wake)(void *arg); /* signal the guest's sleeping threads */
+	void *wake_arg;
 };
 
 #endif /* VC_CU_OUT_H */

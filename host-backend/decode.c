@@ -189,7 +189,7 @@ static int do_launch(struct vc_session *s, const struct cmd *c)
 static int do_cuda(struct vc_session *s, struct cmd *c)
 {
 	uint8_t scratch[VC_CU_REP_MAX];
-	struct vc_cu_out out = {.rep = scratch, .ring = &s->ring};
+	struct vc_cu_out out = {.rep = scratch, .ring = &s->ring, .wake = vc_session_wake, .wake_arg = s};
 	uint8_t *slot = NULL;
 	uint32_t cap = 0;
 	int rc;

@@ -84,6 +84,11 @@ static void signal_guest(struct vc_session *s)
 		fprintf(stderr, "vcuda: session %u: completion signal: %s\n", s->id, strerror(errno));
 }
 
+void vc_session_wake(void *session)
+{
+	signal_guest(session);
+}
+
 static void release_exec(struct vc_session *s)
 {
 	if (s->exec) {

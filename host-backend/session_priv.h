@@ -34,6 +34,9 @@ struct vc_session {
  */
 void vc_session_progress(struct vc_session *s, uint64_t seq);
 
+/** vc_session_wake() - signal the guest threads sleeping for a completion. */
+void vc_session_wake(void *session);
+
 /**
  * vc_decode_span() - decode and execute the commands of one private span.
  * Returns the number executed, or -EPROTO after marking the session FATAL.

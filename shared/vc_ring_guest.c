@@ -46,6 +46,7 @@ int vc_ring_guest_init(struct vc_ring_guest *g, void *base, const struct vc_layo
 	g->tail = vc_shm_load32(&g->ctrl->tail, VC_RELAXED);
 	g->head_cache = vc_shm_load32(&g->ctrl->head, VC_ACQUIRE);
 	g->seq = g->pub_seq = vc_shm_load64(&g->ctrl->done_seq, VC_ACQUIRE);
+	g->cb_head = vc_shm_load32(&g->ctrl->cb_done, VC_ACQUIRE);
 	g->nchunks = (uint32_t)(layout->arena_size / layout->chunk_size);
 	g->window = g->nchunks;
 	if (g->nchunks) {
@@ -244,6 +245,40 @@ void vc_ring_guest_ack_error(struct vc_ring_guest *g, uint64_t seq)
 	/* Release pairs with the host's acquire load of err_ack in
 	 * vc_ring_host_error(): it may record the next error. */
 	vc_shm_store64(&g->ctrl->err_ack, seq, VC_RELEASE);
+}
+
+int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie)
+{
+	int rc;
+
+	for (;;) {
+		/* Pairs with the host's seq_cst store of cb_tail in
+		 * vc_ring_host_cb_push(): the slot's cookie is visible. */
+		uint32_t tail = vc_shm_load32(&g->ctrl->cb_tail, VC_ACQUIRE);
+
+		if (tail != g->cb_head) {
+			*cookie = g->ctrl->cb_ring[g->cb_head % VC_CB_RING];
+			g->cb_head++;
+			return 0;
+		}
+		if ((rc = check_status(g)))
+			return rc;
+		/* Dekker with vc_ring_host_cb_push(): count ourselves as a waiter,
+		 * re-read cb_tail; it stores cb_tail, then reads waiters. */
+		vc_shm_add32(&g->ctrl->waiters, 1, VC_SEQ_CST);
+		if (vc_shm_load32(&g->ctrl->cb_tail, VC_SEQ_CST) == g->cb_head)
+			rc = g->ops->sleep(g->ops_ctx, SLEEP_TICK_MS);
+		vc_shm_sub32(&g->ctrl->waiters, 1, VC_RELAXED);
+		if (rc < 0)
+			return rc;
+	}
+}
+
+void vc_ring_guest_cb_finish(struct vc_ring_guest *g)
+{
+	/* Pairs with the host's acquire load of cb_done in
+	 * vc_ring_host_cb_done(): the callback's effects come first. */
+	vc_shm_store32(&g->ctrl->cb_done, g->cb_head, VC_RELEASE);
 }
 
 int vc_ring_guest_chunk_get(struct vc_ring_guest *g, uint64_t *off)

@@ -51,6 +51,7 @@ struct vc_ring_guest {
 	uint32_t window;     /* chunks in rotation (<= nchunks): bounds the bytes in flight */
 	uint32_t next_chunk;
 	uint64_t *chunk_release; /* seq after which each chunk is free again */
+	uint32_t cb_head;        /* host callbacks taken by the callback thread */
 };
 
 /**
@@ -137,6 +138,16 @@ void vc_ring_guest_set_window(struct vc_ring_guest *g, uint32_t n);
 
 /** vc_ring_guest_chunk_release() - chunk @idx is free again once @seq has executed. */
 void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq);
+
+/**
+ * vc_ring_guest_cb_next() - wait for the next host callback the host queued
+ * (one thread only: the callback thread). Returns 0 with its cookie, or the
+ * -errno of a dead session.
+ */
+int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie);
+
+/** vc_ring_guest_cb_finish() - the callback taken last has run; the host may go on. */
+void vc_ring_guest_cb_finish(struct vc_ring_guest *g);
 
 /** vc_ring_guest_arena_write() - copy @len bytes from @src into the arena at @off. */
 void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len);

@@ -184,3 +184,28 @@ uint32_t vc_ring_host_fatal_reason(const struct vc_ring_host *h)
 {
 	return __atomic_load_n(&h->fatal, __ATOMIC_RELAXED);
 }
+
+uint32_t vc_ring_host_cb_done(struct vc_ring_host *h)
+{
+	/* Pairs with the guest's release store of cb_done in
+	 * vc_ring_guest_cb_finish(). Untrusted: a guest that lies only
+	 * releases its own callbacks' streams early. */
+	return vc_shm_load32(&h->ctrl->cb_done, VC_ACQUIRE);
+}
+
+int vc_ring_host_cb_push(struct vc_ring_host *h, uint64_t cookie, uint32_t *index)
+{
+	uint32_t done = vc_ring_host_cb_done(h);
+
+	if (h->cb_tail - done >= VC_CB_RING)
+		return -EAGAIN;
+	/* Data for the slot, published by the cb_tail store below. */
+	h->ctrl->cb_ring[h->cb_tail % VC_CB_RING] = cookie;
+	*index = h->cb_tail++;
+	/* Pairs with the guest's acquire load of cb_tail in vc_ring_guest_cb_next()
+	 * (seq_cst implies release). Dekker with its sleep path there: it
+	 * increments waiters then re-reads cb_tail; we store cb_tail then read
+	 * waiters, all seq_cst. */
+	vc_shm_store32(&h->ctrl->cb_tail, h->cb_tail, VC_SEQ_CST);
+	return vc_shm_load32(&h->ctrl->waiters, VC_SEQ_CST) != 0;
+}

@@ -25,6 +25,7 @@ struct vc_ring_host {
 	uint32_t head;           /* private copy of what has been consumed */
 	uint64_t done;           /* last done_seq published */
 	uint64_t err_seq;        /* seq of the sticky error published, 0 = none */
+	uint32_t cb_tail;        /* host callbacks queued (private copy) */
 	uint32_t fatal;          /* enum vc_fatal; 0 while healthy */
 	uint8_t *span;           /* private copy of the published span, ring_size bytes */
 };
@@ -106,6 +107,18 @@ void vc_ring_host_idle_end(struct vc_ring_host *h);
 
 /** vc_ring_host_pending() - whether the guest has published commands not yet fetched. */
 bool vc_ring_host_pending(struct vc_ring_host *h);
+
+/**
+ * vc_ring_host_cb_push() - queue host callback @cookie for the guest's
+ * callback thread. Callers serialise pushes. On success *@index is its
+ * position (the guest has run it once vc_ring_host_cb_done() > *@index) and
+ * the return value says whether a guest thread sleeps and must be signalled.
+ * Returns -EAGAIN while the queue is full.
+ */
+int vc_ring_host_cb_push(struct vc_ring_host *h, uint64_t cookie, uint32_t *index);
+
+/** vc_ring_host_cb_done() - how many queued callbacks the guest reports run. */
+uint32_t vc_ring_host_cb_done(struct vc_ring_host *h);
 
 /** vc_ring_host_heartbeat() - set ALIVE, telling waiting guests the server lives. */
 void vc_ring_host_heartbeat(struct vc_ring_host *h);

@@ -70,6 +70,9 @@ static_assert(sizeof(struct vc_layout) == 56, "vc_layout is ABI");
 #define VC_STATUS_FATAL 0x2u /* host: session is dead (fatal_reason says why) */
 #define VC_STATUS_ALIVE 0x4u /* host sets it periodically; guest clears it to probe */
 
+/* Host callbacks in flight at once (cuLaunchHostFunc); a power of two. */
+#define VC_CB_RING 256u
+
 struct vc_ctrl {
 	/* lines 0-1: host writes once at session creation, guest reads. */
 	uint32_t magic;
@@ -102,6 +105,15 @@ struct vc_ctrl {
 	/* line 8: guest: highest err_seq it has consumed; re-arms err_code. */
 	uint64_t err_ack;
 	uint8_t pad7[VC_CACHELINE - 8];
+	/* line 9: host writes (release): host callbacks queued in cb_ring. */
+	uint32_t cb_tail;
+	uint8_t pad8[VC_CACHELINE - 4];
+	/* line 10: guest writes (release): host callbacks it has run. */
+	uint32_t cb_done;
+	uint8_t pad9[VC_CACHELINE - 4];
+	/* lines 11-: host writes before cb_tail: the guest's cookie of each queued
+	 * callback (cuLaunchHostFunc), in stream order per stream. */
+	uint64_t cb_ring[VC_CB_RING];
 };
 static_assert(offsetof(struct vc_ctrl, layout) == 16, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, tail) == 2 * VC_CACHELINE, "ctrl ABI");
@@ -113,7 +125,10 @@ static_assert(offsetof(struct vc_ctrl, err_code) == 6 * VC_CACHELINE, "ctrl ABI"
 static_assert(offsetof(struct vc_ctrl, err_seq) == 6 * VC_CACHELINE + 8, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, waiters) == 7 * VC_CACHELINE, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, err_ack) == 8 * VC_CACHELINE, "ctrl ABI");
-static_assert(sizeof(struct vc_ctrl) == 9 * VC_CACHELINE, "ctrl ABI");
+static_assert(offsetof(struct vc_ctrl, cb_tail) == 9 * VC_CACHELINE, "ctrl ABI");
+static_assert(offsetof(struct vc_ctrl, cb_done) == 10 * VC_CACHELINE, "ctrl ABI");
+static_assert(offsetof(struct vc_ctrl, cb_ring) == 11 * VC_CACHELINE, "ctrl ABI");
+static_assert(sizeof(struct vc_ctrl) == 11 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
 static_assert(sizeof(struct vc_ctrl) <= VC_CTRL_SIZE, "ctrl fits its page");
 
 /* Why a session went FATAL (vc_ctrl.fatal_reason). */

@@ -8,10 +8,12 @@
  * attributes, cuGetProcAddress, error reporting. On a GPU the same tests run
  * against the real driver.
  */
+#define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
 
@@ -219,6 +221,58 @@ START_TEST(modules_and_launches)
 }
 END_TEST
 
+static int g_order[8], g_n, g_release;
+static CUresult g_status = (CUresult)-1;
+
+static void CUDA_CB cb_mark(void *arg)
+{
+	g_order[g_n++] = (int)(intptr_t)arg;
+}
+
+static void CUDA_CB cb_held(void *arg)
+{
+	/* Held until the main thread lets go: the enqueue must not wait for it. */
+	while (!__atomic_load_n(&g_release, __ATOMIC_ACQUIRE))
+		usleep(100);
+	g_order[g_n++] = (int)(intptr_t)arg;
+}
+
+static void CUDA_CB cb_status(CUstream s, CUresult st, void *arg)
+{
+	(void)s;
+	g_status = st;
+	g_order[g_n++] = (int)(intptr_t)arg;
+}
+
+START_TEST(host_functions_are_asynchronous_and_ordered)
+{
+	CUstream s;
+	CUdeviceptr d;
+	uint8_t b[16];
+
+	CK(cuStreamCreate(&s, 0));
+	CK(cuMemAlloc(&d, 16));
+	CK(cuLaunchHostFunc(s, cb_mark, (void *)1));
+	CK(cuMemsetD8Async(d, 7, 16, s));
+	CK(cuLaunchHostFunc(s, cb_held, (void *)2));
+	CK(cuStreamAddCallback(s, cb_status, (void *)3, 0));
+	/* Enqueueing returned although the held function has not run. */
+	ck_assert_int_le(g_n, 1);
+	ck_assert_int_eq(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+	__atomic_store_n(&g_release, 1, __ATOMIC_RELEASE);
+	CK(cuStreamSynchronize(s));
+	ck_assert_int_eq(g_n, 3);
+	ck_assert_int_eq(g_order[0], 1);
+	ck_assert_int_eq(g_order[1], 2);
+	ck_assert_int_eq(g_order[2], 3);
+	ck_assert_int_eq(g_status, CUDA_SUCCESS);
+	CK(cuMemcpyDtoH(b, d, 16));
+	ck_assert_uint_eq(b[15], 7);
+	CK(cuMemFree(d));
+	CK(cuStreamDestroy(s));
+}
+END_TEST
+
 START_TEST(pointer_attributes)
 {
 	CUdeviceptr d;
@@ -301,6 +355,7 @@ int main(void)
 	tcase_add_test(t, bad_pointers_are_errors);
 	tcase_add_test(t, modules_and_launches);
 	tcase_add_test(t, pointer_attributes);
+	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
 	suite_add_tcase(s, t);
