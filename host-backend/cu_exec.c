@@ -177,6 +177,25 @@ int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
 	return 0;
 }
 
+int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real)
+{
+	struct vc_cu_handle *h = slot(x, kind, id);
+	uint32_t k;
+
+	if (!h)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (h->real)
+		rmap_delete(x, rmap_find(x, kind, h->real));
+	h->real = real;
+	if (real) {
+		if ((x->nh + 1) * 2 > x->rcap && rmap_grow(x))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		k = rmap_find(x, kind, real);
+		x->rmap[k] = (uint32_t)(h - x->h) + 1;
+	}
+	return 0;
+}
+
 int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f)
 {
 	/* CUDA 12 lets a CUkernel stand wherever a CUfunction does. */
@@ -305,7 +324,7 @@ static void cu_close(void *ctx)
 	 * events. Stream-ordered allocations come from the device's pools, which
 	 * outlive contexts: free them first, inside one of ours. */
 	for (uint32_t i = 0; x->nasync && i < x->nh; i++) {
-		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT &&
+		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real &&
 		    x->drv->cuCtxSetCurrent(x->h[i].real) == CUDA_SUCCESS) {
 			for (uint32_t k = 0; k < x->nasync; k++)
 				x->drv->cuMemFreeAsync((CUdeviceptr)x->async_ptr[k], NULL);
@@ -315,7 +334,7 @@ static void cu_close(void *ctx)
 	}
 	x->drv->cuCtxSetCurrent(NULL);
 	for (uint32_t i = 0; i < x->nh; i++)
-		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT)
+		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)
 			x->drv->cuCtxDestroy_v2(x->h[i].real);
 	for (int i = 0; i < VC_CU_MAX_IMAGES; i++)
 		free(x->img[i].buf);

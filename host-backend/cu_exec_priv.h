@@ -87,6 +87,12 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
  */
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
 
+/**
+ * vc_cu_rebind() - point id @id at another real object (NULL: dormant, its id
+ * kept). Primary contexts keep their handle across a reset, as natively.
+ */
+int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real);
+
 /** vc_cu_lookup_func() - a CUfunction, or a CUkernel standing for one. */
 int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f);
 

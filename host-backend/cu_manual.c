@@ -64,14 +64,18 @@ static void forget_context(struct vc_cu_session *x, uint64_t id)
 		if (h->live && h->owner == ci && i != ci && h->kind != VC_H_CUCONTEXT)
 			vc_cu_forget_slot(x, i);
 	}
-	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
-		if (x->primary[d] == id) {
-			x->primary[d] = 0;
-			x->primary_refs[d] = 0;
-		}
-	vc_cu_forget(x, VC_H_CUCONTEXT, id);
 	if (x->cur_id == id)
 		x->cur_id = UINT64_MAX; /* force the next vc_cu_enter() to set one */
+	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
+		if (x->primary[d] == id) {
+			/* A primary context's handle outlives a reset natively (the
+			 * runtime keeps it): the id stays, dormant until retained. */
+			x->primary_refs[d] = 0;
+			x->primary_flags[d] = 0;
+			vc_cu_rebind(x, VC_H_CUCONTEXT, id, NULL);
+			return;
+		}
+	vc_cu_forget(x, VC_H_CUCONTEXT, id);
 }
 
 /* ---- facts --------------------------------------------------------------------- */
@@ -138,11 +142,12 @@ static int primary_get(struct vc_cu_session *x, int32_t dev, uint64_t *id)
 {
 	CUcontext c = NULL;
 	CUdevice d;
+	void *real = NULL;
 	int rc;
 
 	if (dev < 0 || dev >= VC_CU_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
-	if (x->primary[dev]) {
+	if (x->primary[dev] && !vc_cu_lookup(x, VC_H_CUCONTEXT, x->primary[dev], &real) && real) {
 		*id = x->primary[dev];
 		return 0;
 	}
@@ -153,13 +158,17 @@ static int primary_get(struct vc_cu_session *x, int32_t dev, uint64_t *id)
 	 * every session, and one client's fault must not reach another. */
 	if ((rc = x->drv->cuCtxCreate_v4(&c, NULL, x->primary_flags[dev], d)))
 		return rc;
-	if ((rc = vc_cu_publish(x, VC_H_CUCONTEXT, c, id))) {
+	if (x->primary[dev]) /* a dormant primary context wakes with its old id */
+		rc = vc_cu_rebind(x, VC_H_CUCONTEXT, x->primary[dev], c);
+	else
+		rc = vc_cu_publish(x, VC_H_CUCONTEXT, c, &x->primary[dev]);
+	if (rc) {
 		x->drv->cuCtxDestroy_v2(c);
 		return rc;
 	}
+	*id = x->primary[dev];
 	x->h[*id & 0xffffffu].owner = (uint32_t)(*id & 0xffffffu);
 	x->cur_id = *id; /* cuCtxCreate made it current */
-	x->primary[dev] = *id;
 	return 0;
 }
 
@@ -216,10 +225,13 @@ int vc_cu_manual_cuDevicePrimaryCtxReset_v2(struct vc_cu_session *x, const uint8
 
 	(void)out;
 	TAKE(rq);
+	void *real = NULL;
+
 	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
-	if (x->primary[rq.dev])
+	if (x->primary[rq.dev] && !vc_cu_lookup(x, VC_H_CUCONTEXT, x->primary[rq.dev], &real) && real)
 		return destroy_context(x, x->primary[rq.dev]);
+	x->primary_flags[rq.dev] = 0;
 	return 0;
 }
 
@@ -228,6 +240,7 @@ int vc_cu_manual_cuDevicePrimaryCtxGetState(struct vc_cu_session *x, const uint8
 {
 	struct vc_cu_req_ctx rq;
 	struct vc_cu_rep_ctx rp = {0};
+	void *real = NULL;
 
 	TAKE(rq);
 	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
@@ -235,7 +248,8 @@ int vc_cu_manual_cuDevicePrimaryCtxGetState(struct vc_cu_session *x, const uint8
 	rp.flags = x->primary_flags[rq.dev];
 	/* Active once retained, as natively; the context may exist earlier (the
 	 * runtime asks for its handle through an export table first). */
-	rp.active = x->primary[rq.dev] && x->primary_refs[rq.dev];
+	rp.active = x->primary[rq.dev] && x->primary_refs[rq.dev] &&
+		    !vc_cu_lookup(x, VC_H_CUCONTEXT, x->primary[rq.dev], &real) && real;
 	REPLY(rp);
 	return 0;
 }
@@ -252,7 +266,9 @@ int vc_cu_manual_cuDevicePrimaryCtxSetFlags_v2(struct vc_cu_session *x, const ui
 	x->primary_flags[rq.dev] = rq.flags;
 	/* Already created: apply them, as setting a live primary context's
 	 * flags does natively. */
-	if (x->primary[rq.dev]) {
+	void *real = NULL;
+
+	if (x->primary[rq.dev] && !vc_cu_lookup(x, VC_H_CUCONTEXT, x->primary[rq.dev], &real) && real) {
 		int rc = vc_cu_enter(x, x->primary[rq.dev]);
 
 		return rc ? rc : (int)x->drv->cuCtxSetFlags(rq.flags);
@@ -663,6 +679,37 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 				: x->drv->cuMemcpyDtoH_v2(host, rq.src, rq.len);
 	}
 	return -VC_FATAL_PAYLOAD;
+}
+
+int vc_cu_manual_vcMemcpy2D(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			    struct vc_cu_out *out)
+{
+	struct vc_cu_req_memcpy2d rq;
+	CUDA_MEMCPY2D c;
+	void *stream;
+	int rc;
+
+	(void)out;
+	TAKE(rq);
+	if (!rq.height || !rq.width)
+		return 0;
+	if (rq.dpitch < rq.width || rq.spitch < rq.width ||
+	    rq.height - 1 > (UINT64_MAX - rq.width) / (rq.dpitch > rq.spitch ? rq.dpitch : rq.spitch))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+	    (rc = vc_cu_check_range(x, rq.dst, rq.dpitch * (rq.height - 1) + rq.width)) ||
+	    (rc = vc_cu_check_range(x, rq.src, rq.spitch * (rq.height - 1) + rq.width)))
+		return rc;
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = rq.src;
+	c.srcPitch = rq.spitch;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = rq.dst;
+	c.dstPitch = rq.dpitch;
+	c.WidthInBytes = rq.width;
+	c.Height = rq.height;
+	return rq.async ? x->drv->cuMemcpy2DAsync_v2(&c, stream) : x->drv->cuMemcpy2DUnaligned_v2(&c);
 }
 
 int vc_cu_manual_vcMemset(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

@@ -175,6 +175,18 @@ struct vc_cu_req_memcpy {
 	uint32_t async; /* the guest asked for an ...Async call */
 };
 
+/* vcMemcpy2D: device to device, rows pitch apart (host sides travel row by
+ * row through the 1D copies). */
+struct vc_cu_req_memcpy2d {
+	uint64_t ctx;
+	uint64_t dst, dpitch;
+	uint64_t src, spitch;
+	uint64_t width, height;
+	uint64_t stream;
+	uint32_t async;
+	uint32_t pad;
+};
+
 struct vc_cu_req_memset {
 	uint64_t ctx;
 	uint64_t dst;

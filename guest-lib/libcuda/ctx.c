@@ -135,6 +135,7 @@ static void context_gone(uint64_t id)
 		return;
 	vc_exptab_ctx_destroyed((CUcontext)(uintptr_t)id);
 	vc_cu_params_forget();
+	vc_cu_streams_forget();
 	if (vc_cu_current() == id)
 		vc_cu_set_current(0);
 }

@@ -71,7 +71,7 @@ static void start_thread(void)
 
 static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void *data)
 {
-	struct vc_cu_req_hostfunc rq = {.stream = (uint64_t)(uintptr_t)stream};
+	struct vc_cu_req_hostfunc rq = {.stream = vc_cu_stream_id(stream)};
 	struct pending *slot;
 	CUresult rc;
 

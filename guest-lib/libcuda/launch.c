@@ -202,7 +202,7 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 			goto out;
 	}
 	m->rq.func = (uint64_t)(uintptr_t)f;
-	m->rq.stream = (uint64_t)(uintptr_t)stream;
+	m->rq.stream = vc_cu_stream_id(stream);
 	memcpy(m->rq.grid, grid, sizeof(m->rq.grid));
 	memcpy(m->rq.block, block, sizeof(m->rq.block));
 	m->rq.shared_mem = shmem;
@@ -217,9 +217,22 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	/* Header, attributes and parameters travel as one command. */
 	if (nattrs)
 		memmove((uint8_t *)m->a + nattrs * sizeof(m->a[0]), m->params, psize);
-	rc = vc_cu_submit(VC_CU_vcLaunch, &m->rq, sizeof(m->rq),
-			  nattrs ? (const void *)m->a : (const void *)m->params,
-			  nattrs * sizeof(m->a[0]) + psize);
+	for (unsigned i = 0; i < nattrs; i++)
+		if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && attrs[i].value.cooperative)
+			flags |= VC_CU_LAUNCH_COOPERATIVE;
+	if (flags & VC_CU_LAUNCH_COOPERATIVE) {
+		/* A grid too large to be co-resident is refused at once natively:
+		 * cooperative launches wait for the driver's verdict. */
+		struct vc_cu_prefix none;
+
+		rc = vc_cu_call(VC_CU_vcLaunch, &m->rq, sizeof(m->rq),
+				nattrs ? (const void *)m->a : (const void *)m->params,
+				nattrs * sizeof(m->a[0]) + psize, &none, 0, NULL, 0, 0);
+	} else {
+		rc = vc_cu_submit(VC_CU_vcLaunch, &m->rq, sizeof(m->rq),
+				  nattrs ? (const void *)m->a : (const void *)m->params,
+				  nattrs * sizeof(m->a[0]) + psize);
+	}
 out:
 	free(m);
 	return rc;

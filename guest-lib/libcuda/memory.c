@@ -127,7 +127,7 @@ static CUresult alloc(uint32_t kind, uint64_t size, uint64_t w, uint64_t h, uint
 		      CUdeviceptr *dptr, size_t *pitch)
 {
 	struct vc_cu_req_alloc rq = {.kind = kind, .size = size, .width = w, .height = h, .elem = elem,
-				     .stream = (uint64_t)(uintptr_t)s};
+				     .stream = vc_cu_stream_id(s)};
 	struct vc_cu_rep_alloc rp;
 	CUresult rc;
 
@@ -164,7 +164,7 @@ CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hS
 static CUresult mem_free(CUdeviceptr dptr, int async, CUstream s)
 {
 	struct vc_cu_req_free rq = {.dptr = dptr, .async = (uint32_t)async,
-				    .stream = (uint64_t)(uintptr_t)s};
+				    .stream = vc_cu_stream_id(s)};
 	struct vc_cu_prefix none;
 	CUresult rc;
 
@@ -202,7 +202,7 @@ static void fill(struct vc_cu_req_memcpy *rq, const struct copy *c, uint64_t off
 	rq->ctx = vc_cu_current();
 	rq->dir = c->dir;
 	rq->len = n;
-	rq->stream = (uint64_t)(uintptr_t)c->stream;
+	rq->stream = vc_cu_stream_id(c->stream);
 	rq->async = (uint32_t)c->async;
 	if (c->dir == VC_CU_COPY_HTOD)
 		rq->dst = c->dev + off;
@@ -272,7 +272,7 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async
 static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int async)
 {
 	struct vc_cu_req_memcpy rq = {.dir = VC_CU_COPY_DTOD, .dst = dst, .src = src, .len = n,
-				      .stream = (uint64_t)(uintptr_t)s, .async = (uint32_t)async};
+				      .stream = vc_cu_stream_id(s), .async = (uint32_t)async};
 	struct vc_cu_prefix none;
 
 	if (async)
@@ -340,13 +340,94 @@ CUresult CUDAAPI cuMemcpyAsync(CUdeviceptr dst, CUdeviceptr src, size_t ByteCoun
 	return unified(dst, src, ByteCount, hStream, 1);
 }
 
+/* ---- 2D copies -------------------------------------------------------------------------- */
+
+/* Where one side of a 2D copy is: a device address, or a host one. */
+static CUresult side(CUmemorytype t, const void *host, CUdeviceptr dev, size_t x, size_t y, size_t pitch,
+		     int *is_dev, uint64_t *addr)
+{
+	if (t == CU_MEMORYTYPE_UNIFIED)
+		t = vc_cu_mem_is_device(dev, 1) ? CU_MEMORYTYPE_DEVICE : CU_MEMORYTYPE_HOST, host = (void *)(uintptr_t)dev;
+	if (t == CU_MEMORYTYPE_DEVICE) {
+		*is_dev = 1;
+		*addr = dev + y * pitch + x;
+	} else if (t == CU_MEMORYTYPE_HOST) {
+		*is_dev = 0;
+		*addr = (uint64_t)(uintptr_t)host + y * pitch + x;
+	} else {
+		return CUDA_ERROR_NOT_SUPPORTED; /* CUDA arrays */
+	}
+	return CUDA_SUCCESS;
+}
+
+/*
+ * Device to device in one command; with a host side, row by row through the
+ * 1D copies (asynchronous except the last row of a synchronous copy, so that
+ * the rows pipeline and the call returns when the copy is complete).
+ */
+static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream s, int async)
+{
+	int sdev, ddev;
+	uint64_t src, dst;
+	CUresult rc;
+
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcPitch, &sdev, &src)) ||
+	    (rc = side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstPitch, &ddev, &dst)))
+		return rc;
+	if (!p->WidthInBytes || !p->Height)
+		return CUDA_SUCCESS;
+	if ((p->Height > 1 && (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sdev && ddev) {
+		struct vc_cu_req_memcpy2d rq = {.dst = dst, .dpitch = p->dstPitch, .src = src, .spitch = p->srcPitch,
+						.width = p->WidthInBytes, .height = p->Height,
+						.stream = vc_cu_stream_id(s), .async = (uint32_t)async};
+		struct vc_cu_prefix none;
+
+		if (async)
+			return vc_cu_submit(VC_CU_vcMemcpy2D, &rq, sizeof(rq), NULL, 0);
+		return vc_cu_call(VC_CU_vcMemcpy2D, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
+	}
+	for (size_t r = 0; r < p->Height; r++) {
+		int a = async || r + 1 < p->Height;
+		uint64_t so = src + r * p->srcPitch, dof = dst + r * p->dstPitch;
+
+		if (!sdev && !ddev)
+			memmove((void *)(uintptr_t)dof, (const void *)(uintptr_t)so, p->WidthInBytes);
+		else if (ddev)
+			rc = htod(dof, (const void *)(uintptr_t)so, p->WidthInBytes, s, a);
+		else
+			rc = dtoh((void *)(uintptr_t)dof, so, p->WidthInBytes, s, a);
+		if (rc)
+			return rc;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuMemcpy2D_v2(const CUDA_MEMCPY2D *pCopy)
+{
+	return copy2d(pCopy, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemcpy2DUnaligned_v2(const CUDA_MEMCPY2D *pCopy)
+{
+	return copy2d(pCopy, NULL, 0);
+}
+
+CUresult CUDAAPI cuMemcpy2DAsync_v2(const CUDA_MEMCPY2D *pCopy, CUstream hStream)
+{
+	return copy2d(pCopy, hStream, 1);
+}
+
 /* ---- memsets --------------------------------------------------------------------- */
 
 static CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t v, uint32_t elem, size_t n, size_t h,
 			  CUstream s, int async)
 {
 	struct vc_cu_req_memset rq = {.dst = dst, .value = v, .elem = elem, .count = n, .pitch = pitch,
-				      .height = h, .stream = (uint64_t)(uintptr_t)s, .async = (uint32_t)async};
+				      .height = h, .stream = vc_cu_stream_id(s), .async = (uint32_t)async};
 	struct vc_cu_prefix none;
 
 	if (async)

@@ -107,4 +107,13 @@ int vc_cu_mem_is_device(uint64_t p, uint64_t n);
 /** vc_cu_params_forget() - drop cached parameter layouts (context destroyed). */
 void vc_cu_params_forget(void);
 
+/**
+ * vc_cu_stream_id() - the wire id of stream @s: the calling thread's own
+ * stream for CU_STREAM_PER_THREAD, the handle itself otherwise.
+ */
+uint64_t vc_cu_stream_id(CUstream s);
+
+/** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
+void vc_cu_streams_forget(void);
+
 #endif /* VC_CU_GUEST_H */

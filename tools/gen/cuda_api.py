@@ -52,6 +52,7 @@ fn("vcMemFree", SYNC, virtual=True)
 fn("vcMemcpy", SYNC, virtual=True)      # every copy; async ones are sent without a reply
 fn("vcMemset", SYNC, virtual=True)
 fn("vcHostFunc", ASYNC, virtual=True)   # cuLaunchHostFunc, cuStreamAddCallback
+fn("vcMemcpy2D", SYNC, virtual=True)    # 2D device-to-device copies
 
 # ---- driver and devices -------------------------------------------------------
 fn("cuInit", SYNC, local=True)
@@ -161,6 +162,9 @@ fn("cuMemcpyHtoDAsync_v2", ASYNC, local=True)
 fn("cuMemcpyDtoHAsync_v2", ASYNC, local=True)
 fn("cuMemcpyDtoDAsync_v2", ASYNC, local=True)
 fn("cuMemcpyAsync", ASYNC, local=True)
+fn("cuMemcpy2D_v2", SYNC, local=True)
+fn("cuMemcpy2DUnaligned_v2", SYNC, local=True)
+fn("cuMemcpy2DAsync_v2", ASYNC, local=True)
 fn("cuMemsetD8_v2", SYNC, local=True)
 fn("cuMemsetD16_v2", SYNC, local=True)
 fn("cuMemsetD32_v2", SYNC, local=True)

@@ -271,7 +271,9 @@ def emit_guest(funcs):
             if p.dir == "buf":
                 o.append("\tif (!%s || %s <= 0)\n\t\treturn CUDA_ERROR_INVALID_VALUE;" % (p.name, p.buf))
             if p.dir == "in":
-                if p.kind == "handle":
+                if p.is_stream:
+                    o.append("\trq.%s = vc_cu_stream_id(%s);" % (p.name, p.name))
+                elif p.kind == "handle":
                     o.append("\trq.%s = (uint64_t)(uintptr_t)%s;" % (p.name, p.name))
                 elif p.kind == "struct":
                     o.append("\tmemcpy(rq.%s, &%s, sizeof(rq.%s));" % (p.name, p.name, p.name))
