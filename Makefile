@@ -48,7 +48,7 @@ SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c sh
 SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
-              host-backend/cu_driver_standin.c
+              host-backend/cu_driver_standin.c host-backend/cu_sync.c
 CLIENT_SRC := guest-lib/vc_client.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \

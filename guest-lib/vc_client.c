@@ -347,7 +347,7 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		goto out;
-	rc = vc_ring_guest_wait(&c->ring, (uint64_t)seq);
+	rc = vc_ring_guest_wait_reply(&c->ring, slot, (uint64_t)seq);
 	if (rc)
 		goto out;
 	len = vc_ring_guest_read_reply(&c->ring, slot, (uint64_t)seq, &status, out, outcap);

@@ -320,6 +320,7 @@ static void cu_close(void *ctx)
 	struct vc_cu_session *x = ctx;
 
 	stop_callbacks(x);
+	vc_cu_sync_stop(x);
 	/* Destroying a context frees everything in it: memory, modules, streams,
 	 * events. Stream-ordered allocations come from the device's pools, which
 	 * outlive contexts: free them first, inside one of ours. */
@@ -343,7 +344,7 @@ static void cu_close(void *ctx)
 	free(x->rmap);
 	/* Callbacks the driver never ran keep their record; the worker exits
 	 * right after this, so the mutex is only destroyed when none is left. */
-	if (!x->cb_inflight) {
+	if (!x->cb_inflight && !x->syncer_started) {
 		pthread_mutex_destroy(&x->cb_mu);
 		pthread_cond_destroy(&x->cb_cv);
 		free(x);

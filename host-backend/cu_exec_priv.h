@@ -73,7 +73,14 @@ struct vc_cu_session {
 	void *wake_arg;
 	bool cb_abort;               /* the session is closing: touch shared memory no more */
 	uint32_t cb_inflight;        /* callbacks handed to the driver, not yet returned */
+	/* synchronisations waiting off the serving thread (cu_sync.c) */
+	struct sync_job *sync_head;
+	pthread_t syncer;
+	bool syncer_started;
 };
+
+/** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
+void vc_cu_sync_stop(struct vc_cu_session *x);
 
 /* ---- helpers the generated decoders call ---------------------------------- */
 

@@ -23,6 +23,12 @@ struct vc_cu_out {
 	bool bulk;         /* it moved arena data: publish progress right after it */
 	void (*wake)(void *arg); /* signal the guest's sleeping threads */
 	void *wake_arg;
+	bool has_slot;     /* a synchronous command: slot and seq below */
+	uint32_t slot;
+	uint64_t seq;
 };
+
+/* An executor's answer meaning "the reply will be written later". */
+#define VC_CU_DEFERRED 0x7fff0001
 
 #endif /* VC_CU_OUT_H */

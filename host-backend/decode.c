@@ -203,9 +203,16 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 		out.rep = slot;
 		out.data = slot + VC_CU_REP_MAX;
 		out.data_cap = cap - VC_CU_REP_MAX;
+		out.has_slot = true;
+		out.slot = c->h.slot;
+		out.seq = c->seq;
 	}
 	rc = s->ops->cuda_call(s->exec, c->h.op, c->p, c->plen, &out);
 	c->bulk = out.bulk;
+	if (rc == VC_CU_DEFERRED) {
+		c->replied = true; /* the executor replies when the GPU is done */
+		return VC_CUDA_SUCCESS;
+	}
 	if (rc && s->verbose)
 		fprintf(stderr, "vcuda-server: session %u: %s (seq %llu) -> %d\n", s->id, vc_cu_op_name(c->h.op),
 			(unsigned long long)c->seq, rc);

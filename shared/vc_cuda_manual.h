@@ -207,6 +207,20 @@ struct vc_cu_req_hostfunc {
 	uint64_t cookie; /* the guest's callback id, echoed back when it is due */
 };
 
+/* ---- synchronisation ------------------------------------------------------------------ */
+/* vcSync: cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize(_v2). The
+ * host waits off its serving thread and replies when the GPU is done, so that
+ * one guest thread's wait never holds up another's calls. */
+#define VC_CU_SYNC_STREAM 0u
+#define VC_CU_SYNC_EVENT 1u
+#define VC_CU_SYNC_CTX 2u
+struct vc_cu_req_sync {
+	uint64_t ctx;
+	uint64_t handle; /* stream, event or context id (0: the current context) */
+	uint32_t kind;   /* VC_CU_SYNC_* */
+	uint32_t pad;
+};
+
 /* ---- export-table slots the host answers ---------------------------------------- */
 struct vc_cu_req_vcExportSlot {
 	uint64_t ctx;

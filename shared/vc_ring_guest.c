@@ -115,17 +115,32 @@ static int check_status(struct vc_ring_guest *g)
 	return (vc_ring_guest_status(g, NULL) & VC_STATUS_FATAL) ? -EPROTO : 0;
 }
 
-int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
+/* What a waiter waits for: command @seq executed, or the reply in @slot. */
+struct until {
+	uint64_t seq;
+	const uint64_t *reply_seq; /* NULL: done_seq >= seq */
+};
+
+static bool reached(struct vc_ring_guest *g, const struct until *u, int mo)
+{
+	/* done_seq: pairs with the host's store in vc_ring_host_complete();
+	 * a slot's seq: pairs with its store in vc_ring_host_reply(). */
+	if (u->reply_seq)
+		return vc_shm_load64(u->reply_seq, mo) == u->seq;
+	return vc_shm_load64(&g->ctrl->done_seq, mo) >= u->seq;
+}
+
+static int wait_until(struct vc_ring_guest *g, const struct until *u)
 {
 	uint64_t t0, alive_t, now;
 	int rc;
 
-	if (vc_ring_guest_done(g) >= seq)
+	if (reached(g, u, VC_ACQUIRE))
 		return 0;
 	t0 = vc_now_ns();
 	do {
 		for (int i = 0; i < 64; i++) {
-			if (vc_ring_guest_done(g) >= seq)
+			if (reached(g, u, VC_ACQUIRE))
 				return 0;
 			vc_cpu_relax();
 		}
@@ -142,7 +157,7 @@ int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
 		 * waiters; all four seq_cst. Either we see the completion or the
 		 * host sees us and signals. */
 		vc_shm_add32(&g->ctrl->waiters, 1, VC_SEQ_CST);
-		if (vc_shm_load64(&g->ctrl->done_seq, VC_SEQ_CST) >= seq) {
+		if (reached(g, u, VC_SEQ_CST)) {
 			vc_shm_sub32(&g->ctrl->waiters, 1, VC_RELAXED);
 			return 0;
 		}
@@ -150,7 +165,7 @@ int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
 		vc_shm_sub32(&g->ctrl->waiters, 1, VC_RELAXED);
 		if (rc < 0)
 			return check_status(g) ? -EPROTO : rc;
-		if (vc_ring_guest_done(g) >= seq)
+		if (reached(g, u, VC_ACQUIRE))
 			return 0;
 		/* ALIVE probe: the host sets ALIVE at least every SLEEP_TICK_MS;
 		 * we clear it (RMW pairs with the host's set in
@@ -161,6 +176,23 @@ int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
 		else if (now - alive_t > (uint64_t)g->alive_timeout_ms * 1000000ull)
 			return -EPIPE;
 	}
+}
+
+int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
+{
+	struct until u = {.seq = seq};
+
+	return wait_until(g, &u);
+}
+
+int vc_ring_guest_wait_reply(struct vc_ring_guest *g, uint32_t slot, uint64_t seq)
+{
+	struct until u = {.seq = seq};
+
+	if (slot >= g->layout.slot_count)
+		return -EINVAL;
+	u.reply_seq = &((const struct vc_reply_hdr *)(g->slots + (size_t)slot * g->layout.slot_size))->seq;
+	return wait_until(g, &u);
 }
 
 int64_t vc_ring_guest_write(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot,
@@ -216,7 +248,8 @@ int64_t vc_ring_guest_read_reply(struct vc_ring_guest *g, uint32_t slot, uint64_
 	if (slot >= g->layout.slot_count)
 		return -EINVAL;
 	s = g->slots + (size_t)slot * g->layout.slot_size;
-	/* Ordered by the done_seq acquire in vc_ring_guest_wait(). */
+	/* Ordered by the acquire of the slot's seq in vc_ring_guest_wait_reply()
+	 * (or of done_seq, which the host publishes after the reply). */
 	memcpy(&rh, s, sizeof(rh));
 	if (rh.seq != seq || rh.len > slot_cap)
 		return -EPROTO;

@@ -100,6 +100,13 @@ uint64_t vc_ring_guest_done(struct vc_ring_guest *g);
 int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq);
 
 /**
+ * vc_ring_guest_wait_reply() - wait until the reply of command @seq is in
+ * @slot (it may come after later commands executed: synchronisations wait for
+ * the GPU off the serving thread). Returns as vc_ring_guest_wait().
+ */
+int vc_ring_guest_wait_reply(struct vc_ring_guest *g, uint32_t slot, uint64_t seq);
+
+/**
  * vc_ring_guest_read_reply() - copy the reply of command @seq out of @slot
  * (call after vc_ring_guest_wait(@seq) returned 0): its status into *@status,
  * up to @cap payload bytes into @buf; returns the payload length the host

@@ -88,17 +88,25 @@ bool vc_ring_host_complete(struct vc_ring_host *h, uint64_t seq)
 	return vc_shm_load32(&h->ctrl->waiters, VC_SEQ_CST) != 0;
 }
 
-void vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int32_t status,
+bool vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int32_t status,
 			const void *data, uint32_t len)
 {
 	uint8_t *s = h->slots + (size_t)slot * h->layout.slot_size;
 	uint32_t cap = h->layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);
-	struct vc_reply_hdr rh = {.status = status, .len = len < cap ? len : cap, .seq = seq};
+	struct vc_reply_hdr *rh = (struct vc_reply_hdr *)s;
 
-	/* Published by the done_seq release in vc_ring_host_complete(). */
-	if (data && rh.len && data != s + sizeof(rh))
-		memcpy(s + sizeof(rh), data, rh.len);
-	memcpy(s, &rh, sizeof(rh));
+	if (data && len && data != s + sizeof(*rh))
+		memcpy(s + sizeof(*rh), data, len < cap ? len : cap);
+	rh->status = status;
+	rh->len = len < cap ? len : cap;
+	/* The slot's seq is its ready flag, stored last. Pairs with the guest's
+	 * acquire load in vc_ring_guest_wait_reply(): status, length and data are
+	 * visible once it sees its seq. Dekker with that wait's sleep path: it
+	 * increments waiters then re-reads the seq, we store the seq then read
+	 * waiters, all seq_cst: a reply written late, off the serving thread,
+	 * still wakes its waiter. */
+	vc_shm_store64(&rh->seq, seq, VC_SEQ_CST);
+	return vc_shm_load32(&h->ctrl->waiters, VC_SEQ_CST) != 0;
 }
 
 void *vc_ring_host_reply_data(struct vc_ring_host *h, uint32_t slot, uint32_t *cap)

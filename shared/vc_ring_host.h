@@ -62,11 +62,14 @@ int vc_ring_host_fetch(struct vc_ring_host *h, const uint8_t **span, uint32_t *l
 bool vc_ring_host_complete(struct vc_ring_host *h, uint64_t seq);
 
 /**
- * vc_ring_host_reply() - write the reply of command @seq into @slot: a header
- * with @status and the @len bytes at @data (truncated to the slot's capacity;
- * the decoder checks capacity first). @slot must have been range-checked.
+ * vc_ring_host_reply() - write the reply of command @seq into @slot: @status
+ * and the @len bytes at @data (truncated to the slot's capacity; the decoder
+ * checks capacity first), then the slot's seq, which marks it ready. @slot
+ * must have been range-checked. A reply may be written late, from another
+ * thread (a synchronisation that waited for the GPU): the return value then
+ * says whether a guest thread sleeps and must be signalled.
  */
-void vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int32_t status,
+bool vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int32_t status,
 			const void *data, uint32_t len);
 
 /**

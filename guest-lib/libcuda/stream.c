@@ -45,3 +45,36 @@ uint64_t vc_cu_stream_id(CUstream s)
 	t_streams[k].s = mine;
 	return (uint64_t)(uintptr_t)mine;
 }
+
+/* ---- synchronisation: the host replies when the GPU is done ----------------- */
+
+static CUresult sync_op(uint32_t kind, uint64_t handle)
+{
+	struct vc_cu_req_sync rq = {.kind = kind, .handle = handle};
+	struct vc_cu_prefix none;
+
+	/* Reports a pending asynchronous error too, as synchronising calls do. */
+	return vc_cu_call(VC_CU_vcSync, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
+}
+
+CUresult CUDAAPI cuStreamSynchronize(CUstream hStream)
+{
+	return sync_op(VC_CU_SYNC_STREAM, vc_cu_stream_id(hStream));
+}
+
+CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
+{
+	if (!hEvent)
+		return CUDA_ERROR_INVALID_HANDLE;
+	return sync_op(VC_CU_SYNC_EVENT, (uint64_t)(uintptr_t)hEvent);
+}
+
+CUresult CUDAAPI cuCtxSynchronize(void)
+{
+	return sync_op(VC_CU_SYNC_CTX, 0);
+}
+
+CUresult CUDAAPI cuCtxSynchronize_v2(CUcontext ctx)
+{
+	return sync_op(VC_CU_SYNC_CTX, (uint64_t)(uintptr_t)ctx);
+}
