@@ -90,8 +90,14 @@ fuzz() { # TARGET SECONDS
 	local corpus="$VC_TMP/corpus-$1"
 	mkdir -p "$corpus"
 	cp "tests/fuzz/corpus/${1#fuzz_}/"* "$corpus/"
+	local regress="tests/fuzz/regressions"
+	# Inputs that once crashed a decoder must stay harmless.
+	if ls "$regress/${1#fuzz_}"-* >/dev/null 2>&1; then
+		"build/fuzz/fuzz/$1" -runs=0 "$regress/${1#fuzz_}"-* || return 1
+	fi
 	"build/fuzz/fuzz/$1" -max_total_time="$2" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		-print_final_stats=1 "$corpus" 2>&1 | grep -vE '^#[0-9]+\s+(NEW|REDUCE|pulse)'
+		-artifact_prefix="$VC_TMP/" -print_final_stats=1 "$corpus" 2>&1 |
+		grep -vE '^#[0-9]+\s+(NEW|REDUCE|pulse)|NEW_FUNC'
 }
 
 echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"

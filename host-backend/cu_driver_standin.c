@@ -51,7 +51,9 @@ static struct obj *new_obj(enum tag t)
 
 static int is(const void *h, enum tag t)
 {
-	return h && ((const struct obj *)h)->tag == t;
+	/* Special handles (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) are small
+	 * integers, never objects. */
+	return (uintptr_t)h >= 4096 && ((const struct obj *)h)->tag == t;
 }
 
 /* Streams: NULL and the two special handles are valid too. */
@@ -774,7 +776,22 @@ static CUresult s_event_record_f(CUevent e, CUstream s, unsigned f)
 
 static CUresult s_event_sync(CUevent e)
 {
-	return is(e, T_EVENT) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (!is(e, T_EVENT))
+		return CUDA_ERROR_INVALID_HANDLE;
+	wait_host_funcs(); /* an event recorded after host functions completes after them */
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_event_query(CUevent e)
+{
+	unsigned n;
+
+	if (!is(e, T_EVENT))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&g_mu);
+	n = g_hf_pending;
+	pthread_mutex_unlock(&g_mu);
+	return n ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
 static CUresult s_event_elapsed(float *ms, CUevent a, CUevent b)
@@ -962,7 +979,7 @@ static void build(void)
 	d->cuEventRecord = s_event_record;
 	d->cuEventRecordWithFlags = s_event_record_f;
 	d->cuEventSynchronize = s_event_sync;
-	d->cuEventQuery = s_event_sync;
+	d->cuEventQuery = s_event_query;
 	d->cuEventElapsedTime_v2 = s_event_elapsed;
 	d->cuOccupancyMaxActiveBlocksPerMultiprocessor = s_occupancy;
 	d->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = s_occupancy_f;

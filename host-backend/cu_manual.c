@@ -728,8 +728,11 @@ int vc_cu_manual_vcMemset(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	if (rq.count > UINT64_MAX / rq.elem)
 		return CUDA_ERROR_INVALID_VALUE;
 	extent = rq.count * rq.elem;
+	if (rq.height && !extent)
+		return VC_CUDA_SUCCESS; /* rows of nothing */
 	if (rq.height) {
-		/* Rows pitch apart: the last row ends at pitch * (height - 1) + width. */
+		/* Rows pitch apart: the last row ends at pitch * (height - 1) + width
+		 * (pitch >= width > 0 here, so the division is safe). */
 		if (rq.pitch < extent || rq.height - 1 > (UINT64_MAX - extent) / rq.pitch)
 			return CUDA_ERROR_INVALID_VALUE;
 		extent += rq.pitch * (rq.height - 1);
