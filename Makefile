@@ -208,6 +208,10 @@ demo: setup
 bench: $(ALL)
 	bash ci/bench.sh
 
+$(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -o $@ $<
+
 test-gpu:
 	bash ci/test-gpu.sh
 

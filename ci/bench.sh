@@ -9,3 +9,10 @@ echo "== ring and arena: client process <-> vcuda-server process (CI stand-in ex
 start_server build/release/bin/vcuda-server
 build/release/bench/ring_bench --socket "$VCUDA_SOCKET" "$@"
 stop_server
+
+# On a machine with an NVIDIA GPU: CUDA native vs through vcuda, same run.
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+	bash ci/bench-gpu.sh
+else
+	echo "(no GPU here: the CUDA native-vs-vcuda ratios run on the GPU machine: make bench there)"
+fi

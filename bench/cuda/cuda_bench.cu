@@ -1,0 +1,94 @@
+// cuda_bench.cu - what vcuda's CUDA path is measured on, printed as
+// "metric<TAB>value<TAB>unit" lines; ci/bench-gpu.sh runs it natively and
+// through vcuda-server in the same run and prints the ratios.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+#include <cuda_runtime.h>
+
+#define CK(x)                                                                       \
+	do {                                                                        \
+		cudaError_t e_ = (x);                                               \
+		if (e_ != cudaSuccess) {                                            \
+			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,   \
+				cudaGetErrorName(e_));                              \
+			exit(1);                                                    \
+		}                                                                   \
+	} while (0)
+
+__global__ void empty() {}
+
+static double now_us() {
+	return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+static double median(std::vector<double> v) {
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+int main() {
+	CK(cudaFree(0));
+	for (int i = 0; i < 1000; i++) empty<<<1, 32>>>(); // warm-up
+	CK(cudaDeviceSynchronize());
+
+	// Asynchronous launch: enqueue rate (the host must not wait for replies).
+	const int nl = 20000;
+	double t0 = now_us();
+	for (int i = 0; i < nl; i++) empty<<<1, 32>>>();
+	double t1 = now_us();
+	CK(cudaDeviceSynchronize());
+	printf("launch_async_us\t%.3f\tus\n", (t1 - t0) / nl);
+
+	std::vector<double> v;
+	for (int i = 0; i < 2000; i++) {
+		double a = now_us();
+		empty<<<1, 32>>>();
+		CK(cudaDeviceSynchronize());
+		v.push_back(now_us() - a);
+	}
+	printf("launch_sync_us\t%.3f\tus\n", median(v));
+
+	int *d4, h4 = 0;
+	CK(cudaMalloc(&d4, 4));
+	v.clear();
+	for (int i = 0; i < 5000; i++) {
+		double a = now_us();
+		CK(cudaMemcpy(&h4, d4, 4, cudaMemcpyDeviceToHost));
+		v.push_back(now_us() - a);
+	}
+	printf("memcpy4_dtoh_us\t%.3f\tus\n", median(v));
+
+	const size_t maxn = size_t(256) << 20;
+	void *dev, *pinned, *pageable = malloc(maxn);
+	CK(cudaMalloc(&dev, maxn));
+	CK(cudaMallocHost(&pinned, maxn));
+	memset(pageable, 1, maxn);
+	memset(pinned, 1, maxn);
+	for (size_t mib : {1, 16, 256}) {
+		size_t n = mib << 20;
+		int reps = mib >= 256 ? 3 : mib >= 16 ? 10 : 30;
+		for (int pin = 1; pin >= 0; pin--) {
+			void *h = pin ? pinned : pageable;
+			std::vector<double> up, down;
+			CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+			for (int r = 0; r < reps; r++) {
+				double a = now_us();
+				CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+				double b = now_us();
+				CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
+				double c = now_us();
+				up.push_back(b - a);
+				down.push_back(c - b);
+			}
+			printf("h2d_%s_%zuMiB_GBps\t%.2f\tGB/s\n", pin ? "pinned" : "pageable", mib, n / median(up) / 1e3);
+			printf("d2h_%s_%zuMiB_GBps\t%.2f\tGB/s\n", pin ? "pinned" : "pageable", mib, n / median(down) / 1e3);
+		}
+	}
+	CK(cudaFree(dev));
+	CK(cudaFreeHost(pinned));
+	free(pageable);
+	return 0;
+}

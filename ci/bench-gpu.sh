@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# The CUDA benchmarks on a GPU machine: bench/cuda/cuda_bench natively, then
+# through vcuda-server (real driver), in the same run; prints each figure both
+# ways and vcuda's ratio to native (higher is better for both kinds).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+ci_tmpdir bench-gpu
+vb=${VCUDA_BUILD:-build/release}
+bin=${CUDA_BENCH:-$vb/bench/cuda_bench}
+[ -x "$bin" ] || { mkdir -p "$(dirname "$bin")"; /usr/local/cuda/bin/nvcc -O2 -o "$bin" bench/cuda/cuda_bench.cu; }
+"$bin" > "$VC_TMP/native.tsv"
+export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
+"$vb/bin/vcuda-server" --socket "$VCUDA_SOCKET" --executor cuda >"$VC_TMP/server.log" 2>&1 &
+pid=$!
+for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+LD_LIBRARY_PATH="$PWD/$vb/guest" "$bin" > "$VC_TMP/vcuda.tsv"
+kill -TERM $pid; wait $pid || true
+echo "== CUDA through vcuda vs native, same machine, same run ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+printf '%-28s %12s %12s %8s\n' metric native vcuda ratio
+# Both runs print the same metrics in the same order.
+paste "$VC_TMP/native.tsv" "$VC_TMP/vcuda.tsv" | awk -F'\t' '$1 == $4 {
+	r = ($3 == "us") ? $2 / $5 : $5 / $2;   # times: native/vcuda; rates: vcuda/native
+	printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
