@@ -476,31 +476,15 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 	return 0;
 }
 
-int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+/* A launch configuration from the wire: attributes that are plain values. */
+static int launch_config(const struct vc_cu_req_launch *rq, const uint8_t *attrs_p, CUlaunchAttribute *attrs,
+			 CUlaunchConfig *cfg, void *stream)
 {
-	struct vc_cu_req_launch rq;
 	struct vc_cu_launch_attr wa;
-	CUlaunchAttribute attrs[VC_CU_LAUNCH_ATTRS_MAX + 1];
-	CUlaunchConfig cfg;
-	const uint8_t *params;
-	size_t psize;
-	void *f, *stream, *extra[5];
-	bool is_kernel;
 	uint32_t n = 0;
-	int rc;
 
-	(void)out;
-	TAKE(rq);
-	if (rq.nattrs > VC_CU_LAUNCH_ATTRS_MAX || rq.param_size > VC_LAUNCH_PARAMS_MAX ||
-	    (uint64_t)rq.nattrs * sizeof(wa) + rq.param_size > len - sizeof(rq))
-		return -VC_FATAL_PAYLOAD;
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)) ||
-	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
-		return rc;
-	for (uint32_t i = 0; i < rq.nattrs; i++) {
-		memcpy(&wa, p + sizeof(rq) + i * sizeof(wa), sizeof(wa));
-		memset(&attrs[n], 0, sizeof(attrs[n]));
-		attrs[n].id = (CUlaunchAttributeID)wa.id;
+	for (uint32_t i = 0; i < rq->nattrs; i++) {
+		memcpy(&wa, attrs_p + i * sizeof(wa), sizeof(wa));
 		/* Attributes that carry handles or host pointers cannot be
 		 * forwarded as bytes. */
 		if (wa.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
@@ -508,16 +492,78 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		    wa.id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE ||
 		    wa.id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW)
 			return CUDA_ERROR_NOT_SUPPORTED;
+		memset(&attrs[n], 0, sizeof(attrs[n]));
+		attrs[n].id = (CUlaunchAttributeID)wa.id;
 		memcpy(&attrs[n].value, wa.value, sizeof(attrs[n].value));
 		n++;
 	}
-	if (rq.flags & VC_CU_LAUNCH_COOPERATIVE) {
+	if (rq->flags & VC_CU_LAUNCH_COOPERATIVE) {
 		memset(&attrs[n], 0, sizeof(attrs[n]));
 		attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
 		attrs[n].value.cooperative = 1;
 		n++;
 	}
-	params = p + sizeof(rq) + (size_t)rq.nattrs * sizeof(wa);
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->gridDimX = rq->grid[0];
+	cfg->gridDimY = rq->grid[1];
+	cfg->gridDimZ = rq->grid[2];
+	cfg->blockDimX = rq->block[0];
+	cfg->blockDimY = rq->block[1];
+	cfg->blockDimZ = rq->block[2];
+	cfg->sharedMemBytes = rq->shared_mem;
+	cfg->hStream = stream;
+	cfg->attrs = n ? attrs : NULL;
+	cfg->numAttrs = n;
+	return 0;
+}
+
+int vc_cu_manual_vcOccupancyClusters(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+				     struct vc_cu_out *out)
+{
+	struct vc_cu_req_launch rq;
+	CUlaunchAttribute attrs[VC_CU_LAUNCH_ATTRS_MAX + 1];
+	CUlaunchConfig cfg;
+	struct vc_cu_rep_vcExportSlot rp = {0};
+	void *f, *stream;
+	bool is_kernel;
+	int n = 0, rc;
+
+	TAKE(rq);
+	if (rq.nattrs > VC_CU_LAUNCH_ATTRS_MAX ||
+	    (uint64_t)rq.nattrs * sizeof(struct vc_cu_launch_attr) > len - sizeof(rq))
+		return -VC_FATAL_PAYLOAD;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)) ||
+	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+	    (rc = launch_config(&rq, p + sizeof(rq), attrs, &cfg, stream)))
+		return rc;
+	if ((rc = x->drv->cuOccupancyMaxActiveClusters(&n, f, &cfg)))
+		return rc;
+	rp.value = (uint64_t)(uint32_t)n;
+	REPLY(rp);
+	return 0;
+}
+
+int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_launch rq;
+	CUlaunchAttribute attrs[VC_CU_LAUNCH_ATTRS_MAX + 1];
+	CUlaunchConfig cfg;
+	const uint8_t *params;
+	size_t psize;
+	void *f, *stream, *extra[5];
+	bool is_kernel;
+	int rc;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.nattrs > VC_CU_LAUNCH_ATTRS_MAX || rq.param_size > VC_LAUNCH_PARAMS_MAX ||
+	    (uint64_t)rq.nattrs * sizeof(struct vc_cu_launch_attr) + rq.param_size > len - sizeof(rq))
+		return -VC_FATAL_PAYLOAD;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)) ||
+	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+	    (rc = launch_config(&rq, p + sizeof(rq), attrs, &cfg, stream)))
+		return rc;
+	params = p + sizeof(rq) + (size_t)rq.nattrs * sizeof(struct vc_cu_launch_attr);
 	psize = rq.param_size;
 	/* One packed buffer, laid out by the guest from this function's layout;
 	 * cuLaunchKernelEx takes it for every launch form, cooperative included. */
@@ -526,17 +572,6 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
 	extra[3] = &psize;
 	extra[4] = CU_LAUNCH_PARAM_END;
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.gridDimX = rq.grid[0];
-	cfg.gridDimY = rq.grid[1];
-	cfg.gridDimZ = rq.grid[2];
-	cfg.blockDimX = rq.block[0];
-	cfg.blockDimY = rq.block[1];
-	cfg.blockDimZ = rq.block[2];
-	cfg.sharedMemBytes = rq.shared_mem;
-	cfg.hStream = stream;
-	cfg.attrs = n ? attrs : NULL;
-	cfg.numAttrs = n;
 	return x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
 }
 
@@ -839,6 +874,59 @@ int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 	return rc;
 }
 
+/*
+ * 21318c60 (asked for by cuBLAS, cuBLASLt and cuFFT): slots 4, 39 and 51, as
+ * measured (docs/cuda13-driver-surface.md), asked of the host's own driver on
+ * the session's real context. Slot 51's answer is a driver object: the guest
+ * gets an opaque id for it, never the host pointer.
+ */
+static int ctx_table_slot(struct vc_cu_session *x, uint32_t slot, uint64_t target, uint64_t arg,
+			  uint64_t *value)
+{
+	static const CUuuid id = {{0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48, 0x8c, 0xa6, 0x41, 0xff,
+				   0x73, 0x24, 0xc8, 0xf2}};
+	const void *table = NULL;
+	const uint64_t *t;
+	void *ctx, *obj;
+	int rc;
+
+	if ((rc = vc_cu_lookup(x, VC_H_CUCONTEXT, target, &ctx)))
+		return rc;
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((rc = x->drv->cuGetExportTable(&table, &id)) || !table)
+		return rc ? rc : CUDA_ERROR_NOT_SUPPORTED;
+	t = table;
+	/* The first qword is the table's size in bytes: the slot must lie inside. */
+	if (t[0] < 8 * (slot + 1) || !t[slot])
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (slot == 4) {
+		CUresult (*fn)(CUcontext, uint64_t *, uint64_t);
+
+		memcpy(&fn, &t[slot], sizeof(fn));
+		return fn(ctx, value, 0);
+	}
+	if (slot == 51) {
+		CUresult (*fn)(CUcontext, uint64_t, void **);
+
+		memcpy(&fn, &t[slot], sizeof(fn));
+		obj = NULL;
+		if ((rc = fn(ctx, arg, &obj)))
+			return rc;
+		return publish_owned(x, VC_H_VCOPAQUE, obj, value);
+	}
+	CUresult (*fn39)(CUcontext, void *, int *);
+	int v = 0;
+
+	if ((rc = vc_cu_lookup(x, VC_H_VCOPAQUE, arg, &obj)))
+		return rc;
+	memcpy(&fn39, &t[slot], sizeof(fn39));
+	if ((rc = fn39(ctx, obj, &v)))
+		return rc;
+	*value = (uint32_t)v;
+	return 0;
+}
+
 int vc_cu_manual_vcExportSlot(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			      struct vc_cu_out *out)
 {
@@ -853,6 +941,12 @@ int vc_cu_manual_vcExportSlot(struct vc_cu_session *x, const uint8_t *p, uint32_
 			return rc;
 		REPLY(rp);
 		return 0;
+	}
+	if (rq.table == 1 && (rq.slot == 4 || rq.slot == 39 || rq.slot == 51)) {
+		rc = ctx_table_slot(x, rq.slot, rq.target, rq.arg, &rp.value);
+		if (rc == 0)
+			REPLY(rp);
+		return rc;
 	}
 	return CUDA_ERROR_NOT_SUPPORTED;
 }

@@ -121,13 +121,28 @@ static CUresult ex_primary_ctx(CUcontext *out, CUdevice dev)
 	return rc;
 }
 
+static CUresult ex_ctx_query(uint32_t table, uint32_t slot, CUcontext ctx, uint64_t arg, uint64_t *out)
+{
+	struct vc_cu_req_vcExportSlot rq = {.table = 1, .slot = slot, .target = (uint64_t)(uintptr_t)ctx,
+					    .arg = arg};
+	struct vc_cu_rep_vcExportSlot rp = {0};
+	CUresult rc;
+
+	if (table != VC_EXPTAB_CTXQ_TABLE)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = vc_cu_call(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	if (rc == CUDA_SUCCESS)
+		*out = rp.value;
+	return rc;
+}
+
 static const struct vc_exptab_ops exptab_ops = {
 	.device_count = ex_device_count,
 	.device_ident = ex_device_ident,
 	.driver_version = ex_driver_version,
 	.current_ctx = ex_current_ctx,
 	.primary_ctx = ex_primary_ctx,
-	.ctx_query = NULL, /* 21318c60 slots: not remoted yet (CUDA_ERROR_NOT_INITIALIZED) */
+	.ctx_query = ex_ctx_query,
 };
 
 /* ---- initialisation ------------------------------------------------------------- */

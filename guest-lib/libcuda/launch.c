@@ -277,3 +277,37 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
 	return launch(f, g, b, config->sharedMemBytes, config->hStream, kernelParams, extra, 0,
 		      config->attrs, config->numAttrs);
 }
+
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+{
+	struct {
+		struct vc_cu_req_launch rq;
+		struct vc_cu_launch_attr a[VC_CU_LAUNCH_ATTRS_MAX];
+	} m;
+	struct vc_cu_rep_vcExportSlot rp;
+	CUresult rc;
+
+	if (!numClusters || !config || (config->numAttrs && !config->attrs) ||
+	    config->numAttrs > VC_CU_LAUNCH_ATTRS_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&m, 0, sizeof(m));
+	m.rq.func = (uint64_t)(uintptr_t)func;
+	m.rq.stream = vc_cu_stream_id(config->hStream);
+	m.rq.grid[0] = config->gridDimX;
+	m.rq.grid[1] = config->gridDimY;
+	m.rq.grid[2] = config->gridDimZ;
+	m.rq.block[0] = config->blockDimX;
+	m.rq.block[1] = config->blockDimY;
+	m.rq.block[2] = config->blockDimZ;
+	m.rq.shared_mem = config->sharedMemBytes;
+	m.rq.nattrs = config->numAttrs;
+	for (unsigned i = 0; i < config->numAttrs; i++) {
+		m.a[i].id = (uint32_t)config->attrs[i].id;
+		memcpy(m.a[i].value, &config->attrs[i].value, sizeof(config->attrs[i].value));
+	}
+	rc = vc_cu_call(VC_CU_vcOccupancyClusters, &m.rq, sizeof(m.rq), m.a, config->numAttrs * sizeof(m.a[0]),
+			&rp, sizeof(rp), NULL, 0, 0);
+	if (rc == CUDA_SUCCESS)
+		*numClusters = (int)rp.value;
+	return rc;
+}

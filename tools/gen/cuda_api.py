@@ -54,6 +54,7 @@ fn("vcMemset", SYNC, virtual=True)
 fn("vcHostFunc", ASYNC, virtual=True)   # cuLaunchHostFunc, cuStreamAddCallback
 fn("vcMemcpy2D", SYNC, virtual=True)    # 2D device-to-device copies
 fn("vcSync", SYNC, virtual=True)        # stream, event and context synchronisation
+fn("vcOccupancyClusters", SYNC, virtual=True)  # cuOccupancyMaxActiveClusters
 
 # ---- driver and devices -------------------------------------------------------
 fn("cuInit", SYNC, local=True)
@@ -146,6 +147,7 @@ fn("cuStreamAddCallback", ASYNC, local=True)
 fn("cuOccupancyMaxActiveBlocksPerMultiprocessor", SYNC)
 fn("cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags", SYNC)
 fn("cuOccupancyAvailableDynamicSMemPerBlock", SYNC)
+fn("cuOccupancyMaxActiveClusters", SYNC, local=True)
 
 # ---- memory ---------------------------------------------------------------------
 fn("cuMemAlloc_v2", SYNC, local=True)
