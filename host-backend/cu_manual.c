@@ -901,27 +901,32 @@ static int ctx_table_slot(struct vc_cu_session *x, uint32_t slot, uint64_t targe
 	if (t[0] < 8 * (slot + 1) || !t[slot])
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (slot == 4) {
-		CUresult (*fn)(CUcontext, uint64_t *, uint64_t);
+		/* The third argument was a pointer when cuBLASLt called it: give
+		 * the driver scratch memory of ours to write, never NULL. */
+		CUresult (*fn)(CUcontext, uint64_t *, void *);
+		uint64_t scratch[64] = {0};
 
 		memcpy(&fn, &t[slot], sizeof(fn));
-		return fn(ctx, value, 0);
+		return fn(ctx, value, scratch);
 	}
 	if (slot == 51) {
-		CUresult (*fn)(CUcontext, uint64_t, void **);
+		CUresult (*fn)(CUcontext, uint64_t, void **, void *);
+		uint64_t scratch[64] = {0};
 
 		memcpy(&fn, &t[slot], sizeof(fn));
 		obj = NULL;
-		if ((rc = fn(ctx, arg, &obj)))
+		if ((rc = fn(ctx, arg, &obj, scratch)))
 			return rc;
 		return publish_owned(x, VC_H_VCOPAQUE, obj, value);
 	}
-	CUresult (*fn39)(CUcontext, void *, int *);
+	CUresult (*fn39)(CUcontext, void *, int *, void *);
+	uint64_t scratch[64] = {0};
 	int v = 0;
 
 	if ((rc = vc_cu_lookup(x, VC_H_VCOPAQUE, arg, &obj)))
 		return rc;
 	memcpy(&fn39, &t[slot], sizeof(fn39));
-	if ((rc = fn39(ctx, obj, &v)))
+	if ((rc = fn39(ctx, obj, &v, scratch)))
 		return rc;
 	*value = (uint32_t)v;
 	return 0;
