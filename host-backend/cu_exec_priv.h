@@ -63,6 +63,7 @@ struct vc_cu_session {
 	/* staged images */
 	struct vc_cu_image img[VC_CU_MAX_IMAGES];
 	uint64_t next_image;
+	uint64_t img_bytes; /* staged image bytes held, at most VC_CU_IMAGE_MAX */
 	uint64_t mem_limit; /* device memory quota, 0 = none */
 	/* host callbacks: run by the driver's thread, which queues them for the
 	 * guest and holds the stream until the guest has run them */

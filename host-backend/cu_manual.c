@@ -323,8 +323,9 @@ static struct vc_cu_image *image(struct vc_cu_session *x, uint64_t id)
 	return NULL;
 }
 
-static void image_free(struct vc_cu_image *im)
+static void image_free(struct vc_cu_session *x, struct vc_cu_image *im)
 {
+	x->img_bytes -= im->size;
 	free(im->buf);
 	memset(im, 0, sizeof(*im));
 }
@@ -343,6 +344,9 @@ int vc_cu_manual_vcImageBegin(struct vc_cu_session *x, const uint8_t *p, uint32_
 	TAKE(rq);
 	if (!rq.size || rq.size > VC_CU_IMAGE_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* Bounded host memory per session, whatever the guest asks for. */
+	if (rq.size > VC_CU_IMAGE_MAX - x->img_bytes)
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	for (int i = 0; i < VC_CU_MAX_IMAGES && !im; i++)
 		if (!x->img[i].buf)
 			im = &x->img[i];
@@ -352,6 +356,7 @@ int vc_cu_manual_vcImageBegin(struct vc_cu_session *x, const uint8_t *p, uint32_
 	if (!im->buf)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	im->size = rq.size;
+	x->img_bytes += rq.size;
 	im->id = ++x->next_image;
 	rp.image = im->id;
 	REPLY(rp);
@@ -414,7 +419,7 @@ int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 		rc = -VC_FATAL_PAYLOAD;
 	}
 out:
-	image_free(im);
+	image_free(x, im);
 	if (rc == 0)
 		REPLY(rp);
 	return rc;

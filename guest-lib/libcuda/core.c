@@ -23,7 +23,7 @@ static struct vc_cu_state g_state;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static CUresult g_init_rc = CUDA_ERROR_NOT_INITIALIZED;
 static int g_inited; /* cuInit succeeded in this process */
-static pid_t g_pid;
+static int g_forked; /* this is a child forked after cuInit */
 static __thread uint64_t t_ctx;
 
 int vc_cu_debug(void)
@@ -60,11 +60,17 @@ int vc_cu_unsupported(const char *name)
 	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
+static void in_child(void)
+{
+	g_forked = 1;
+}
+
 struct vc_cu_state *vc_cu_state(void)
 {
 	/* A forked child shares the parent's ring: CUDA in a child forked after
-	 * initialisation is not supported natively either. */
-	if (!g_inited || getpid() != g_pid)
+	 * initialisation is not supported natively either. (A fork handler
+	 * tells, not getpid(): this runs on every call.) */
+	if (!g_inited || g_forked)
 		return NULL;
 	return &g_state;
 }
@@ -161,7 +167,7 @@ static void init_once(void)
 		g_init_rc = CUDA_ERROR_NO_DEVICE;
 		return;
 	}
-	g_pid = getpid();
+	pthread_atfork(NULL, NULL, in_child);
 	g_inited = 1; /* vc_cu_call works from here on */
 	g_init_rc = vc_cu_call(VC_CU_vcDriverInfo, &rq, sizeof(rq), NULL, 0, &di, sizeof(di), NULL, 0, 0);
 	if (g_init_rc)
@@ -189,7 +195,7 @@ CUresult CUDAAPI cuInit(unsigned int Flags)
 	if (Flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_once(&g_once, init_once);
-	if (g_inited && getpid() != g_pid)
+	if (g_inited && g_forked)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	return g_init_rc;
 }

@@ -11,13 +11,17 @@
 
 /* ---- device facts ------------------------------------------------------------ */
 
-static const struct vc_cu_device_info *device(CUdevice dev)
+/* Device @dev's facts, or the error a query about it answers. */
+static CUresult device(CUdevice dev, const struct vc_cu_device_info **info)
 {
 	struct vc_cu_state *st = vc_cu_state();
 
-	if (!st || dev < 0 || dev >= st->device_count)
-		return NULL;
-	return &st->dev[dev].info;
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (dev < 0 || dev >= st->device_count)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*info = &st->dev[dev].info;
+	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuDeviceGetCount(int *count)
@@ -35,12 +39,10 @@ CUresult CUDAAPI cuDeviceGetCount(int *count)
 CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
 {
 	const struct vc_cu_device_info *i;
+	CUresult rc = device(dev, &i);
 
-	if (!vc_cu_state())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	i = device(dev);
-	if (!i)
-		return CUDA_ERROR_INVALID_DEVICE;
+	if (rc)
+		return rc;
 	if (!pi || (int)attrib < 1 || (int)attrib >= i->attr_count)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* Device attributes do not change while a device is up: the runtime
@@ -52,12 +54,10 @@ CUresult CUDAAPI cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevi
 CUresult CUDAAPI cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
 {
 	const struct vc_cu_device_info *i;
+	CUresult rc = device(dev, &i);
 
-	if (!vc_cu_state())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	i = device(dev);
-	if (!i)
-		return CUDA_ERROR_INVALID_DEVICE;
+	if (rc)
+		return rc;
 	if (!uuid)
 		return CUDA_ERROR_INVALID_VALUE;
 	memcpy(uuid->bytes, i->uuid, sizeof(uuid->bytes));
@@ -72,12 +72,10 @@ CUresult CUDAAPI cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
 CUresult CUDAAPI cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 {
 	const struct vc_cu_device_info *i;
+	CUresult rc = device(dev, &i);
 
-	if (!vc_cu_state())
-		return CUDA_ERROR_NOT_INITIALIZED;
-	i = device(dev);
-	if (!i)
-		return CUDA_ERROR_INVALID_DEVICE;
+	if (rc)
+		return rc;
 	if (!bytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	*bytes = i->total_mem;
