@@ -1,16 +1,36 @@
 #!/usr/bin/env bash
-# make demo: a vcuda-server and a client process doing CUDA-style work through
-# it. Without a GPU the server runs the CI stand-in executor and says so.
+# make demo: a vcuda-server and client processes doing CUDA work through it:
+# the transport demo, then an nvcc-built program (NVIDIA's static cudart) over
+# the guest libcuda.so.1. On a machine with an NVIDIA GPU the server runs the
+# real driver; without one, the CI stand-in for a GPU, and it says so.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
 ci_tmpdir demo
 
-echo "== starting vcuda-server (no CUDA executor in this build yet: using the CI stand-in for a GPU)"
-start_server build/release/bin/vcuda-server
-sed 's/^/   server: /' "$VC_TMP/server.log"
-echo "== running vcuda-demo"
-build/release/demo/vcuda-demo
+executor=ci-standin
+if command -v nvidia-smi >/dev/null && nvidia-smi -L >/dev/null 2>&1; then
+	executor=cuda
+fi
+if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ]; then
+	make -s VARIANT=release cudart-smoke
+fi
+export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
+echo "== starting vcuda-server --executor $executor"
+[ $executor = ci-standin ] && echo "   (no GPU here: the CI stand-in keeps device memory in host RAM and does not run kernels)"
+build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --executor $executor >"$VC_TMP/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+echo "== vcuda-demo: the transport, step by step"
+if [ $executor = ci-standin ]; then
+	build/release/demo/vcuda-demo
+else
+	echo "   (the transport demo's memory operations are the stand-in's; skipped on a GPU)"
+fi
+if [ -x build/release/tests/cudart_smoke_static ]; then
+	echo "== an nvcc-built program (static cudart) over the guest libcuda.so.1"
+	LD_LIBRARY_PATH=$PWD/build/release/guest build/release/tests/cudart_smoke_static
+fi
 stop_server
 echo "== server log"
 sed 's/^/   server: /' "$VC_TMP/server.log"
