@@ -227,11 +227,18 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 		goto err_free;
 	}
 	c->size = w.layout.region_size;
-	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, c->mem_fd, 0);
+	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->mem_fd, 0);
 	if (c->base == MAP_FAILED) {
 		rc = -errno;
 		snprintf(err, errlen, "vcuda: cannot map the session region: %s", strerror(errno));
 		goto err_free;
+	}
+	/* Fault in everything but the pinned pool, which fills as it is used. */
+	if (madvise(c->base, w.layout.pinned_size ? w.layout.pinned_off : c->size, MADV_POPULATE_WRITE) < 0) {
+		volatile uint8_t *q = c->base;
+
+		for (size_t i = 0; i < (w.layout.pinned_size ? w.layout.pinned_off : c->size); i += 4096)
+			q[i] = q[i];
 	}
 	rc = vc_ring_guest_init(&c->ring, c->base, &w.layout, &sock_ops, c);
 	if (rc) {
@@ -630,6 +637,12 @@ void vc_client_get_info(struct vc_client *c, struct vc_client_info *info)
 	info->kicks = c->ring.kicks;
 	pthread_mutex_unlock(&c->lock);
 	info->done_seq = vc_ring_guest_done(&c->ring);
+}
+
+void *vc_client_pinned(struct vc_client *c, uint64_t *size)
+{
+	*size = c->ring.layout.pinned_size;
+	return *size ? (uint8_t *)c->base + c->ring.layout.pinned_off : NULL;
 }
 
 int vc_client_cb_next(struct vc_client *c, uint64_t *cookie)

@@ -112,6 +112,12 @@ int vc_client_take_error(struct vc_client *c, uint64_t seq);
 uint32_t vc_client_inline_max(struct vc_client *c);
 
 /**
+ * vc_client_pinned() - the session's pinned pool (the guest's page-locked
+ * allocations), and its size in *@size; NULL when the server gave none.
+ */
+void *vc_client_pinned(struct vc_client *c, uint64_t *size);
+
+/**
  * vc_client_cb_next() - wait for the next host callback queued for this
  * process (one thread only). Returns 0 with its cookie, or -errno when the
  * session ended.

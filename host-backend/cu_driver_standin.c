@@ -508,6 +508,27 @@ static CUresult s_2d32a(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_
 	return stream_ok(s) ? fill2d(d, p, v, 4, w, h) : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* Page-locked host memory: host memory is the stand-in's device memory too,
+ * so a registered range's device address is itself (unified addressing). */
+static CUresult s_host_register(void *p, size_t n, unsigned flags)
+{
+	(void)flags;
+	return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult s_host_unregister(void *p)
+{
+	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+
+static CUresult s_host_devptr(CUdeviceptr *d, void *p, unsigned flags)
+{
+	if (!p || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	*d = (CUdeviceptr)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
 /* ---- modules, libraries, functions ------------------------------------------------- */
 
 static CUresult make(enum tag t, void **out)
@@ -964,6 +985,9 @@ static void build(void)
 	d->cuFuncSetCacheConfig = s_func_cache;
 	d->cuKernelSetCacheConfig = s_kernel_cache;
 	d->cuLaunchKernelEx = s_launch;
+	d->cuMemHostRegister_v2 = s_host_register;
+	d->cuMemHostUnregister = s_host_unregister;
+	d->cuMemHostGetDevicePointer_v2 = s_host_devptr;
 	d->cuLaunchHostFunc = s_host_func;
 	d->cuStreamCreate = s_stream_create;
 	d->cuStreamCreateWithPriority = s_stream_create_prio;

@@ -337,6 +337,7 @@ static void cu_close(void *ctx)
 	for (uint32_t i = 0; i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)
 			x->drv->cuCtxDestroy_v2(x->h[i].real);
+	vc_cu_pinned_fini(x); /* registrations went with the contexts */
 	for (int i = 0; i < VC_CU_MAX_IMAGES; i++)
 		free(x->img[i].buf);
 	free(x->async_ptr);

@@ -74,11 +74,24 @@ struct vc_cu_session {
 	void *wake_arg;
 	bool cb_abort;               /* the session is closing: touch shared memory no more */
 	uint32_t cb_inflight;        /* callbacks handed to the driver, not yet returned */
+	/* the guest's pinned pool (cu_pinned.c) */
+	uint8_t *pinned;        /* its host address, NULL until the guest said where it is */
+	uint64_t pinned_size;
+	bool pinned_identity;   /* mapped at the guest's own address */
 	/* synchronisations waiting off the serving thread (cu_sync.c) */
 	struct sync_job *sync_head;
 	pthread_t syncer;
 	bool syncer_started;
 };
+
+/**
+ * vc_cu_pinned_ptr() - host address of [@off, @off + @len) of the pinned pool,
+ * or NULL when it lies outside.
+ */
+void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
+/** vc_cu_pinned_fini() - unmap the pool's second mapping. */
+void vc_cu_pinned_fini(struct vc_cu_session *x);
 
 /** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
 void vc_cu_sync_stop(struct vc_cu_session *x);

@@ -698,6 +698,12 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		if (!host)
 			return -VC_FATAL_ARENA;
 		out->bulk = true;
+	} else if (rq.host == VC_CU_HOST_PINNED) {
+		/* The guest's own page-locked memory: the copy is DMA and, when
+		 * asynchronous, really is (the guest owns those pages). */
+		host = vc_cu_pinned_ptr(x, rq.arena_off, rq.len);
+		if (!host)
+			return CUDA_ERROR_INVALID_VALUE;
 	} else {
 		return -VC_FATAL_PAYLOAD;
 	}

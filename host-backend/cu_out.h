@@ -23,6 +23,7 @@ struct vc_cu_out {
 	bool bulk;         /* it moved arena data: publish progress right after it */
 	void (*wake)(void *arg); /* signal the guest's sleeping threads */
 	void *wake_arg;
+	int mem_fd;        /* the region's memfd, -1 when unknown */
 	bool has_slot;     /* a synchronous command: slot and seq below */
 	uint32_t slot;
 	uint64_t seq;

@@ -189,7 +189,8 @@ static int do_launch(struct vc_session *s, const struct cmd *c)
 static int do_cuda(struct vc_session *s, struct cmd *c)
 {
 	uint8_t scratch[VC_CU_REP_MAX];
-	struct vc_cu_out out = {.rep = scratch, .ring = &s->ring, .wake = vc_session_wake, .wake_arg = s};
+	struct vc_cu_out out = {.rep = scratch, .ring = &s->ring, .wake = vc_session_wake, .wake_arg = s,
+				.mem_fd = s->mem_fd};
 	uint8_t *slot = NULL;
 	uint32_t cap = 0;
 	int rc;

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -23,9 +24,12 @@ int vc_region_create(const struct vc_layout *layout, const char *name, struct vc
 	 * (SIGBUS in the server). */
 	if (fcntl(r->mem_fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0)
 		goto err_errno;
-	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, r->mem_fd, 0);
+	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED, r->mem_fd, 0);
 	if (r->base == MAP_FAILED)
 		goto err_errno;
+	/* Fault in the control page, ring, slots and arena now; the pinned pool
+	 * stays sparse until the guest allocates from it. */
+	vc_region_prefault(r->base, layout->pinned_size ? layout->pinned_off : r->size);
 	r->doorbell_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (r->doorbell_fd < 0)
 		goto err_errno;
@@ -38,6 +42,16 @@ err_errno:
 	rc = -errno;
 	vc_region_destroy(r);
 	return rc;
+}
+
+void vc_region_prefault(void *base, size_t len)
+{
+	volatile uint8_t *p = base;
+
+	if (madvise(base, len, MADV_POPULATE_WRITE) == 0)
+		return;
+	for (size_t i = 0; i < len; i += 4096) /* kernels before 5.14 */
+		p[i] = p[i];
 }
 
 void vc_region_destroy(struct vc_region *r)

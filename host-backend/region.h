@@ -22,6 +22,9 @@ struct vc_region {
  */
 int vc_region_create(const struct vc_layout *layout, const char *name, struct vc_region *r);
 
+/** vc_region_prefault() - fault in @len bytes at @base (writable shared memory). */
+void vc_region_prefault(void *base, size_t len);
+
 /** vc_region_destroy() - unmap and close everything; also after a failed create. */
 void vc_region_destroy(struct vc_region *r);
 

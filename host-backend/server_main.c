@@ -177,6 +177,7 @@ static void usage(FILE *f)
 		"      --driver PATH        the NVIDIA libcuda.so.1 to load (default: the usual places)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
 		"      --arena-size BYTES   staging arena per session (default 64M)\n"
+		"      --pinned-size BYTES  pool for the guest's page-locked memory (default 256M, 0: none)\n"
 		"      --chunk-size BYTES   arena chunk (default 512K)\n"
 		"      --slots N            reply slots per session (default 64)\n"
 		"      --slot-size BYTES    reply slot size (default 8K)\n"
@@ -222,7 +223,7 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER };
+	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -235,6 +236,7 @@ static int parse_args(int argc, char **argv)
 		{"spin-us", required_argument, NULL, O_SPIN},
 		{"standin-mem", required_argument, NULL, O_SMEM},
 		{"driver", required_argument, NULL, O_DRIVER},
+		{"pinned-size", required_argument, NULL, O_PINNED},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -245,6 +247,7 @@ static int parse_args(int argc, char **argv)
 	g_cfg.socket_path = getenv("VCUDA_SOCKET");
 	g_cfg.executor = "cuda";
 	g_cfg.max_sessions = 64;
+	g_cfg.lreq.pinned_size = 256ull << 20;
 	while ((o = getopt_long(argc, argv, "s:e:vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': g_cfg.socket_path = optarg; break;
@@ -265,6 +268,12 @@ static int parse_args(int argc, char **argv)
 		case O_ARENA:
 			if (parse_size(optarg, &g_cfg.lreq.arena_size)) {
 				fprintf(stderr, "vcuda-server: --arena-size: bad value '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case O_PINNED:
+			if (parse_size(optarg, &g_cfg.lreq.pinned_size)) {
+				fprintf(stderr, "vcuda-server: --pinned-size: bad value '%s'\n", optarg);
 				return -1;
 			}
 			break;
@@ -299,7 +308,8 @@ int main(int argc, char **argv)
 	}
 	if (vc_layout_compute(&g_cfg.lreq, &probe)) {
 		fprintf(stderr, "vcuda-server: invalid region sizes (ring a power of two in 4K..16M, "
-				"chunk a multiple of 4K in 4K..64M, arena a multiple of the chunk up to 4G)\n");
+				"chunk a multiple of 4K in 4K..64M, arena a multiple of the chunk up to 4G, "
+				"pinned pool a multiple of 2M up to 64G)\n");
 		return 2;
 	}
 	/* Check the executor in a child: this process must not load CUDA. */

@@ -61,6 +61,7 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->doorbell_fd = p->doorbell_fd;
 	s->complete_fd = p->complete_fd;
 	s->hangup_fd = p->hangup_fd;
+	s->mem_fd = p->mem_fd;
 	s->id = p->id;
 	s->spin_us = p->spin_us ? p->spin_us : DEFAULT_SPIN_US;
 	s->verbose = p->verbose;

@@ -15,7 +15,7 @@ struct vc_session {
 	const struct vc_executor_ops *ops;
 	void *exec; /* executor context; NULL once released */
 	uint64_t seq; /* host-counted sequence number of the last command decoded */
-	int doorbell_fd, complete_fd, hangup_fd, stop_fd;
+	int doorbell_fd, complete_fd, hangup_fd, stop_fd, mem_fd;
 	uint32_t id, spin_us;
 	int verbose;
 	uint64_t last_beat_ns;

@@ -195,6 +195,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 		.doorbell_fd = region.doorbell_fd,
 		.complete_fd = region.complete_fd,
 		.hangup_fd = sock,
+		.mem_fd = region.mem_fd,
 		.exec = ops,
 		.exec_factory = factory,
 		.id = id,

@@ -158,6 +158,7 @@ struct vc_cu_req_free {
 /* Where the host side of a copy is. */
 #define VC_CU_HOST_INLINE 0u /* HtoD: after the struct; DtoH: in the reply data */
 #define VC_CU_HOST_ARENA 1u  /* the staging arena at arena_off */
+#define VC_CU_HOST_PINNED 2u /* the pinned pool at arena_off: DMA, no staging */
 
 #define VC_CU_COPY_HTOD 0u
 #define VC_CU_COPY_DTOH 1u
@@ -205,6 +206,31 @@ struct vc_cu_req_hostfunc {
 	uint64_t ctx;
 	uint64_t stream;
 	uint64_t cookie; /* the guest's callback id, echoed back when it is due */
+};
+
+/* ---- the pinned pool ----------------------------------------------------------------- */
+/* vcPinnedBase: where the guest mapped the pool; the host maps it at the same
+ * address where it can (then a pinned pointer means the same on both sides,
+ * as with unified addressing natively). */
+struct vc_cu_req_pinned_base {
+	uint64_t ctx;
+	uint64_t guest_base;
+};
+struct vc_cu_rep_pinned_base {
+	uint64_t host_base;
+	uint32_t identity; /* host_base == guest_base */
+	uint32_t pad;
+};
+/* vcHostRegister / vcHostUnregister: an allocation of the pool, page aligned. */
+struct vc_cu_req_host_register {
+	uint64_t ctx;
+	uint64_t off;
+	uint64_t size;
+	uint32_t flags; /* CU_MEMHOSTALLOC_* as given to cuMemHostAlloc */
+	uint32_t pad;
+};
+struct vc_cu_rep_host_register {
+	uint64_t devptr; /* the allocation's device address */
 };
 
 /* ---- synchronisation ------------------------------------------------------------------ */

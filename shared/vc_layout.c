@@ -46,6 +46,11 @@ int vc_layout_check(const struct vc_layout *l)
 		return -EINVAL;
 	if (!in_range(l->arena_off, l->arena_size, l->region_size))
 		return -EINVAL;
+	if (l->pinned_size > VC_PINNED_MAX || l->pinned_size % VC_PINNED_ALIGN || l->pinned_off % VC_PINNED_ALIGN)
+		return -EINVAL;
+	if (l->pinned_size && (l->pinned_off < l->arena_off + l->arena_size ||
+			       !in_range(l->pinned_off, l->pinned_size, l->region_size)))
+		return -EINVAL;
 	return 0;
 }
 
@@ -69,7 +74,9 @@ int vc_layout_compute(const struct vc_layout_req *req, struct vc_layout *out)
 	l.slots_off = (uint32_t)off;
 	off = align_up(off + (uint64_t)l.slot_count * l.slot_size, PAGE);
 	l.arena_off = off;
-	l.region_size = align_up(off + l.arena_size, PAGE);
+	l.pinned_size = req->pinned_size;
+	l.pinned_off = l.pinned_size ? align_up(off + l.arena_size, VC_PINNED_ALIGN) : 0;
+	l.region_size = l.pinned_size ? l.pinned_off + l.pinned_size : align_up(off + l.arena_size, PAGE);
 	if (vc_layout_check(&l))
 		return -EINVAL;
 	*out = l;

@@ -15,6 +15,7 @@ struct vc_layout_req {
 	uint32_t slot_size;
 	uint32_t chunk_size;
 	uint64_t arena_size;
+	uint64_t pinned_size; /* 0: no pinned pool (a default is not implied) */
 };
 
 #define VC_DEFAULT_RING_SIZE (1u << 20)

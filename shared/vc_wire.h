@@ -31,7 +31,10 @@
 
 /* ---------------------------------------------------------------------------
  * Region layout. The region is one shared mapping:
- *   [ctrl page][ring][reply slots][staging arena]
+ *   [ctrl page][ring][reply slots][staging arena][pinned pool]
+ * The pinned pool holds the guest's page-locked host allocations; the host
+ * maps it (at the guest's own addresses where it can) and registers each
+ * allocation with the driver, so that copies from it are DMA.
  */
 struct vc_layout {
 	uint64_t region_size;
@@ -45,8 +48,10 @@ struct vc_layout {
 	uint32_t chunk_size;  /* staging-arena chunk, a multiple of 4 KiB */
 	uint64_t arena_off;
 	uint64_t arena_size;  /* a multiple of chunk_size; may be 0 */
+	uint64_t pinned_off;  /* the guest's page-locked allocations (cuMemHostAlloc) */
+	uint64_t pinned_size; /* a multiple of 2 MiB; may be 0 */
 };
-static_assert(sizeof(struct vc_layout) == 56, "vc_layout is ABI");
+static_assert(sizeof(struct vc_layout) == 72, "vc_layout is ABI");
 
 #define VC_CTRL_SIZE 4096u
 #define VC_RING_MIN (4u << 10)
@@ -57,6 +62,8 @@ static_assert(sizeof(struct vc_layout) == 56, "vc_layout is ABI");
 #define VC_CHUNK_MIN (4u << 10)
 #define VC_CHUNK_MAX (64u << 20)
 #define VC_ARENA_MAX (4ull << 30)
+#define VC_PINNED_ALIGN (2ull << 20)
+#define VC_PINNED_MAX (64ull << 30)
 
 /* ---------------------------------------------------------------------------
  * Control page. Each word that changes at run time has a cache line of its own,
@@ -79,7 +86,7 @@ struct vc_ctrl {
 	uint32_t version;
 	uint64_t abi_hash;
 	struct vc_layout layout;
-	uint8_t pad0[2 * VC_CACHELINE - 72];
+	uint8_t pad0[2 * VC_CACHELINE - 88];
 	/* line 2: guest writes (release), host reads (acquire). Free-running. */
 	uint32_t tail;
 	uint8_t pad1[VC_CACHELINE - 4];
@@ -297,6 +304,6 @@ struct vc_welcome {
 	struct vc_layout layout;
 	char message[128];    /* NUL-terminated, human-readable on error */
 };
-static_assert(sizeof(struct vc_welcome) == 208, "welcome ABI");
+static_assert(sizeof(struct vc_welcome) == 224, "welcome ABI");
 
 #endif /* VC_WIRE_H */

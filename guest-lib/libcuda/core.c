@@ -183,8 +183,11 @@ static void init_once(void)
 		if (g_init_rc)
 			goto fail;
 	}
-	if (!g_state.device_count)
+	if (!g_state.device_count) {
 		g_init_rc = CUDA_ERROR_NO_DEVICE;
+		return;
+	}
+	vc_cu_pinned_init();
 	return;
 fail:
 	g_inited = 0;

@@ -29,6 +29,8 @@ struct range {
 	unsigned flags; /* cuMemHostAlloc flags */
 	enum kind kind;
 	int owned;      /* host memory this library allocated (cuMemHostAlloc) */
+	int pinned;     /* from the pinned pool, registered with the host's driver */
+	uint64_t devptr; /* pinned: its device address */
 };
 
 static struct range *g_r; /* sorted by base, non-overlapping */
@@ -50,7 +52,8 @@ static size_t find_index(uint64_t p)
 	return lo; /* first range with base > p */
 }
 
-static int track(uint64_t base, uint64_t size, enum kind k, unsigned flags, int owned)
+static int track_range(uint64_t base, uint64_t size, enum kind k, unsigned flags, int owned, int pinned,
+		       uint64_t devptr)
 {
 	size_t i;
 
@@ -69,10 +72,15 @@ static int track(uint64_t base, uint64_t size, enum kind k, unsigned flags, int 
 	i = find_index(base);
 	memmove(&g_r[i + 1], &g_r[i], (g_n - i) * sizeof(*g_r));
 	g_r[i] = (struct range){.base = base, .size = size ? size : 1, .ctx = vc_cu_current(),
-				.flags = flags, .kind = k, .owned = owned};
+				.flags = flags, .kind = k, .owned = owned, .pinned = pinned, .devptr = devptr};
 	g_n++;
 	pthread_mutex_unlock(&g_mu);
 	return 0;
+}
+
+static int track(uint64_t base, uint64_t size, enum kind k, unsigned flags, int owned)
+{
+	return track_range(base, size, k, flags, owned, 0, 0);
 }
 
 /* Remove the range starting at @base of kind @k; its record in *@out. */
@@ -119,6 +127,17 @@ int vc_cu_mem_is_device(uint64_t p, uint64_t n)
 	struct range r;
 
 	return !lookup(p, n ? n : 1, &r) && r.kind == K_DEVICE;
+}
+
+/* Whether [@p, @p + @n) is page-locked memory of ours; its pool offset then. */
+static int pinned_range(const void *p, uint64_t n, uint64_t *off)
+{
+	struct range r;
+
+	if (lookup((uint64_t)(uintptr_t)p, n ? n : 1, &r) || r.kind != K_HOST || !r.pinned)
+		return 0;
+	*off = vc_cu_pinned_offset(p);
+	return 1;
 }
 
 /* ---- allocation ------------------------------------------------------------------- */
@@ -228,10 +247,21 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int
 	struct vc_cu_prefix none;
 	int rc;
 
+	uint64_t poff;
+
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (n && !src)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (n > INLINE_HTOD_MAX && pinned_range(src, n, &poff)) {
+		/* Page-locked: one DMA from the guest's own pages, no staging. */
+		fill(&rq, &c, 0, n);
+		rq.host = VC_CU_HOST_PINNED;
+		rq.arena_off = poff;
+		if (async)
+			return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0);
+		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
+	}
 	if (n <= INLINE_HTOD_MAX) {
 		fill(&rq, &c, 0, n);
 		rq.host = VC_CU_HOST_INLINE;
@@ -253,11 +283,23 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async
 	CUresult r;
 	int rc;
 
+	uint64_t poff;
+
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (n && !dst)
 		return CUDA_ERROR_INVALID_VALUE;
-	/* Device-to-host copies wait for their data even when asynchronous:
+	if (n && pinned_range(dst, n, &poff)) {
+		/* Into page-locked memory the copy is DMA and, when asynchronous,
+		 * really asynchronous: the data lands when the stream gets there. */
+		fill(&rq, &c, 0, n);
+		rq.host = VC_CU_HOST_PINNED;
+		rq.arena_off = poff;
+		if (async)
+			return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0);
+		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
+	}
+	/* Other device-to-host copies wait for their data even when asynchronous:
 	 * into pageable memory they do natively too. */
 	if (n <= vc_client_inline_max(st->client) - VC_CU_REP_MAX) {
 		fill(&rq, &c, 0, n);
@@ -506,21 +548,40 @@ CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUst
 /* ---- host memory ---------------------------------------------------------------------- */
 
 /*
- * Page-locked host memory is ordinary guest memory here: copies from it go
- * through the staging arena like pageable ones. It is tracked so that pointer
- * attributes and flags answer as natively. (Carving it from the shared region
- * for copies without a staging step is the next step.)
+ * Page-locked host memory comes from the pinned pool of the shared region
+ * (pinned.c): the host registers it with the driver, copies from and to it are
+ * DMA, and it is mapped (a device address). When there is no pool, or it is
+ * full, it is ordinary memory, copied through the staging arena. Memory the
+ * program registers (cuMemHostRegister) is tracked for attributes and flags;
+ * it lives outside the shared region, so its copies are staged too.
  */
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
+	struct vc_cu_req_host_register rq = {.size = (bytesize + 4095) & ~(size_t)4095, .flags = Flags};
+	struct vc_cu_rep_host_register rp;
+	CUresult rc;
 	void *p;
 
 	if (!pp || !bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
+	p = vc_cu_pinned_alloc(rq.size, &rq.off);
+	if (p) {
+		/* From the pinned pool: registered (and mapped) on the host. */
+		rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+		if (rc == CUDA_SUCCESS && track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 1, 1, rp.devptr))
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		if (rc != CUDA_SUCCESS) {
+			vc_cu_pinned_free(rq.off, rq.size);
+			return rc;
+		}
+		*pp = p;
+		return CUDA_SUCCESS;
+	}
+	/* No pool, or it is full: ordinary memory, copied through the arena. */
 	if (Flags & CU_MEMHOSTALLOC_DEVICEMAP)
-		return CUDA_ERROR_NOT_SUPPORTED; /* mapped host memory needs zero-copy */
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	p = aligned_alloc(4096, (bytesize + 4095) & ~(size_t)4095);
 	if (!p)
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -541,8 +602,20 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 {
 	struct range r;
 
-	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r) || !r.owned)
+	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!r.owned) { /* registered, not ours to free */
+		track_range(r.base, r.size, K_HOST, r.flags, 0, 0, 0);
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (r.pinned) {
+		struct vc_cu_req_host_register rq = {.off = vc_cu_pinned_offset(p), .size = r.size};
+		struct vc_cu_prefix none;
+
+		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+		vc_cu_pinned_free(rq.off, r.size);
+		return CUDA_SUCCESS;
+	}
 	free(p);
 	return CUDA_SUCCESS;
 }
@@ -588,8 +661,16 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
 
 CUresult CUDAAPI cuMemHostGetDevicePointer_v2(CUdeviceptr *pdptr, void *p, unsigned int Flags)
 {
-	(void)pdptr, (void)p, (void)Flags;
-	return CUDA_ERROR_NOT_SUPPORTED; /* mapped host memory needs zero-copy */
+	struct range r;
+
+	if (!pdptr || Flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (lookup((uint64_t)(uintptr_t)p, 1, &r) || r.kind != K_HOST)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!r.pinned)
+		return CUDA_ERROR_NOT_SUPPORTED; /* registered guest memory is not mapped on the host */
+	*pdptr = r.devptr + ((uint64_t)(uintptr_t)p - r.base);
+	return CUDA_SUCCESS;
 }
 
 /* ---- pointer attributes ----------------------------------------------------------------- */
@@ -606,7 +687,8 @@ static CUresult attribute(void *data, CUpointer_attribute a, CUdeviceptr ptr, in
 		*(CUcontext *)data = known ? (CUcontext)(uintptr_t)r->ctx : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_POINTER:
-		*(CUdeviceptr *)data = known && r->kind == K_DEVICE ? ptr : 0;
+		*(CUdeviceptr *)data = !known ? 0 : r->kind == K_DEVICE ? ptr
+				     : r->pinned ? r->devptr + (ptr - r->base) : 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
 		*(void **)data = known && r->kind == K_HOST ? (void *)(uintptr_t)ptr : NULL;
@@ -615,8 +697,10 @@ static CUresult attribute(void *data, CUpointer_attribute a, CUdeviceptr ptr, in
 		*(int *)data = known ? 0 : -2;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-	case CU_POINTER_ATTRIBUTE_MAPPED:
 		*(int *)data = 0;
+		return CUDA_SUCCESS;
+	case CU_POINTER_ATTRIBUTE_MAPPED:
+		*(int *)data = known && (r->kind == K_DEVICE || r->pinned);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_RANGE_START_ADDR:
 		*(CUdeviceptr *)data = base;

@@ -113,6 +113,18 @@ void vc_cu_params_forget(void);
  */
 uint64_t vc_cu_stream_id(CUstream s);
 
+/** vc_cu_pinned_init() - announce the pinned pool to the host; 1 if usable. */
+int vc_cu_pinned_init(void);
+
+/** vc_cu_pinned_alloc() - @size bytes of the pinned pool (page rounded), offset in *@off; or NULL. */
+void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off);
+
+/** vc_cu_pinned_free() - give an allocation of the pinned pool back. */
+void vc_cu_pinned_free(uint64_t off, uint64_t size);
+
+/** vc_cu_pinned_offset() - the pool offset of pinned address @p. */
+uint64_t vc_cu_pinned_offset(const void *p);
+
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);
 

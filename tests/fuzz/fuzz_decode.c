@@ -56,7 +56,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	p.base = g_base;
 	p.layout = &g_l;
-	p.doorbell_fd = p.complete_fd = p.hangup_fd = -1;
+	p.doorbell_fd = p.complete_fd = p.hangup_fd = p.mem_fd = -1;
 	p.exec = &vc_exec_ci_standin_ops;
 	p.exec_factory = &g_cfg;
 	if (vc_session_create(&p, &s))

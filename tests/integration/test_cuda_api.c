@@ -221,6 +221,49 @@ START_TEST(modules_and_launches)
 }
 END_TEST
 
+START_TEST(pinned_memory_from_the_shared_pool)
+{
+	size_t n = 6 << 20;
+	uint8_t *a, *b;
+	void *pa, *pb;
+	CUdeviceptr d, da = 0;
+	CUstream s;
+	unsigned type = 0;
+	int mapped = 0;
+
+	CK(cuMemHostAlloc(&pa, n, CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemAllocHost(&pb, n));
+	a = pa;
+	b = pb;
+	for (size_t i = 0; i < n; i++)
+		a[i] = (uint8_t)(i * 13 + 5);
+	memset(b, 0, n);
+	/* Mapped: a device address, the same as the host one where the server
+	 * could map the pool at the guest's address (always, host-locally). */
+	CK(cuMemHostGetDevicePointer(&da, pa, 0));
+	ck_assert_uint_ne(da, 0);
+	CK(cuPointerGetAttribute(&type, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, (CUdeviceptr)(uintptr_t)pa));
+	ck_assert_uint_eq(type, CU_MEMORYTYPE_HOST);
+	CK(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, (CUdeviceptr)(uintptr_t)pa));
+	ck_assert_int_eq(mapped, 1);
+	/* Copies from and into page-locked memory, asynchronous, then checked. */
+	CK(cuStreamCreate(&s, 0));
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemcpyHtoDAsync(d, pa, n, s));
+	CK(cuMemcpyDtoHAsync(pb, d, n, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_int_eq(memcmp(a, b, n), 0);
+	CK(cuMemFreeHost(pa));
+	CK(cuMemFreeHost(pb));
+	ck_assert_int_eq(cuMemFreeHost(pa), CUDA_ERROR_INVALID_VALUE);
+	/* The space comes back: allocate it again. */
+	CK(cuMemHostAlloc(&pa, n, 0));
+	CK(cuMemFreeHost(pa));
+	CK(cuMemFree(d));
+	CK(cuStreamDestroy(s));
+}
+END_TEST
+
 static int g_order[8], g_n, g_release;
 static CUresult g_status = (CUresult)-1;
 
@@ -356,6 +399,7 @@ int main(void)
 	tcase_add_test(t, modules_and_launches);
 	tcase_add_test(t, pointer_attributes);
 	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
+	tcase_add_test(t, pinned_memory_from_the_shared_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
 	suite_add_tcase(s, t);

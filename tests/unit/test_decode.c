@@ -48,7 +48,7 @@ static void setup(void)
 	ck_assert_ptr_nonnull(g_base);
 	p.base = g_base;
 	p.layout = &g_l;
-	p.doorbell_fd = p.complete_fd = p.hangup_fd = -1;
+	p.doorbell_fd = p.complete_fd = p.hangup_fd = p.mem_fd = -1;
 	p.exec = &vc_exec_ci_standin_ops;
 	p.exec_factory = &g_cfg;
 	ck_assert_int_eq(vc_session_create(&p, &g_s), 0);

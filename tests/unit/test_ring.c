@@ -76,7 +76,7 @@ static const struct vc_ring_wait_ops fx_ops = {.kick = fx_kick, .sleep = fx_slee
 static void fx_setup_sizes(uint32_t ring, uint32_t slots, uint32_t slot_size, uint32_t chunk,
 			   uint64_t arena)
 {
-	struct vc_layout_req r = {ring, slots, slot_size, chunk, arena};
+	struct vc_layout_req r = {ring, slots, slot_size, chunk, arena, 0};
 
 	memset(&F, 0, sizeof(F));
 	ck_assert_int_eq(vc_layout_compute(&r, &F.l), 0);

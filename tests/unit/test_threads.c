@@ -67,6 +67,7 @@ static void env_init(struct env *e, uint32_t ring, uint32_t spin_us)
 	p.doorbell_fd = e->doorbell;
 	p.complete_fd = e->complete;
 	p.hangup_fd = -1;
+	p.mem_fd = -1;
 	p.exec = &vc_exec_ci_standin_ops;
 	p.spin_us = spin_us;
 	ck_assert_int_eq(vc_session_create(&p, &e->s), 0);

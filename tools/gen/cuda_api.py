@@ -55,6 +55,9 @@ fn("vcHostFunc", ASYNC, virtual=True)   # cuLaunchHostFunc, cuStreamAddCallback
 fn("vcMemcpy2D", SYNC, virtual=True)    # 2D device-to-device copies
 fn("vcSync", SYNC, virtual=True)        # stream, event and context synchronisation
 fn("vcOccupancyClusters", SYNC, virtual=True)  # cuOccupancyMaxActiveClusters
+fn("vcPinnedBase", SYNC, virtual=True)  # where the guest mapped the pinned pool
+fn("vcHostRegister", SYNC, virtual=True)
+fn("vcHostUnregister", SYNC, virtual=True)
 
 # ---- driver and devices -------------------------------------------------------
 fn("cuInit", SYNC, local=True)

@@ -104,6 +104,7 @@ struct vc_session_params {
 	int doorbell_fd;  /* eventfd the guest kicks; -1 for step-driven use */
 	int complete_fd;  /* eventfd signalled for sleeping guest threads; -1 none */
 	int hangup_fd;    /* readable/HUP when the client goes away (its socket); -1 none */
+	int mem_fd;       /* the region's memfd (to map the pinned pool again); -1 none */
 	const struct vc_executor_ops *exec;
 	void *exec_factory;
 	uint32_t id;      /* for logs */
