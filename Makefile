@@ -44,12 +44,13 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
 
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
-              shared/vc_copy.c
+              shared/vc_copy.c shared/vc_vm.c
 SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
-              host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c
-CLIENT_SRC := guest-lib/vc_client.c
+              host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
+              host-backend/vm_link.c host-backend/worker_vm.c
+CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
@@ -69,9 +70,10 @@ LIBCUDA   := $(BUILD)/guest/libcuda.so.1
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab
-INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo
+INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
+              $(BUILD)/tests/test_vm_link
 BENCH_BINS := $(BUILD)/bench/ring_bench
-FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake
+FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake $(BUILD)/fuzz/fuzz_vm_frame
 
 ifeq ($(VARIANT),fuzz)
 ALL := $(FUZZ_BINS)
@@ -143,6 +145,12 @@ $(SERVER_BIN): $(call obj,host-backend/server_main.c) $(LIBSERVER) $(LIBSHARED)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
 
 $(BUILD)/tests/test_exptab: $(BUILD)/obj/tests/unit/test_exptab.o $(LIBEXPTAB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# QEMU's side of the VM link, played by a Check test (docs/VM.md).
+$(BUILD)/obj/tests/integration/test_vm_link.o: CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/tests/test_vm_link: $(BUILD)/obj/tests/integration/test_vm_link.o $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 

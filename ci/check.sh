@@ -41,8 +41,11 @@ unit() { # VARIANT
 
 integration() { # VARIANT
 	local v=$1 rc=0
-	start_server "build/$v/bin/vcuda-server" || return 1
+	export VCUDA_VM_SOCKET="$VC_TMP/vm.sock"
+	start_server "build/$v/bin/vcuda-server" --vm-socket "$VCUDA_VM_SOCKET" || return 1
 	"build/$v/tests/stress_client" --requests "$STRESS_REQUESTS" --threads 2 || rc=1
+	echo "== the VM link, with this test in QEMU's place"
+	"build/$v/tests/test_vm_link" || rc=1
 	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
 	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
 	stop_server || rc=1
@@ -107,7 +110,7 @@ step "build ASan+UBSan" make -j"$JOBS" VARIANT=asan
 step "unit tests under ASan+UBSan" unit asan
 step "build TSan" make -j"$JOBS" VARIANT=tsan
 step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
-step "integration: $STRESS_REQUESTS requests, hostile clients, demo" integration release
+step "integration: $STRESS_REQUESTS requests, VM link, hostile clients, demo" integration release
 step "integration under ASan+UBSan" integration_asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
 step "CUDA through vcuda, CI stand-in: driver API, cudart static+shared" cuda_standin
@@ -115,6 +118,7 @@ step "client detects a killed server" dead_server
 step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
+step "fuzz the VM link frame reader for 10s" fuzz fuzz_vm_frame 10
 
 echo
 if [ $fail -ne 0 ]; then

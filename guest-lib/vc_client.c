@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * vc_client.c - the transport client over the host-local unix socket: the
- * handshake, the doorbell and completion eventfds, reply-slot management, and
- * pipelined bulk copies through the staging arena.
+ * vc_client.c - the transport client: a session over the host-local unix
+ * socket (the handshake, the doorbell and completion eventfds) or over the
+ * virtio-vcuda device in a VM (vc_dev.c); then, the same for both,
+ * reply-slot management and pipelined bulk copies through the staging arena.
  */
 #include "vc_client.h"
 
@@ -23,11 +24,13 @@
 
 #include "vc_abi_hash.h"
 #include "vc_copy.h"
+#include "vc_dev.h"
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_sock.h"
 
 #define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
+#define DEFAULT_DEVICE "/dev/vcuda0"
 #define HANDSHAKE_TIMEOUT_MS 10000
 #define INLINE_HTOD_MAX 4096u
 #define PIECE_MIN (32u << 10)
@@ -36,6 +39,8 @@
 
 struct vc_client {
 	int sock, mem_fd, doorbell_fd, complete_fd;
+	bool on_dev;       /* through the virtio-vcuda device: dev below */
+	struct vc_dev dev;
 	void *base;
 	size_t size;
 	uint32_t session_id;
@@ -60,6 +65,8 @@ static int sock_kick(void *ctx)
 	struct vc_client *c = ctx;
 	uint64_t one = 1;
 
+	if (c->on_dev)
+		return vc_dev_kick(&c->dev);
 	if (write(c->doorbell_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
 		return -errno;
 	return 0;
@@ -101,6 +108,10 @@ static int sock_sleep(void *ctx, int timeout_ms)
 	c->sleeper = true;
 	pthread_mutex_unlock(&c->wait_mu);
 
+	if (c->on_dev) {
+		dead = vc_dev_wait(&c->dev, timeout_ms) == -EPIPE;
+		goto woke;
+	}
 	pfd[0] = (struct pollfd){.fd = c->complete_fd, .events = POLLIN};
 	pfd[1] = (struct pollfd){.fd = c->sock, .events = POLLIN | POLLRDHUP};
 	if (poll(pfd, 2, timeout_ms) > 0) {
@@ -111,7 +122,7 @@ static int sock_sleep(void *ctx, int timeout_ms)
 		if (pfd[1].revents)
 			dead = true;
 	}
-
+woke:
 	pthread_mutex_lock(&c->wait_mu);
 	c->sleeper = false;
 	c->wake_gen++;
@@ -174,29 +185,85 @@ static int handshake(struct vc_client *c, struct vc_welcome *w, char *err, size_
 	return 0;
 }
 
-int vc_client_open(const char *path, struct vc_client **out, char *err, size_t errlen)
+/* The session over the host-local socket at @path: handshake, then map. */
+static int open_socket(struct vc_client *c, const char *path, struct vc_layout *layout, char *err,
+		       size_t errlen)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	struct vc_welcome w;
-	struct vc_client *c;
 	struct stat st;
 	int rc;
 
-	if (!path)
-		path = getenv("VCUDA_SOCKET");
-	if (!path)
-		path = DEFAULT_SOCKET;
 	if (strlen(path) >= sizeof(a.sun_path)) {
 		snprintf(err, errlen, "vcuda: socket path too long: %s", path);
 		return -ENAMETOOLONG;
 	}
 	strcpy(a.sun_path, path);
+	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->sock < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: socket: %s", strerror(errno));
+		return rc;
+	}
+	if (connect(c->sock, (struct sockaddr *)&a, sizeof(a)) < 0) {
+		rc = -errno;
+		snprintf(err, errlen,
+			 "vcuda: cannot reach vcuda-server at %s: %s (is it running? set VCUDA_SOCKET)",
+			 path, strerror(errno));
+		return rc;
+	}
+	rc = handshake(c, &w, err, errlen);
+	if (rc)
+		return rc;
+	if (vc_layout_check(&w.layout) || fstat(c->mem_fd, &st) < 0 ||
+	    (uint64_t)st.st_size < w.layout.region_size) {
+		snprintf(err, errlen, "vcuda: server sent an unusable region layout");
+		return -EPROTO;
+	}
+	c->size = w.layout.region_size;
+	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->mem_fd, 0);
+	if (c->base == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: cannot map the session region: %s", strerror(errno));
+		return rc;
+	}
+	c->session_id = w.session_id;
+	*layout = w.layout;
+	return 0;
+}
+
+int vc_client_open(const char *path, struct vc_client **out, char *err, size_t errlen)
+{
+	struct vc_layout layout;
+	struct vc_client *c;
+	struct stat st;
+	bool dev = false;
+	int rc;
+
+	/* Where: the caller's path (a socket, or a device node); else
+	 * $VCUDA_DEVICE, $VCUDA_SOCKET, the device if the guest has one, the
+	 * default socket. */
+	if (!path) {
+		path = getenv("VCUDA_DEVICE");
+		dev = path != NULL;
+	}
+	if (!path)
+		path = getenv("VCUDA_SOCKET");
+	if (!path && access(DEFAULT_DEVICE, F_OK) == 0) {
+		path = DEFAULT_DEVICE;
+		dev = true;
+	}
+	if (!path)
+		path = DEFAULT_SOCKET;
+	if (!dev && stat(path, &st) == 0 && S_ISCHR(st.st_mode))
+		dev = true;
 	c = calloc(1, sizeof(*c));
 	if (!c) {
 		snprintf(err, errlen, "vcuda: out of memory");
 		return -ENOMEM;
 	}
-	c->mem_fd = c->doorbell_fd = c->complete_fd = -1;
+	c->sock = c->mem_fd = c->doorbell_fd = c->complete_fd = -1;
+	c->dev.fd = -1;
 	c->base = MAP_FAILED;
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->bulk_lock, NULL);
@@ -204,67 +271,52 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	pthread_cond_init(&c->slot_cv, NULL);
 	pthread_cond_init(&c->wait_cv, NULL);
 
-	c->sock = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (c->sock < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "vcuda: socket: %s", strerror(errno));
-		goto err_free;
-	}
-	if (connect(c->sock, (struct sockaddr *)&a, sizeof(a)) < 0) {
-		rc = -errno;
-		snprintf(err, errlen,
-			 "vcuda: cannot reach vcuda-server at %s: %s (is it running? set VCUDA_SOCKET)",
-			 path, strerror(errno));
-		goto err_free;
-	}
-	rc = handshake(c, &w, err, errlen);
-	if (rc)
-		goto err_free;
-	rc = -EPROTO;
-	if (vc_layout_check(&w.layout) || fstat(c->mem_fd, &st) < 0 ||
-	    (uint64_t)st.st_size < w.layout.region_size) {
-		snprintf(err, errlen, "vcuda: server sent an unusable region layout");
-		goto err_free;
-	}
-	c->size = w.layout.region_size;
-	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->mem_fd, 0);
-	if (c->base == MAP_FAILED) {
-		rc = -errno;
-		snprintf(err, errlen, "vcuda: cannot map the session region: %s", strerror(errno));
-		goto err_free;
+	if (dev) {
+		rc = vc_dev_open(path, &c->dev, err, errlen);
+		if (rc)
+			goto err_free;
+		c->on_dev = true;
+		c->base = c->dev.base;
+		c->size = c->dev.size;
+		c->session_id = c->dev.session_id;
+		layout = c->dev.layout;
+	} else {
+		rc = open_socket(c, path, &layout, err, errlen);
+		if (rc)
+			goto err_free;
 	}
 	/* Fault in everything but the pinned pool, which fills as it is used. */
-	if (madvise(c->base, w.layout.pinned_size ? w.layout.pinned_off : c->size, MADV_POPULATE_WRITE) < 0) {
+	if (madvise(c->base, layout.pinned_size ? layout.pinned_off : layout.region_size, MADV_POPULATE_WRITE) < 0) {
 		volatile uint8_t *q = c->base;
 
-		for (size_t i = 0; i < (w.layout.pinned_size ? w.layout.pinned_off : c->size); i += 4096)
+		for (size_t i = 0; i < (layout.pinned_size ? layout.pinned_off : layout.region_size); i += 4096)
 			q[i] = q[i];
 	}
-	rc = vc_ring_guest_init(&c->ring, c->base, &w.layout, &sock_ops, c);
+	rc = vc_ring_guest_init(&c->ring, c->base, &layout, &sock_ops, c);
 	if (rc) {
 		snprintf(err, errlen, "vcuda: the session region does not match this library (%s)",
 			 strerror(-rc));
 		goto err_unmap;
 	}
-	c->slot_free = calloc((w.layout.slot_count + 63) / 64, sizeof(uint64_t));
+	c->slot_free = calloc((layout.slot_count + 63) / 64, sizeof(uint64_t));
 	if (!c->slot_free) {
 		rc = -ENOMEM;
 		snprintf(err, errlen, "vcuda: out of memory");
 		goto err_ring;
 	}
-	for (uint32_t i = 0; i < w.layout.slot_count; i++)
+	for (uint32_t i = 0; i < layout.slot_count; i++)
 		c->slot_free[i / 64] |= 1ull << (i % 64);
-	c->session_id = w.session_id;
 	/* Rotate through at most WINDOW_BYTES of the arena: the pieces in flight
 	 * then stay in the cache shared by the two sides' cores. */
-	vc_ring_guest_set_window(&c->ring, (uint32_t)(WINDOW_BYTES / w.layout.chunk_size));
+	vc_ring_guest_set_window(&c->ring, (uint32_t)(WINDOW_BYTES / layout.chunk_size));
 	*out = c;
 	return 0;
 
 err_ring:
 	vc_ring_guest_fini(&c->ring);
 err_unmap:
-	munmap(c->base, c->size);
+	if (!c->on_dev)
+		munmap(c->base, c->size);
 	c->base = MAP_FAILED;
 err_free:
 	vc_client_close(c);
@@ -277,8 +329,10 @@ void vc_client_close(struct vc_client *c)
 		return;
 	if (c->base != MAP_FAILED) {
 		vc_ring_guest_fini(&c->ring);
-		munmap(c->base, c->size);
+		if (!c->on_dev)
+			munmap(c->base, c->size);
 	}
+	vc_dev_close(&c->dev); /* nothing when it was never opened */
 	if (c->sock >= 0)
 		close(c->sock);
 	if (c->mem_fd >= 0)

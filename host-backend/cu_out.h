@@ -24,6 +24,7 @@ struct vc_cu_out {
 	void (*wake)(void *arg); /* signal the guest's sleeping threads */
 	void *wake_arg;
 	int mem_fd;        /* the region's memfd, -1 when unknown */
+	uint64_t mem_off;  /* the region's offset in mem_fd */
 	bool has_slot;     /* a synchronous command: slot and seq below */
 	uint32_t slot;
 	uint64_t seq;

@@ -52,7 +52,7 @@ int vc_cu_manual_vcPinnedBase(struct vc_cu_session *x, const uint8_t *p, uint32_
 	m = MAP_FAILED;
 	if (out->mem_fd >= 0 && rq.guest_base && !(rq.guest_base % VC_PINNED_ALIGN))
 		m = mmap((void *)(uintptr_t)rq.guest_base, l->pinned_size, PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED_NOREPLACE, out->mem_fd, (off_t)l->pinned_off);
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, out->mem_fd, (off_t)(out->mem_off + l->pinned_off));
 	if (m != MAP_FAILED && (uintptr_t)m == rq.guest_base) {
 		x->pinned = m;
 		x->pinned_identity = true;

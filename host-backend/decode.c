@@ -190,7 +190,7 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 {
 	uint8_t scratch[VC_CU_REP_MAX];
 	struct vc_cu_out out = {.rep = scratch, .ring = &s->ring, .wake = vc_session_wake, .wake_arg = s,
-				.mem_fd = s->mem_fd};
+				.mem_fd = s->mem_fd, .mem_off = s->mem_off};
 	uint8_t *slot = NULL;
 	uint32_t cap = 0;
 	int rc;

@@ -10,7 +10,8 @@
 #include "vcuda/server.h"
 
 struct vc_server_config {
-	const char *socket_path;
+	const char *socket_path;    /* host-local clients, or NULL */
+	const char *vm_socket_path; /* the VM's QEMU, or NULL */
 	const char *executor; /* "cuda" or "ci-standin" */
 	const char *driver;   /* NVIDIA libcuda.so.1 to load, or NULL */
 	struct vc_layout_req lreq;
@@ -22,6 +23,13 @@ struct vc_server_config {
 
 /** vc_log() - one timestamped line on stderr, with the process id. */
 void vc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/**
+ * vc_close_all_but() - in a new worker process: close every descriptor but
+ * stdin, stdout, stderr and the @n in @keep (sorted in place), so that a
+ * worker holds nothing of the listener's or of another session's.
+ */
+void vc_close_all_but(int *keep, int n);
 
 /**
  * vc_worker_main() - serve the client on socket @sock as session @id, in a

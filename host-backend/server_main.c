@@ -28,6 +28,7 @@
 #include "server_config.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
+#include "vm_link.h"
 
 #define STOP_GRACE_MS 5000
 
@@ -38,6 +39,7 @@ struct worker {
 };
 
 static struct vc_server_config g_cfg;
+static struct vc_vm_link *g_vm;
 static struct worker *g_workers;
 static unsigned g_nworkers;
 static volatile sig_atomic_t g_quit;
@@ -71,6 +73,8 @@ static void reap(void)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		if (g_vm && vc_vm_link_reaped(g_vm, pid, status))
+			continue;
 		for (struct worker **pp = &g_workers; *pp; pp = &(*pp)->next) {
 			struct worker *w = *pp;
 
@@ -121,9 +125,9 @@ static void spawn(int lfd, int cfd, uint32_t id)
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
 			_exit(1);
 		signal(SIGCHLD, SIG_DFL);
-		close(lfd);
-		close(g_wake[0]);
-		close(g_wake[1]);
+		(void)lfd;
+		/* Nothing of the listener's: not the VM link's sockets and memory. */
+		vc_close_all_but(&cfd, 1);
 		_exit(vc_worker_main(&g_cfg, cfd, id));
 	}
 	close(cfd);
@@ -171,8 +175,9 @@ static int listen_on(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vcuda-server --socket PATH [options]\n"
-		"  -s, --socket PATH        unix socket to listen on (default $VCUDA_SOCKET)\n"
+		"usage: vcuda-server --socket PATH [--vm-socket PATH] [options]\n"
+		"  -s, --socket PATH        unix socket for host-local clients (default $VCUDA_SOCKET)\n"
+		"      --vm-socket PATH     unix socket for the VM's QEMU (virtio-vcuda-pci's chardev)\n"
 		"  -e, --executor NAME      cuda (default) or ci-standin (tests without a GPU only)\n"
 		"      --driver PATH        the NVIDIA libcuda.so.1 to load (default: the usual places)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
@@ -223,7 +228,8 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 
 static int parse_args(int argc, char **argv)
 {
-	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED };
+	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
+	       O_VMSOCK };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -237,6 +243,7 @@ static int parse_args(int argc, char **argv)
 		{"standin-mem", required_argument, NULL, O_SMEM},
 		{"driver", required_argument, NULL, O_DRIVER},
 		{"pinned-size", required_argument, NULL, O_PINNED},
+		{"vm-socket", required_argument, NULL, O_VMSOCK},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -254,6 +261,7 @@ static int parse_args(int argc, char **argv)
 		case 'e': g_cfg.executor = optarg; break;
 		case 'v': g_cfg.verbose++; break;
 		case O_DRIVER: g_cfg.driver = optarg; break;
+		case O_VMSOCK: g_cfg.vm_socket_path = optarg; break;
 		case 'h': usage(stdout); exit(0);
 		case O_RING: if (parse_u32("--ring-size", optarg, &g_cfg.lreq.ring_size)) return -1; break;
 		case O_CHUNK: if (parse_u32("--chunk-size", optarg, &g_cfg.lreq.chunk_size)) return -1; break;
@@ -286,7 +294,7 @@ static int parse_args(int argc, char **argv)
 		default: usage(stderr); return -1;
 		}
 	}
-	if (optind != argc || !g_cfg.socket_path) {
+	if (optind != argc || (!g_cfg.socket_path && !g_cfg.vm_socket_path)) {
 		usage(stderr);
 		return -1;
 	}
@@ -326,26 +334,56 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	lfd = listen_on(g_cfg.socket_path);
-	if (lfd < 0)
-		return 1;
+	lfd = -1;
+	if (g_cfg.socket_path) {
+		lfd = listen_on(g_cfg.socket_path);
+		if (lfd < 0)
+			return 1;
+	}
+	if (g_cfg.vm_socket_path) {
+		int rc = vc_vm_link_create(&g_cfg, g_cfg.vm_socket_path, &next_id, &g_vm);
+
+		if (rc) {
+			fprintf(stderr, "vcuda-server: cannot listen on %s: %s\n", g_cfg.vm_socket_path,
+				rc == -EADDRINUSE ? "another server is listening there" : strerror(-rc));
+			if (lfd >= 0) {
+				close(lfd);
+				unlink(g_cfg.socket_path);
+			}
+			return 1;
+		}
+	}
 	if (!strcmp(g_cfg.executor, "ci-standin"))
 		vc_log("WARNING: executor is the CI stand-in for a GPU (host RAM, kernels not run)");
-	vc_log("listening on %s (protocol v%u, abi %016" PRIx64 "), a worker process per session",
-	       g_cfg.socket_path, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
+	if (lfd >= 0)
+		vc_log("listening on %s (protocol v%u, abi %016" PRIx64 "), a worker process per session",
+		       g_cfg.socket_path, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
+	if (g_vm)
+		vc_log("listening for the VM's QEMU on %s", g_cfg.vm_socket_path);
 
 	while (!g_quit) {
-		struct pollfd pfd[2] = {{.fd = lfd, .events = POLLIN}, {.fd = g_wake[0], .events = POLLIN}};
+		struct pollfd pfd[4 + VC_VM_MAX_SESSIONS];
+		int npfd = 2, nvm = 0, timeout = -1;
 		char drain[64];
-		int pr = poll(pfd, 2, -1);
+		int pr;
 
+		pfd[0] = (struct pollfd){.fd = g_wake[0], .events = POLLIN};
+		pfd[1] = (struct pollfd){.fd = lfd, .events = POLLIN}; /* -1: ignored by poll */
+		if (g_vm) {
+			nvm = vc_vm_link_pollfds(g_vm, pfd + 2, (int)(sizeof(pfd) / sizeof(pfd[0])) - 2);
+			npfd += nvm;
+			timeout = vc_vm_link_timeout_ms(g_vm);
+		}
+		pr = poll(pfd, (nfds_t)npfd, timeout);
 		if (pr < 0 && errno != EINTR)
 			break;
-		if (pr > 0 && (pfd[1].revents & POLLIN))
+		if (pr > 0 && (pfd[0].revents & POLLIN))
 			while (read(g_wake[0], drain, sizeof(drain)) > 0)
 				;
 		reap();
-		if (pr <= 0 || !(pfd[0].revents & POLLIN))
+		if (g_vm)
+			vc_vm_link_handle(g_vm, pfd + 2, pr > 0 ? nvm : 0);
+		if (pr <= 0 || lfd < 0 || !(pfd[1].revents & POLLIN))
 			continue;
 
 		int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
@@ -361,9 +399,12 @@ int main(int argc, char **argv)
 		spawn(lfd, cfd, next_id++);
 	}
 	reap();
-	vc_log("shutting down: stopping %u sessions", g_nworkers);
+	vc_log("shutting down: stopping %u sessions", g_nworkers + (g_vm ? vc_vm_link_workers(g_vm) : 0));
+	vc_vm_link_destroy(g_vm);
 	stop_all();
-	close(lfd);
-	unlink(g_cfg.socket_path);
+	if (lfd >= 0) {
+		close(lfd);
+		unlink(g_cfg.socket_path);
+	}
 	return 0;
 }

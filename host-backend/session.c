@@ -62,6 +62,7 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->complete_fd = p->complete_fd;
 	s->hangup_fd = p->hangup_fd;
 	s->mem_fd = p->mem_fd;
+	s->mem_off = p->mem_off;
 	s->id = p->id;
 	s->spin_us = p->spin_us ? p->spin_us : DEFAULT_SPIN_US;
 	s->verbose = p->verbose;

@@ -16,6 +16,7 @@ struct vc_session {
 	void *exec; /* executor context; NULL once released */
 	uint64_t seq; /* host-counted sequence number of the last command decoded */
 	int doorbell_fd, complete_fd, hangup_fd, stop_fd, mem_fd;
+	uint64_t mem_off;
 	uint32_t id, spin_us;
 	int verbose;
 	uint64_t last_beat_ns;

@@ -25,6 +25,7 @@
 #include "handshake.h"
 #include "region.h"
 #include "server_config.h"
+#include "worker_priv.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
 
@@ -45,6 +46,25 @@ void vc_log(const char *fmt, ...)
 		ts.tv_nsec / 1000000, buf);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	return *(const int *)a - *(const int *)b;
+}
+
+void vc_close_all_but(int *keep, int n)
+{
+	unsigned lo = 3;
+
+	qsort(keep, (size_t)n, sizeof(int), cmp_int);
+	for (int i = 0; i < n; i++) {
+		if ((unsigned)keep[i] > lo)
+			close_range(lo, (unsigned)keep[i] - 1, 0);
+		if ((unsigned)keep[i] + 1 > lo)
+			lo = (unsigned)keep[i] + 1;
+	}
+	close_range(lo, ~0u, 0);
+}
+
 static void refuse(int sock, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void refuse(int sock, int status, const char *fmt, ...)
 {
@@ -58,8 +78,7 @@ static void refuse(int sock, int status, const char *fmt, ...)
 	vc_sock_send(sock, &w, sizeof(w), NULL, 0);
 }
 
-/* The executor and its factory, opened in this process. */
-static int open_executor(const struct vc_server_config *cfg, const struct vc_executor_ops **ops,
+int vc_worker_open_executor(const struct vc_server_config *cfg, const struct vc_executor_ops **ops,
 			 void **factory, char *err, size_t errlen)
 {
 	if (!strcmp(cfg->executor, "ci-standin")) {
@@ -78,7 +97,7 @@ int vc_worker_probe(const struct vc_server_config *cfg)
 	void *factory;
 	char err[256];
 
-	if (open_executor(cfg, &ops, &factory, err, sizeof(err))) {
+	if (vc_worker_open_executor(cfg, &ops, &factory, err, sizeof(err))) {
 		fprintf(stderr, "vcuda-server: %s\n", err);
 		return 1;
 	}
@@ -99,6 +118,14 @@ static void on_term(int sig)
 	}
 }
 
+void vc_worker_catch_term(void)
+{
+	struct sigaction sa = {.sa_handler = on_term};
+
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
 struct runner {
 	struct vc_session *s;
 	int rc;
@@ -116,9 +143,7 @@ static void *run_thread(void *arg)
 	return NULL;
 }
 
-/* Serve until the session ends; the heartbeat keeps ALIVE set while the
- * serving thread is busy in a long driver call. */
-static int serve_session(struct vc_session *s, uint32_t id)
+int vc_worker_serve(struct vc_session *s, uint32_t id)
 {
 	struct runner r = {.s = s};
 	pthread_t th;
@@ -148,7 +173,6 @@ static int serve_session(struct vc_session *s, uint32_t id)
 
 int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 {
-	struct sigaction sa = {.sa_handler = on_term};
 	const struct vc_executor_ops *ops;
 	void *factory;
 	struct vc_hello hello;
@@ -162,8 +186,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 	int fds[3], nfds, rc;
 	ssize_t n;
 
-	sigaction(SIGTERM, &sa, NULL);
-	sigaction(SIGINT, &sa, NULL);
+	vc_worker_catch_term();
 	n = vc_sock_recv(sock, msg, sizeof(msg), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
 	if (n == -EMSGSIZE)
 		n = (ssize_t)sizeof(msg) + 1; /* oversized: refused below */
@@ -177,7 +200,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 		refuse(sock, rc, "%s", why);
 		return 1;
 	}
-	if (open_executor(cfg, &ops, &factory, why, sizeof(why))) {
+	if (vc_worker_open_executor(cfg, &ops, &factory, why, sizeof(why))) {
 		vc_log("client %u: %s", id, why);
 		refuse(sock, -ENODEV, "vcuda-server: %s", why);
 		return 1;
@@ -221,7 +244,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 	       id, hello.pid, hello.comm, layout.region_size, layout.ring_size, layout.arena_size,
 	       layout.chunk_size, ops->name);
 
-	rc = serve_session(s, id);
+	rc = vc_worker_serve(s, id);
 	vc_session_get_stats(s, &st);
 	if (rc == -EPROTO)
 		vc_log("session %u: FATAL: %s, after %" PRIu64 " commands; resources freed", id,

@@ -82,3 +82,44 @@ int vc_layout_compute(const struct vc_layout_req *req, struct vc_layout *out)
 	*out = l;
 	return 0;
 }
+
+int vc_layout_fit(const struct vc_layout_req *req, uint64_t max_size, struct vc_layout *out)
+{
+	struct vc_layout_req r = *req;
+	struct vc_layout l;
+	uint64_t chunk, used;
+
+	if (max_size % VC_PINNED_ALIGN)
+		return -EINVAL;
+	r.pinned_size = 0;
+	if (vc_layout_compute(&r, &l))
+		return -EINVAL;
+	chunk = l.chunk_size;
+	if (l.region_size > max_size) {
+		/* Too small for the whole arena: it gets half of the room left
+		 * after the ring and reply slots, and the pinned pool the other
+		 * half (both matter for copy speed); whole chunks, at least
+		 * VC_LAYOUT_MIN_CHUNKS of them. */
+		uint64_t room = l.arena_off < max_size ? max_size - l.arena_off : 0;
+
+		r.arena_size = room / 2 / chunk * chunk;
+		if (r.arena_size < (uint64_t)VC_LAYOUT_MIN_CHUNKS * chunk)
+			r.arena_size = (uint64_t)VC_LAYOUT_MIN_CHUNKS * chunk;
+		if (r.arena_size > room)
+			return -ENOSPC;
+		if (vc_layout_compute(&r, &l))
+			return -EINVAL;
+	}
+	used = align_up(l.region_size, VC_PINNED_ALIGN);
+	if (max_size - used >= VC_PINNED_ALIGN) {
+		r.pinned_size = max_size - used;
+		if (r.pinned_size > VC_PINNED_MAX)
+			r.pinned_size = VC_PINNED_MAX;
+		if (vc_layout_compute(&r, &l))
+			return -EINVAL;
+	}
+	if (l.region_size > max_size)
+		return -ENOSPC;
+	*out = l;
+	return 0;
+}

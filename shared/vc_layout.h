@@ -33,6 +33,19 @@ struct vc_layout_req {
 int vc_layout_compute(const struct vc_layout_req *req, struct vc_layout *out);
 
 /**
+ * vc_layout_fit() - a layout for a region of at most @max_size bytes (a VM's
+ * session slot): @req's ring and reply slots, its arena (when that does not
+ * fit, half of the room left, in whole chunks, no fewer than
+ * VC_LAYOUT_MIN_CHUNKS), and a pinned pool filling what is left (whole 2 MiB
+ * units). @max_size must be a multiple of 2 MiB.
+ *
+ * Returns 0, -EINVAL for a bad @req, or -ENOSPC when @max_size is too small.
+ */
+int vc_layout_fit(const struct vc_layout_req *req, uint64_t max_size, struct vc_layout *out);
+
+#define VC_LAYOUT_MIN_CHUNKS 4u
+
+/**
  * vc_layout_check() - validate a layout received from the other side: every
  * part inside region_size, no overlaps, sizes within the ABI's limits.
  *

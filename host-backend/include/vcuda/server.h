@@ -105,6 +105,7 @@ struct vc_session_params {
 	int complete_fd;  /* eventfd signalled for sleeping guest threads; -1 none */
 	int hangup_fd;    /* readable/HUP when the client goes away (its socket); -1 none */
 	int mem_fd;       /* the region's memfd (to map the pinned pool again); -1 none */
+	uint64_t mem_off; /* where the region starts in mem_fd (a VM's session slot) */
 	const struct vc_executor_ops *exec;
 	void *exec_factory;
 	uint32_t id;      /* for logs */

@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: MIT */
+#include "vc_dev.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "kmod/vcuda_uapi.h"
+#include "vc_abi_hash.h"
+#include "vc_layout.h"
+
+int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
+{
+	struct vcuda_open_args a = {.version = VCUDA_UAPI_VERSION};
+	const struct vc_ctrl *ctrl;
+	void *bell;
+	int rc;
+
+	memset(d, 0, sizeof(*d));
+	d->base = MAP_FAILED;
+	d->fd = open(path, O_RDWR | O_CLOEXEC);
+	if (d->fd < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: cannot open %s: %s%s", path, strerror(errno),
+			 errno == ENOENT ? " (is vcuda.ko loaded and the virtio-vcuda device attached?)" : "");
+		return rc;
+	}
+	if (ioctl(d->fd, VCUDA_IOC_OPEN, &a) < 0) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: %s: cannot open a session: %s%s", path, strerror(errno),
+			 errno == EINVAL ? " (guest library and vcuda.ko do not match)" : "");
+		goto err_close;
+	}
+	a.message[sizeof(a.message) - 1] = 0;
+	if (a.status) {
+		rc = a.status < 0 ? a.status : -EPROTO;
+		snprintf(err, errlen, "vcuda: %s: the host refused the session: %s", path,
+			 a.message[0] ? a.message : strerror(-rc));
+		goto err_close;
+	}
+	if (a.region_size < VC_CTRL_SIZE || a.region_size > SIZE_MAX) {
+		rc = -EPROTO;
+		snprintf(err, errlen, "vcuda: %s: the device gave an unusable region size", path);
+		goto err_close;
+	}
+	d->size = (size_t)a.region_size;
+	d->session_id = a.session_id;
+	d->slot = a.slot;
+	d->base = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, VCUDA_MMAP_REGION);
+	if (d->base == MAP_FAILED) {
+		rc = -errno;
+		snprintf(err, errlen, "vcuda: %s: cannot map the session region: %s", path, strerror(errno));
+		goto err_close;
+	}
+	/* The host wrote the header before the device answered OPEN. */
+	ctrl = d->base;
+	if (ctrl->magic != VC_CTRL_MAGIC || ctrl->version != VC_PROTO_VERSION || ctrl->abi_hash != VC_ABI_HASH) {
+		rc = -EPROTONOSUPPORT;
+		snprintf(err, errlen,
+			 "vcuda: protocol mismatch: server v%u abi %016" PRIx64 ", this library v%u abi %016" PRIx64,
+			 ctrl->version, ctrl->abi_hash, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
+		goto err_unmap;
+	}
+	d->layout = ctrl->layout;
+	if (vc_layout_check(&d->layout) || d->layout.region_size > d->size) {
+		rc = -EPROTO;
+		snprintf(err, errlen, "vcuda: %s: the session region's layout is unusable", path);
+		goto err_unmap;
+	}
+	bell = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, d->fd, (off_t)VCUDA_MMAP_DOORBELL);
+	d->doorbell = bell == MAP_FAILED ? NULL : bell; /* else VCUDA_IOC_KICK */
+	return 0;
+
+err_unmap:
+	munmap(d->base, d->size);
+	d->base = MAP_FAILED;
+err_close:
+	close(d->fd);
+	d->fd = -1;
+	return rc;
+}
+
+int vc_dev_kick(struct vc_dev *d)
+{
+	if (d->doorbell) {
+		/* An MMIO store: the device's ioeventfd for this session. The
+		 * ring's seq_cst tail store is ordered before it (x86 stores are
+		 * not reordered with other stores, and uncached stores drain the
+		 * store buffer). */
+		*d->doorbell = 1;
+		return 0;
+	}
+	return ioctl(d->fd, VCUDA_IOC_KICK) < 0 ? -errno : 0;
+}
+
+int vc_dev_wait(struct vc_dev *d, int timeout_ms)
+{
+	struct vcuda_wait_args w = {.timeout_ms = timeout_ms < 0 ? 0 : (uint32_t)timeout_ms};
+
+	if (ioctl(d->fd, VCUDA_IOC_WAIT, &w) == 0)
+		return 0;
+	if (errno == EINTR)
+		return 0; /* the caller re-checks and sleeps again */
+	return errno == EPIPE || errno == ENODEV ? -EPIPE : -errno;
+}
+
+void vc_dev_close(struct vc_dev *d)
+{
+	if (d->doorbell)
+		munmap((void *)d->doorbell, 4096);
+	d->doorbell = NULL;
+	if (d->base && d->base != MAP_FAILED)
+		munmap(d->base, d->size);
+	d->base = MAP_FAILED;
+	if (d->fd >= 0)
+		close(d->fd);
+	d->fd = -1;
+}

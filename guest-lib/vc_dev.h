@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_dev.h - the guest side of a session through the virtio-vcuda device
+ * (/dev/vcudaN, served by vcuda.ko): open, map the region and the doorbell,
+ * kick, sleep for completions. vc_client.c runs the same ring over it as over
+ * the host-local socket.
+ */
+#ifndef VC_DEV_H
+#define VC_DEV_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vc_wire.h"
+
+struct vc_dev {
+	int fd;
+	void *base;                  /* the session's region */
+	size_t size;                 /* bytes mapped at base */
+	volatile uint32_t *doorbell; /* mapped doorbell register, or NULL: ioctl */
+	uint32_t session_id, slot;
+	struct vc_layout layout;     /* read from the control page and checked */
+};
+
+/**
+ * vc_dev_open() - open a session on device node @path, map its region and
+ * doorbell, and read and check its layout. On failure a message a user can
+ * act on is left in @err.
+ * Returns 0, or -errno (-EPROTONOSUPPORT: the server speaks another protocol).
+ */
+int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen);
+
+/** vc_dev_kick() - ring the session's doorbell. 0 or -errno. */
+int vc_dev_kick(struct vc_dev *d);
+
+/**
+ * vc_dev_wait() - sleep until a completion interrupt newer than the last
+ * wait, or @timeout_ms. Returns 0, or -EPIPE when the session is lost.
+ */
+int vc_dev_wait(struct vc_dev *d, int timeout_ms);
+
+/** vc_dev_close() - unmap and close; the driver ends the session. */
+void vc_dev_close(struct vc_dev *d);
+
+#endif /* VC_DEV_H */
