@@ -71,7 +71,7 @@ SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
-              $(BUILD)/tests/test_vm_link
+              $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
 FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake $(BUILD)/fuzz/fuzz_vm_frame
 
@@ -167,6 +167,11 @@ $(BUILD)/tests/test_cuda_api: $(BUILD)/obj/tests/integration/test_cuda_api.o $(L
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# What runs inside the test VM (tests/vm, ci/vm-test.sh).
+$(BUILD)/vm/%: $(BUILD)/obj/tests/vm/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 

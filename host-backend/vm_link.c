@@ -10,7 +10,8 @@
  * Slot states (docs/VM.md):
  *   FREE --OPEN--> OPENING --worker reports ok--> OPEN --CLOSE--> CLOSING --reaped--> FREE
  *   OPENING --worker fails, reaped--> FREE (OPENED with the error)
- *   OPEN --worker ends by itself--> DEAD (LOST) --CLOSE--> FREE (CLOSED)
+ *   OPEN --worker ends by itself, reaped--> FREE (LOST; QEMU keeps the slot
+ *        until the guest closes it, and answers that CLOSE itself)
  * A slot is FREE again only once its worker has been reaped, so QEMU never
  * gets a slot back while an old worker could still write into it.
  */
@@ -39,7 +40,7 @@
 #define STOP_GRACE_MS 5000
 #define MiB ((uint64_t)1 << 20)
 
-enum slot_state { S_FREE, S_OPENING, S_OPEN, S_CLOSING, S_DEAD };
+enum slot_state { S_FREE, S_OPENING, S_OPEN, S_CLOSING };
 
 struct slot {
 	enum slot_state state;
@@ -385,11 +386,6 @@ static void on_close(struct vc_vm_link *l, const struct vc_vm_msg *m)
 	case S_FREE:
 		send_simple(l, VC_VM_CLOSED, m->slot, 0, "not open");
 		break;
-	case S_DEAD:
-		scrub(l, m->slot);
-		slot_reset(s);
-		send_simple(l, VC_VM_CLOSED, m->slot, 0, "closed");
-		break;
 	case S_OPENING:
 	case S_OPEN:
 		s->close_asked = true;
@@ -536,12 +532,15 @@ bool vc_vm_link_reaped(struct vc_vm_link *l, pid_t pid, int status)
 			send_frame(l, &m);
 			break;
 		case S_OPEN:
+			/* QEMU keeps the slot (STALE) until the guest closes it,
+			 * and answers that CLOSE itself: here it is free now. */
 			vc_log("vm %s slot %u: session %u's process %s; telling the guest", l->name, i, s->id, how);
-			s->state = S_DEAD;
 			vc_vm_msg_init(&m, VC_VM_LOST, i);
 			m.session_id = s->id;
 			m.status = WIFSIGNALED(status) ? -EIO : -EPIPE;
 			snprintf(m.message, sizeof(m.message), "the session process %s", how);
+			scrub(l, i);
+			slot_reset(s);
 			send_frame(l, &m);
 			break;
 		case S_CLOSING:

@@ -1,0 +1,161 @@
+#!/usr/bin/env bash
+# make vm-test: boot a real guest (Debian's 6.1 kernel under TCG, see
+# ../shared/FACTS.md) with the virtio-vcuda-pci device attached to a
+# vcuda-server, run the VM tests inside (tests/vm/run.sh) and report one
+# line per test and a total. Exits non-zero when any test fails, the guest
+# does not finish, or the host side finds a session that was not freed.
+#
+# Environment:
+#   EXECUTOR=ci-standin|cuda  what serves the guest (default ci-standin; cuda
+#                             on a GPU machine)
+#   QEMU=PATH                 a qemu-system-x86_64 with the device (default:
+#                             ci/qemu.sh builds or finds the cached one)
+#   QEMU_FIRMWARE=DIR         its firmware (bios-256k.bin ...)
+#   GUEST_ENV=FILE            ci/guest-kernel.sh's env file (default: run it)
+#   VM_PREBUILT=DIR           a directory made by `ci/vm-test.sh --pack DIR`:
+#                             kernel, initramfs and firmware, no building (the
+#                             GPU machine has no apt and no network)
+#   VM_REQUESTS=N             transport test size (default 100000)
+#   VM_ONLY=a,b               run only the named tests
+#   VM_TIMEOUT=S              guest time limit (default 900)
+#   GPU_SUITE=DIR             also run this built GPU suite inside the guest
+#   VCUDA_BUILD=DIR           vcuda-server and guest library (default build/release)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+
+EXECUTOR=${EXECUTOR:-ci-standin}
+VM_REQUESTS=${VM_REQUESTS:-100000}
+VM_TIMEOUT=${VM_TIMEOUT:-900}
+VCUDA_BUILD=${VCUDA_BUILD:-build/release}
+SLOTS=4
+SHM=1G
+PACK_DIR=
+
+if [ "${1:-}" = "--pack" ]; then
+	PACK_DIR=${2:?usage: ci/vm-test.sh --pack DIR}
+fi
+
+ci_tmpdir vm
+log() { echo "vm-test: $*" >&2; }
+
+# ---- what the guest runs -----------------------------------------------------
+build_payload() { # DIR
+	local p=$1 b=$VCUDA_BUILD
+	mkdir -p "$p/bin" "$p/lib"
+	cp tests/vm/run.sh "$p/run.sh"
+	cp "$b/vm/vm_guest_test" "$b/vm/runas" "$b/tests/stress_client" "$b/tests/test_cuda_api" \
+		"$b/tests/cudart_smoke_static" "$b/tests/cudart_smoke_shared" "$p/bin/"
+	cp "$b/guest/libcuda.so.1" "$p/lib/"
+	cp -L "${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" "$p/lib/"
+	if [ -n "${GPU_SUITE:-}" ]; then
+		mkdir -p "$p/gpu"
+		cp -r "$GPU_SUITE/." "$p/gpu/"
+	fi
+}
+
+if [ -n "${VM_PREBUILT:-}" ]; then
+	# shellcheck disable=SC1091
+	. "$VM_PREBUILT/env"
+	VMLINUZ=$VM_PREBUILT/vmlinuz
+	INITRD=$VM_PREBUILT/initrd.gz
+	QEMU_FIRMWARE=$VM_PREBUILT/firmware
+	QEMU=${QEMU:-$VM_PREBUILT/qemu-system-x86_64}
+	if [ -n "${GPU_SUITE:-}" ]; then
+		log "GPU_SUITE needs an image built here: use --pack with GPU_SUITE set"
+		exit 2
+	fi
+else
+	if [ -z "${QEMU:-}" ]; then
+		qdir=$(ci/qemu.sh ${PACK_DIR:+--static} | tail -n 1)
+		QEMU=$qdir/bin/qemu-system-x86_64
+		QEMU_FIRMWARE=${QEMU_FIRMWARE:-$qdir/share}
+	fi
+	if [ -z "${GUEST_ENV:-}" ]; then
+		GUEST_ENV=$(ci/guest-kernel.sh | sed -n 's/^GUEST_ENV_FILE=//p' | tail -n 1)
+	fi
+	# shellcheck disable=SC1090
+	. "$GUEST_ENV"
+	log "guest kernel $KVER"
+	make -s -j"$(nproc)" VARIANT=release >/dev/null
+	make -s VARIANT=release cudart-smoke >/dev/null
+	make -s -C guest-lib/kmod KDIR="$KBUILD" BUILD="$PWD/build/kmod-$KVER" >/dev/null
+	build_payload "$VC_TMP/payload"
+	ci/vm-initramfs.sh "$VC_TMP/initrd.gz" "$VC_TMP/payload" "build/kmod-$KVER/vcuda.ko" >"$VC_TMP/initrd.log" 2>&1 ||
+		{ cat "$VC_TMP/initrd.log"; exit 1; }
+	INITRD=$VC_TMP/initrd.gz
+	if [ -n "$PACK_DIR" ]; then
+		mkdir -p "$PACK_DIR/firmware"
+		cp "$VMLINUZ" "$PACK_DIR/vmlinuz"
+		cp "$INITRD" "$PACK_DIR/initrd.gz"
+		cp "$QEMU" "$PACK_DIR/qemu-system-x86_64"
+		cp "$QEMU_FIRMWARE"/* "$PACK_DIR/firmware/"
+		printf 'KVER=%s\n' "$KVER" >"$PACK_DIR/env"
+		log "packed $(du -sh "$PACK_DIR" | cut -f1) into $PACK_DIR (kernel, initramfs, static QEMU, firmware)"
+		exit 0
+	fi
+fi
+
+# ---- the host side: the VM's vcuda-server, then QEMU ----------------------------
+VM_SOCK=$VC_TMP/vm.sock
+"$VCUDA_BUILD/bin/vcuda-server" --vm-socket "$VM_SOCK" --executor "$EXECUTOR" >"$VC_TMP/server.log" 2>&1 &
+SERVER_PID=$!
+for _ in $(seq 100); do
+	[ -S "$VM_SOCK" ] && break
+	sleep 0.05
+done
+[ -S "$VM_SOCK" ] || { cat "$VC_TMP/server.log"; exit 1; }
+
+append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS"
+[ -n "${VM_ONLY:-}" ] && append="$append vmtest.only=$VM_ONLY"
+log "booting: $QEMU (TCG), $SLOTS session slots in $SHM, executor $EXECUTOR"
+t0=$SECONDS
+set +e
+timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults -accel tcg -smp 2 -m 1536 -display none -no-reboot \
+	-L "$QEMU_FIRMWARE" -kernel "$VMLINUZ" -initrd "$INITRD" -append "$append" \
+	-serial "file:$VC_TMP/console.log" \
+	-chardev "socket,id=vcuda,path=$VM_SOCK,reconnect-ms=500" \
+	-device "virtio-vcuda-pci,chardev=vcuda,shm-size=$SHM,max-sessions=$SLOTS" \
+	>"$VC_TMP/qemu.log" 2>&1
+qrc=$?
+set -e
+secs=$((SECONDS - t0))
+
+# ---- results ---------------------------------------------------------------------
+grep -E '^(VMTEST|    )' "$VC_TMP/console.log" | grep -v '^VMTEST START' || true
+rc=0
+if ! grep -q '^VMTEST DONE' "$VC_TMP/console.log"; then
+	echo "not ok - the guest did not finish (QEMU exit $qrc after ${secs}s); console and QEMU log:"
+	tail -n 40 "$VC_TMP/console.log" | sed 's/^/    /'
+	sed 's/^/    /' "$VC_TMP/qemu.log"
+	rc=1
+fi
+grep -q ' fail=0$' "$VC_TMP/console.log" || rc=1
+if [ $qrc -ne 0 ] && [ $qrc -ne 124 ]; then
+	echo "not ok - QEMU exited with $qrc:"
+	sed 's/^/    /' "$VC_TMP/qemu.log"
+	rc=1
+fi
+# The host must have freed every session the guest opened (the killed
+# process's included): each "opened" has its "closed" or "FATAL".
+if kill -0 "$SERVER_PID" 2>/dev/null; then
+	echo "ok - vcuda-server survived the guest's bad requests"
+else
+	echo "not ok - vcuda-server died"
+	rc=1
+fi
+sleep 0.5
+opened=$(grep -c 'session [0-9]* opened' "$VC_TMP/server.log" || true)
+ended=$(grep -cE 'session [0-9]* (closed|FATAL)' "$VC_TMP/server.log" || true)
+if [ "$opened" -gt 0 ] && [ "$opened" -eq "$ended" ]; then
+	echo "ok - host: all $opened guest sessions freed ($(grep -c FATAL "$VC_TMP/server.log" || true) of them FATAL on bad requests)"
+else
+	echo "not ok - host: $opened sessions opened, $ended ended; server log:"
+	tail -n 30 "$VC_TMP/server.log" | sed 's/^/    /'
+	rc=1
+fi
+kill -TERM "$SERVER_PID" 2>/dev/null || true
+wait "$SERVER_PID" 2>/dev/null || true
+done_line=$(grep '^VMTEST DONE' "$VC_TMP/console.log" || echo "VMTEST DONE pass=? fail=?")
+echo "vm-test: ${done_line#VMTEST DONE } in ${secs}s of TCG guest time (executor $EXECUTOR)"
+exit $rc

@@ -1,0 +1,81 @@
+#!/bin/sh
+# The VM tests, run inside the test guest by its /init (ci/vm-test.sh builds
+# the image and boots it). One line per test, "VMTEST PASS|FAIL name", each
+# followed by its output indented, and a closing "VMTEST DONE pass=N fail=N".
+# Everything runs as an unprivileged user (uid 1000): the device needs no root.
+T=/vmtest
+export PATH="$T/bin:$PATH"
+export LD_LIBRARY_PATH="$T/lib"
+DEV=/dev/vcuda0
+U="runas 1000"
+arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
+SLOTS=$(arg vmtest.slots)
+REQS=$(arg vmtest.requests)
+ONLY=$(arg vmtest.only)
+: "${SLOTS:=4}" "${REQS:=100000}"
+pass=0
+fail=0
+
+t() {
+	name=$1
+	shift
+	case "$ONLY" in "" | *"$name"*) ;; *) return 0 ;; esac
+	start=$(date +%s)
+	if "$@" >/tmp/t.log 2>&1; then
+		r=PASS
+		pass=$((pass + 1))
+	else
+		r=FAIL
+		fail=$((fail + 1))
+	fi
+	echo "VMTEST $r $name ($(($(date +%s) - start)) s)"
+	sed 's/^/    /' /tmp/t.log | tail -n 30
+}
+
+two_at_once() {
+	$U stress_client --socket $DEV --requests $((REQS / 2)) --threads 1 --seed 11 >/tmp/a.log 2>&1 &
+	a=$!
+	$U stress_client --socket $DEV --requests $((REQS / 2)) --threads 1 --seed 22 >/tmp/b.log 2>&1 &
+	b=$!
+	ra=0
+	rb=0
+	wait $a || ra=$?
+	wait $b || rb=$?
+	cat /tmp/a.log /tmp/b.log
+	[ $ra -eq 0 ] && [ $rb -eq 0 ]
+}
+
+killed_mid_copy() {
+	$U vm_guest_test hold >/tmp/h.log 2>&1 &
+	h=$!
+	for _ in 1 2 3 4 5 6 7 8 9 10; do
+		grep -q copying /tmp/h.log && break
+		sleep 1
+	done
+	sleep 1
+	kill -9 $h
+	wait $h
+	echo "killed the copying process (pid $h); every slot must come back:"
+	$U vm_guest_test fill "$SLOTS"
+}
+
+cuda_api() {
+	$U test_cuda_api
+}
+
+echo "VMTEST START $(uname -r), $(nproc) CPUs, $SLOTS session slots"
+t device-node sh -c "ls -l $DEV && [ -c $DEV ]"
+t driver-misuse $U vm_guest_test driver
+t transport $U stress_client --socket $DEV --requests "$REQS" --threads 2
+t bulk-verified $U vm_guest_test bulk 1 4K 1M 16M 64M 256M
+t two-processes two_at_once
+t killed-mid-copy killed_mid_copy
+t bad-requests $U vm_guest_test hostile
+t transport-after-bad-requests $U stress_client --socket $DEV --requests 10000 --threads 1
+t cuda-driver-api cuda_api
+t cudart-static $U cudart_smoke_static
+t cudart-shared $U cudart_smoke_shared
+if [ -x "$T/gpu/run.sh" ]; then
+	. "$T/gpu/run.sh"
+fi
+echo "VMTEST DONE pass=$pass fail=$fail"

@@ -1,0 +1,405 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vm_guest_test.c - the VM tests that run inside the guest, through
+ * /dev/vcuda0 (vcuda.ko, virtio-vcuda-pci, the VM's vcuda-server). Prints
+ * "ok - ..." / "not ok - ..." lines and exits non-zero on any failure.
+ *
+ *   vm_guest_test bulk SIZE...   HtoD then DtoH of each size, verified byte for byte
+ *   vm_guest_test hold           copy 64 MiB back and forth until killed
+ *   vm_guest_test fill N         hold N sessions open at once, each working
+ *   vm_guest_test hostile        malformed rings: each session FATAL, a neighbour unharmed
+ *   vm_guest_test driver         misuse of /dev/vcuda0 answered with clear errors
+ *
+ * DEV (default /dev/vcuda0) comes from $VCUDA_DEVICE.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kmod/vcuda_uapi.h"
+#include "vc_client.h"
+#include "vc_ring_guest.h"
+#include "vc_shm.h"
+#include "vc_wire.h"
+
+static const char *g_dev = "/dev/vcuda0";
+static int g_fail;
+
+#define OK(...) (printf("ok - " __VA_ARGS__), printf("\n"))
+#define NOT_OK(...) (printf("not ok - " __VA_ARGS__), printf("\n"), g_fail++)
+
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static uint64_t parse_size(const char *s)
+{
+	char *end;
+	uint64_t v = strtoull(s, &end, 0);
+
+	if (*end == 'K' || *end == 'k')
+		v <<= 10;
+	else if (*end == 'M' || *end == 'm')
+		v <<= 20;
+	else if (*end == 'G' || *end == 'g')
+		v <<= 30;
+	return v;
+}
+
+static struct vc_client *open_or_report(const char *what)
+{
+	struct vc_client *c;
+	char err[256];
+
+	if (vc_client_open(g_dev, &c, err, sizeof(err))) {
+		NOT_OK("%s: %s", what, err);
+		return NULL;
+	}
+	return c;
+}
+
+static void fill_pattern(uint8_t *p, uint64_t n, uint64_t seed)
+{
+	uint64_t x = seed * 0x9e3779b97f4a7c15ull + 1;
+
+	for (uint64_t i = 0; i + 8 <= n; i += 8) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		memcpy(p + i, &x, 8);
+	}
+	for (uint64_t i = n & ~7ull; i < n; i++)
+		p[i] = (uint8_t)(i * 131 + seed);
+}
+
+/* ---- bulk --------------------------------------------------------------------- */
+
+static int bulk(int argc, char **argv)
+{
+	struct vc_client *c = open_or_report("bulk: open");
+
+	if (!c)
+		return 1;
+	for (int i = 0; i < argc; i++) {
+		uint64_t n = parse_size(argv[i]), d = 0;
+		uint8_t *a = malloc(n), *b = malloc(n);
+		double t0, t1, t2;
+		int rc;
+
+		if (!a || !b || !n) {
+			NOT_OK("bulk %s: no memory for two buffers", argv[i]);
+			free(a);
+			free(b);
+			continue;
+		}
+		fill_pattern(a, n, n);
+		memset(b, 0, n);
+		rc = vc_client_mem_alloc(c, n, &d);
+		t0 = now_s();
+		if (!rc)
+			rc = vc_client_htod(c, d, a, n, 0);
+		t1 = now_s();
+		if (!rc)
+			rc = vc_client_dtoh(c, b, d, n);
+		t2 = now_s();
+		if (rc)
+			NOT_OK("bulk %s: copy failed (%d)", argv[i], rc);
+		else if (memcmp(a, b, n))
+			NOT_OK("bulk %s: data differs after the round trip", argv[i]);
+		else
+			OK("bulk %s: %" PRIu64 " bytes there and back, verified byte for byte "
+			   "(HtoD %.1f MB/s, DtoH %.1f MB/s under this guest's CPU)",
+			   argv[i], n, (double)n / 1e6 / (t1 - t0 + 1e-9), (double)n / 1e6 / (t2 - t1 + 1e-9));
+		if (d)
+			vc_client_mem_free(c, d);
+		free(a);
+		free(b);
+	}
+	vc_client_close(c);
+	return g_fail ? 1 : 0;
+}
+
+/* ---- hold: to be killed mid-copy ------------------------------------------------ */
+
+static int hold(void)
+{
+	const uint64_t n = 64ull << 20;
+	struct vc_client *c = open_or_report("hold: open");
+	uint8_t *a = malloc(n);
+	uint64_t d;
+
+	if (!c || !a || vc_client_mem_alloc(c, n, &d))
+		return 1;
+	fill_pattern(a, n, 7);
+	printf("hold: copying\n");
+	fflush(stdout);
+	for (;;)
+		if (vc_client_htod(c, d, a, n, 0) || vc_client_dtoh(c, a, d, n))
+			return 1;
+}
+
+/* ---- fill: every slot at once ----------------------------------------------------- */
+
+static int fill(int n)
+{
+	struct vc_client **c = calloc((size_t)n, sizeof(*c));
+	int opened = 0;
+
+	double t0 = now_s();
+
+	/* A slot is free again once the host confirms its old session ended:
+	 * a process killed just before may still hold one for a moment. */
+	for (int i = 0; i < n; i++) {
+		char err[256];
+
+		while (vc_client_open(g_dev, &c[i], err, sizeof(err))) {
+			if (now_s() - t0 > 10) {
+				NOT_OK("fill: session %d: %s", i + 1, err);
+				break;
+			}
+			usleep(20000);
+		}
+		if (!c[i])
+			break;
+		opened++;
+	}
+	if (opened == n)
+		printf("fill: %d sessions open after %.2f s\n", n, now_s() - t0);
+	for (int i = 0; i < opened; i++) {
+		uint8_t a[4096], b[4096];
+		uint64_t d;
+
+		fill_pattern(a, sizeof(a), (uint64_t)i);
+		if (vc_client_mem_alloc(c[i], sizeof(a), &d) || vc_client_htod(c[i], d, a, sizeof(a), 0) ||
+		    vc_client_dtoh(c[i], b, d, sizeof(b)) || memcmp(a, b, sizeof(a)))
+			NOT_OK("fill: session %d does not work", i + 1);
+	}
+	if (opened == n && !g_fail)
+		OK("fill: %d sessions open at once, each verified", n);
+	for (int i = 0; i < opened; i++)
+		vc_client_close(c[i]);
+	free(c);
+	return g_fail ? 1 : 0;
+}
+
+/* ---- hostile ---------------------------------------------------------------------- */
+
+static volatile int g_stop;
+static uint64_t g_good_ops;
+static char g_good_err[200];
+
+static void *good_client(void *arg)
+{
+	struct vc_client *c;
+	uint8_t a[65536], b[65536];
+	uint64_t d;
+	char err[256];
+
+	(void)arg;
+	if (vc_client_open(g_dev, &c, err, sizeof(err))) {
+		snprintf(g_good_err, sizeof(g_good_err), "open: %.150s", err);
+		return NULL;
+	}
+	if (vc_client_mem_alloc(c, sizeof(a), &d)) {
+		snprintf(g_good_err, sizeof(g_good_err), "alloc failed");
+		vc_client_close(c);
+		return NULL;
+	}
+	for (uint64_t i = 0; !g_stop; i++) {
+		fill_pattern(a, sizeof(a), i);
+		int rc = vc_client_htod(c, d, a, sizeof(a), 0);
+
+		if (!rc)
+			rc = vc_client_dtoh(c, b, d, sizeof(b));
+		if (rc || memcmp(a, b, sizeof(a))) {
+			snprintf(g_good_err, sizeof(g_good_err), "round trip %" PRIu64 " failed (%d)", i, rc);
+			break;
+		}
+		__atomic_store_n(&g_good_ops, i + 1, __ATOMIC_RELAXED);
+	}
+	vc_client_close(c);
+	return NULL;
+}
+
+static void raw(struct vc_ring_guest *g, const void *bytes, uint32_t len)
+{
+	uint32_t mask = g->layout.ring_size - 1;
+
+	for (uint32_t i = 0; i < len; i++)
+		g->ring[(g->tail + i) & mask] = ((const uint8_t *)bytes)[i];
+	g->tail += len;
+	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
+}
+
+static void inject_tail_beyond(struct vc_ring_guest *g)
+{
+	g->tail += g->layout.ring_size + 64;
+	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
+}
+
+static void inject_length_past_end(struct vc_ring_guest *g)
+{
+	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = 1u << 19};
+
+	raw(g, &h, sizeof(h));
+}
+
+static void inject_arena_outside(struct vc_ring_guest *g)
+{
+	struct {
+		struct vc_cmd_hdr h;
+		struct vc_memcpy_htod_req r;
+	} c = {{.op = VC_OP_MEMCPY_HTOD, .size = 48},
+	       {.dst = 0, .len = 4096, .arena_off = g->layout.arena_size, .src = VC_DATA_ARENA}};
+
+	raw(g, &c, sizeof(c));
+}
+
+static void inject_unknown_opcode(struct vc_ring_guest *g)
+{
+	struct vc_cmd_hdr h = {.op = 0xdead, .size = 16};
+
+	raw(g, &h, sizeof(h));
+}
+
+static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *), uint32_t want)
+{
+	uint64_t ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED), d;
+	struct vc_client *c = open_or_report(name);
+	uint32_t reason = 0;
+	int rc;
+
+	if (!c)
+		return;
+	vc_client_mem_alloc(c, 8 << 20, &d); /* something for the server to free */
+	inject(vc_client_raw_ring(c));
+	rc = vc_client_sync(c); /* publishes and kicks: the server meets the bad bytes first */
+	vc_ring_guest_status(vc_client_raw_ring(c), &reason);
+	vc_client_close(c);
+	if (rc != -EPROTO || reason != want) {
+		NOT_OK("%s: got %d, fatal reason %u (expected -EPROTO, %u)", name, rc, reason, want);
+		return;
+	}
+	for (int i = 0; i < 300 && __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) <= ops0 + 2; i++)
+		usleep(10000);
+	if (__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) <= ops0 + 2 || g_good_err[0]) {
+		NOT_OK("%s: the neighbour stalled or failed: %s", name, g_good_err);
+		return;
+	}
+	OK("%s: session FATAL (reason %u: %s), the neighbour kept working", name, reason, vc_fatal_name(reason));
+}
+
+static int hostile(void)
+{
+	pthread_t good;
+
+	pthread_create(&good, NULL, good_client, NULL);
+	while (!__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) && !g_good_err[0])
+		usleep(1000);
+	run_bad("tail beyond the ring", inject_tail_beyond, VC_FATAL_TAIL);
+	run_bad("command length past the end", inject_length_past_end, VC_FATAL_CMD_SIZE);
+	run_bad("arena offset outside the arena", inject_arena_outside, VC_FATAL_ARENA);
+	run_bad("unknown opcode", inject_unknown_opcode, VC_FATAL_OP);
+	g_stop = 1;
+	pthread_join(good, NULL);
+	if (g_good_err[0])
+		NOT_OK("the good client failed: %s", g_good_err);
+	else
+		OK("the good client made %" PRIu64 " verified round trips throughout", g_good_ops);
+	return g_fail ? 1 : 0;
+}
+
+/* ---- driver misuse ---------------------------------------------------------------- */
+
+static void expect_errno(const char *what, int r, int want)
+{
+	if (r == -1 && errno == want)
+		OK("driver: %s: %s", what, strerror(want));
+	else
+		NOT_OK("driver: %s: got %d (%s), expected %s", what, r, r < 0 ? strerror(errno) : "success",
+		       strerror(want));
+}
+
+static int driver(void)
+{
+	struct vcuda_open_args a = {.version = VCUDA_UAPI_VERSION};
+	struct vcuda_wait_args w = {.timeout_ms = 10};
+	int fd = open(g_dev, O_RDWR | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0) {
+		NOT_OK("driver: open %s: %s", g_dev, strerror(errno));
+		return 1;
+	}
+	expect_errno("WAIT before OPEN", ioctl(fd, VCUDA_IOC_WAIT, &w), ENOTCONN);
+	expect_errno("KICK before OPEN", ioctl(fd, VCUDA_IOC_KICK), ENOTCONN);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, 0);
+	expect_errno("mmap before OPEN", p == MAP_FAILED ? -1 : 0, ENOTCONN);
+	a.version = 99;
+	expect_errno("OPEN with an unknown version", ioctl(fd, VCUDA_IOC_OPEN, &a), EINVAL);
+	expect_errno("an unknown ioctl", ioctl(fd, _IO('V', 77)), ENOTTY);
+	expect_errno("OPEN from a bad pointer", ioctl(fd, VCUDA_IOC_OPEN, (void *)16), EFAULT);
+	a.version = VCUDA_UAPI_VERSION;
+	if (ioctl(fd, VCUDA_IOC_OPEN, &a) || a.status) {
+		NOT_OK("driver: OPEN: %s / %d %s", strerror(errno), a.status, a.message);
+		close(fd);
+		return 1;
+	}
+	OK("driver: OPEN: slot %u, session %u, %" PRIu64 " bytes", a.slot, a.session_id, (uint64_t)a.region_size);
+	expect_errno("a second OPEN on the same file", ioctl(fd, VCUDA_IOC_OPEN, &a), EBUSY);
+	p = mmap(NULL, (size_t)a.region_size + (4u << 20), PROT_READ, MAP_SHARED, fd, 0);
+	expect_errno("mmap beyond the session's region", p == MAP_FAILED ? -1 : 0, EINVAL);
+	p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)(a.region_size + (1u << 20)));
+	expect_errno("mmap at an offset past the region", p == MAP_FAILED ? -1 : 0, EINVAL);
+	p = mmap(NULL, 8192, PROT_WRITE, MAP_SHARED, fd, (off_t)VCUDA_MMAP_DOORBELL);
+	expect_errno("two pages of doorbell", p == MAP_FAILED ? -1 : 0, EINVAL);
+	p = mmap(NULL, (size_t)a.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED) {
+		NOT_OK("driver: mmap of the region: %s", strerror(errno));
+	} else {
+		const struct vc_ctrl *ctrl = p;
+
+		if (ctrl->magic == VC_CTRL_MAGIC)
+			OK("driver: the mapped region holds the session's control page");
+		else
+			NOT_OK("driver: mapped region has magic %08x", ctrl->magic);
+		munmap(p, (size_t)a.region_size);
+	}
+	if (ioctl(fd, VCUDA_IOC_WAIT, &w) == 0 && ioctl(fd, VCUDA_IOC_KICK) == 0)
+		OK("driver: WAIT with a timeout and KICK after OPEN");
+	else
+		NOT_OK("driver: WAIT/KICK after OPEN: %s", strerror(errno));
+	close(fd);
+	return g_fail ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (getenv("VCUDA_DEVICE"))
+		g_dev = getenv("VCUDA_DEVICE");
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "bulk"))
+		return bulk(argc - 2, argv + 2);
+	if (argc == 2 && !strcmp(argv[1], "hold"))
+		return hold();
+	if (argc == 3 && !strcmp(argv[1], "fill"))
+		return fill(atoi(argv[2]));
+	if (argc == 2 && !strcmp(argv[1], "hostile"))
+		return hostile();
+	if (argc == 2 && !strcmp(argv[1], "driver"))
+		return driver();
+	fprintf(stderr, "usage: vm_guest_test bulk SIZE... | hold | fill N | hostile | driver\n");
+	return 2;
+}
