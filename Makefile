@@ -49,7 +49,7 @@ SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
               host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
-              host-backend/vm_link.c host-backend/worker_vm.c
+              host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
@@ -80,7 +80,8 @@ ALL := $(FUZZ_BINS)
 else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
+       $(BUILD)/tests/test_quota
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
 endif
@@ -140,13 +141,21 @@ $(LIBCUDA): $(call obj,$(LIBCUDA_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.o,$(LIBCU
 		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
 
-$(SERVER_BIN): $(call obj,host-backend/server_main.c) $(LIBSERVER) $(LIBSHARED)
+# The listener's admin socket speaks JSON (Jansson); nothing else links it.
+$(SERVER_BIN): $(call obj,host-backend/server_main.c host-backend/admin.c) $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ldl
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ljansson -ldl
 
 $(BUILD)/tests/test_exptab: $(BUILD)/obj/tests/unit/test_exptab.o $(LIBEXPTAB)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+# Quotas, idle reclaim and the admin socket, through the guest library (docs/MGMT.md).
+$(BUILD)/obj/tests/integration/test_quota.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/obj/tests/integration/test_quota.o: CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/tests/test_quota: $(BUILD)/obj/tests/integration/test_quota.o $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda -ljansson $(CHECK_LIBS) $(LDLIBS)
 
 # QEMU's side of the VM link, played by a Check test (docs/VM.md).
 $(BUILD)/obj/tests/integration/test_vm_link.o: CFLAGS += $(CHECK_CFLAGS)

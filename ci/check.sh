@@ -54,9 +54,12 @@ integration() { # VARIANT
 
 cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI stand-in
 	local rc=0 g=build/release/guest
-	start_server build/release/bin/vcuda-server || return 1
+	export VCUDA_ADMIN_SOCKET="$VC_TMP/admin.sock"
+	start_server build/release/bin/vcuda-server --admin-socket "$VCUDA_ADMIN_SOCKET" || return 1
 	echo "== driver API suite"
 	build/release/tests/test_cuda_api || rc=1
+	echo "== quotas, idle reclaim, admin socket"
+	build/release/tests/test_quota || rc=1
 	for v in static shared; do
 		echo "== NVIDIA cudart ($v) over the guest library"
 		LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_$v || rc=1
@@ -113,7 +116,7 @@ step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/ts
 step "integration: $STRESS_REQUESTS requests, VM link, hostile clients, demo" integration release
 step "integration under ASan+UBSan" integration_asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
-step "CUDA through vcuda, CI stand-in: driver API, cudart static+shared" cuda_standin
+step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared" cuda_standin
 step "client detects a killed server" dead_server
 step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"

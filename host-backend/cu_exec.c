@@ -341,6 +341,10 @@ static void cu_close(void *ctx)
 	for (int i = 0; i < VC_CU_MAX_IMAGES; i++)
 		free(x->img[i].buf);
 	free(x->async_ptr);
+	/* What the session held stays charged until the listener reaps this
+	 * process: it reports those bytes as freed, and returns them. */
+	vc_cu_quota_fini(x);
+	free(x->pregs);
 	free(x->h);
 	free(x->rmap);
 	/* Callbacks the driver never ran keep their record; the worker exits
@@ -350,6 +354,15 @@ static void cu_close(void *ctx)
 		pthread_cond_destroy(&x->cb_cv);
 		free(x);
 	}
+}
+
+static bool cu_busy(void *ctx)
+{
+	struct vc_cu_session *x = ctx;
+
+	/* A heuristic for idle reclaim, read from the heartbeat thread. */
+	return __atomic_load_n(&x->sync_head, __ATOMIC_RELAXED) != NULL ||
+	       __atomic_load_n(&x->cb_inflight, __ATOMIC_RELAXED) != 0;
 }
 
 static int cu_cuda_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)
@@ -426,4 +439,5 @@ const struct vc_executor_ops vc_exec_cuda_ops = {
 	.launch = cu_launch,
 	.synchronize = cu_sync,
 	.cuda_call = cu_cuda_call,
+	.busy = cu_busy,
 };

@@ -44,6 +44,18 @@ struct vc_cu_image {
 
 #include "cu_out.h"
 
+/* A device allocation of the session and what it was charged (cu_quota.c). */
+struct vc_cu_alloc {
+	uint64_t dptr;  /* 0: empty slot */
+	uint64_t bytes;
+	uint64_t ctx;   /* the context id it belongs to; 0: a stream-ordered one */
+};
+
+/* A range of the pinned pool registered with the driver (cu_pinned.c). */
+struct vc_cu_preg {
+	uint64_t off, size;
+};
+
 struct vc_cu_session {
 	const struct vc_cuda_driver *drv;
 	uint64_t cur_id;           /* context id current on the serving thread */
@@ -60,6 +72,9 @@ struct vc_cu_session {
 	/* stream-ordered allocations (they belong to no context) */
 	uint64_t *async_ptr;
 	uint32_t nasync, capasync;
+	/* every device allocation and its charge against the quota */
+	struct vc_cu_alloc *allocs;
+	uint32_t acap, nalloc;
 	/* staged images */
 	struct vc_cu_image img[VC_CU_MAX_IMAGES];
 	uint64_t next_image;
@@ -78,6 +93,8 @@ struct vc_cu_session {
 	uint8_t *pinned;        /* its host address, NULL until the guest said where it is */
 	uint64_t pinned_size;
 	bool pinned_identity;   /* mapped at the guest's own address */
+	struct vc_cu_preg *pregs; /* registered ranges, charged as pinned memory */
+	uint32_t npregs, cappregs;
 	/* synchronisations waiting off the serving thread (cu_sync.c) */
 	struct sync_job *sync_head;
 	pthread_t syncer;
@@ -89,6 +106,31 @@ struct vc_cu_session {
  * or NULL when it lies outside.
  */
 void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
+/**
+ * vc_cu_quota_charge() - count @bytes of device memory against the quota
+ * before allocating them. Returns 0 or CUDA_ERROR_OUT_OF_MEMORY.
+ */
+int vc_cu_quota_charge(struct vc_cu_session *x, uint64_t bytes);
+
+/** vc_cu_quota_refund() - give back a charge whose allocation failed or ended. */
+void vc_cu_quota_refund(struct vc_cu_session *x, uint64_t bytes);
+
+/**
+ * vc_cu_quota_track() - remember allocation @dptr of context @ctx (0: stream
+ * ordered) and its charge @bytes, refunded when it is freed. Returns 0 or
+ * CUDA_ERROR_OUT_OF_MEMORY (the table could not grow).
+ */
+int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, uint64_t ctx);
+
+/** vc_cu_quota_untrack() - @dptr was freed: refund its charge (nothing if unknown). */
+void vc_cu_quota_untrack(struct vc_cu_session *x, uint64_t dptr);
+
+/** vc_cu_quota_ctx_gone() - context @ctx was destroyed with its allocations: refund them. */
+void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
+
+/** vc_cu_quota_fini() - free the table (the process or context teardown freed the memory). */
+void vc_cu_quota_fini(struct vc_cu_session *x);
 
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);

@@ -198,6 +198,7 @@ static int destroy_context(struct vc_cu_session *x, uint64_t id)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	rc = x->drv->cuCtxDestroy_v2(c);
 	forget_context(x, id);
+	vc_cu_quota_ctx_gone(x, id); /* its allocations went with it */
 	return rc;
 }
 
@@ -595,13 +596,42 @@ int vc_cu_manual_vcMemAlloc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
+	/* Every path charges the quota first; a failure refunds. */
 	switch (rq.kind) {
 	case VC_CU_ALLOC_PLAIN:
+		if ((rc = vc_cu_quota_charge(x, rq.size)))
+			return rc;
 		rc = x->drv->cuMemAlloc_v2(&d, rq.size);
+		if (rc == 0 && (rc = vc_cu_quota_track(x, d, rq.size, x->cur_id)))
+			x->drv->cuMemFree_v2(d);
+		if (rc)
+			vc_cu_quota_refund(x, rq.size);
 		break;
-	case VC_CU_ALLOC_PITCH:
+	case VC_CU_ALLOC_PITCH: {
+		/* The pitch is the driver's choice: charge the least it can be,
+		 * then the rest once it is known. */
+		uint64_t least = rq.width * rq.height, all;
+
+		if (rq.height && least / rq.height != rq.width)
+			return CUDA_ERROR_INVALID_VALUE;
+		if ((rc = vc_cu_quota_charge(x, least)))
+			return rc;
 		rc = x->drv->cuMemAllocPitch_v2(&d, &pitch, rq.width, rq.height, rq.elem);
+		if (rc) {
+			vc_cu_quota_refund(x, least);
+			break;
+		}
+		all = (uint64_t)pitch * rq.height;
+		all = all > least ? all : least;
+		if ((rc = vc_cu_quota_charge(x, all - least))) {
+			x->drv->cuMemFree_v2(d);
+			vc_cu_quota_refund(x, least);
+		} else if ((rc = vc_cu_quota_track(x, d, all, x->cur_id))) {
+			x->drv->cuMemFree_v2(d);
+			vc_cu_quota_refund(x, all);
+		}
 		break;
+	}
 	case VC_CU_ALLOC_ASYNC:
 		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
 		    (rc = vc_cu_lookup(x, VC_H_CUMEMORYPOOL, rq.pool, &pool)))
@@ -615,9 +645,15 @@ int vc_cu_manual_vcMemAlloc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 			x->async_ptr = na;
 			x->capasync = cap;
 		}
+		if ((rc = vc_cu_quota_charge(x, rq.size)))
+			return rc;
 		rc = pool ? x->drv->cuMemAllocFromPoolAsync(&d, rq.size, pool, stream)
 			  : x->drv->cuMemAllocAsync(&d, rq.size, stream);
-		if (rc == 0)
+		if (rc == 0 && (rc = vc_cu_quota_track(x, d, rq.size, 0)))
+			x->drv->cuMemFreeAsync(d, stream);
+		if (rc)
+			vc_cu_quota_refund(x, rq.size);
+		else
 			x->async_ptr[x->nasync++] = d;
 		break;
 	default:
@@ -652,8 +688,10 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
 			return rc;
 		rc = x->drv->cuMemFreeAsync((CUdeviceptr)rq.dptr, stream);
-		if (rc == 0)
+		if (rc == 0) {
 			x->async_ptr[i] = x->async_ptr[--x->nasync];
+			vc_cu_quota_untrack(x, rq.dptr);
+		}
 		return rc;
 	}
 	if (!rq.dptr)
@@ -661,7 +699,10 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 	/* Only the start of an allocation of ours may be freed. */
 	if ((rc = vc_cu_check_range(x, rq.dptr, 1)))
 		return rc;
-	return x->drv->cuMemFree_v2((CUdeviceptr)rq.dptr);
+	rc = x->drv->cuMemFree_v2((CUdeviceptr)rq.dptr);
+	if (rc == 0)
+		vc_cu_quota_untrack(x, rq.dptr);
+	return rc;
 }
 
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "acct.h"
 #include "cu_exec_priv.h"
 
 #define TAKE(req)                                    \
@@ -81,15 +82,31 @@ int vc_cu_manual_vcHostRegister(struct vc_cu_session *x, const uint8_t *p, uint3
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
+	if (x->npregs == x->cappregs) {
+		uint32_t cap = x->cappregs ? x->cappregs * 2 : 32;
+		struct vc_cu_preg *n = cap <= VC_CU_MAX_HANDLES ? realloc(x->pregs, cap * sizeof(*n)) : NULL;
+
+		if (!n)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		x->pregs = n;
+		x->cappregs = cap;
+	}
+	/* Page-locked host memory counts against the pinned quota. */
+	if (vc_acct_charge(VC_ACCT_PINNED, rq.size))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	/* Portable (every context of the session) and mapped (a device address),
 	 * whatever the guest asked: cheap, and what unified addressing gives. */
 	rc = x->drv->cuMemHostRegister_v2(h, rq.size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
-	if (rc)
-		return rc;
-	if ((rc = x->drv->cuMemHostGetDevicePointer_v2(&d, h, 0))) {
-		x->drv->cuMemHostUnregister(h);
+	if (rc) {
+		vc_acct_uncharge(VC_ACCT_PINNED, rq.size);
 		return rc;
 	}
+	if ((rc = x->drv->cuMemHostGetDevicePointer_v2(&d, h, 0))) {
+		x->drv->cuMemHostUnregister(h);
+		vc_acct_uncharge(VC_ACCT_PINNED, rq.size);
+		return rc;
+	}
+	x->pregs[x->npregs++] = (struct vc_cu_preg){.off = rq.off, .size = rq.size};
 	rp.devptr = d;
 	memcpy(out->rep, &rp, sizeof(rp));
 	out->rep_len = sizeof(rp);
@@ -104,10 +121,19 @@ int vc_cu_manual_vcHostUnregister(struct vc_cu_session *x, const uint8_t *p, uin
 	int rc;
 
 	(void)out;
+	uint32_t i;
+
 	TAKE(rq);
-	if (!(h = vc_cu_pinned_ptr(x, rq.off, 1)))
+	for (i = 0; i < x->npregs && x->pregs[i].off != rq.off; i++)
+		;
+	if (i == x->npregs || !(h = vc_cu_pinned_ptr(x, rq.off, 1)))
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
-	return x->drv->cuMemHostUnregister(h);
+	rc = x->drv->cuMemHostUnregister(h);
+	if (rc == 0) {
+		vc_acct_uncharge(VC_ACCT_PINNED, x->pregs[i].size);
+		x->pregs[i] = x->pregs[--x->npregs];
+	}
+	return rc;
 }

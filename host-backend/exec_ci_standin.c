@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "acct.h"
 #include "cu_standin.h"
 #include "standin_mem.h"
 #include "vc_copy.h"
@@ -60,6 +61,13 @@ static int standin_cuda_call(void *ctx, uint32_t op, const uint8_t *req, uint32_
 	return vc_exec_cuda_ops.cuda_call(s->cu, op, req, len, out);
 }
 
+static bool standin_busy(void *ctx)
+{
+	struct standin *s = ctx;
+
+	return vc_exec_cuda_ops.busy(s->cu);
+}
+
 static void standin_close(void *ctx)
 {
 	struct standin *s = ctx;
@@ -72,16 +80,26 @@ static void standin_close(void *ctx)
 static int standin_mem_alloc(void *ctx, uint64_t size, uint64_t *dptr)
 {
 	struct standin *s = ctx;
-	int rc = vc_smem_alloc(&s->mem, size, NULL, dptr);
+	int rc;
 
+	if (vc_acct_charge(VC_ACCT_MEM, size)) /* the server's quota, as for CUDA allocations */
+		return VC_CUDA_ERROR_OUT_OF_MEMORY;
+	rc = vc_smem_alloc(&s->mem, size, NULL, dptr);
+	if (rc)
+		vc_acct_uncharge(VC_ACCT_MEM, size);
 	return rc == -EINVAL ? VC_CUDA_ERROR_INVALID_VALUE : rc ? VC_CUDA_ERROR_OUT_OF_MEMORY : 0;
 }
 
 static int standin_mem_free(void *ctx, uint64_t dptr)
 {
 	struct standin *s = ctx;
+	struct vc_smem_alloc *a = vc_smem_find(&s->mem, dptr, 1);
+	uint64_t size = a && a->base == dptr ? a->size : 0;
 
-	return vc_smem_free(&s->mem, dptr) ? VC_CUDA_ERROR_INVALID_VALUE : VC_CUDA_SUCCESS;
+	if (vc_smem_free(&s->mem, dptr))
+		return VC_CUDA_ERROR_INVALID_VALUE;
+	vc_acct_uncharge(VC_ACCT_MEM, size);
+	return VC_CUDA_SUCCESS;
 }
 
 static uint8_t *dev(struct standin *s, uint64_t ptr, uint64_t len)
@@ -200,4 +218,5 @@ const struct vc_executor_ops vc_exec_ci_standin_ops = {
 	.launch = standin_launch,
 	.synchronize = standin_synchronize,
 	.cuda_call = standin_cuda_call,
+	.busy = standin_busy,
 };

@@ -12,6 +12,12 @@
 struct vc_server_config {
 	const char *socket_path;    /* host-local clients, or NULL */
 	const char *vm_socket_path; /* the VM's QEMU, or NULL */
+	int vm_conn_fd;             /* a QEMU connection handed over at start, or -1 */
+	const char *vm_name;        /* for logs and the admin socket, or NULL */
+	const char *admin_path;     /* the admin socket (docs/MGMT.md), or NULL */
+	const char *gpu;            /* CUDA_VISIBLE_DEVICES for the workers, or NULL */
+	uint64_t mem_quota, pinned_quota; /* 0: none */
+	uint32_t weight, idle_timeout_s;
 	const char *executor; /* "cuda" or "ci-standin" */
 	const char *driver;   /* NVIDIA libcuda.so.1 to load, or NULL */
 	struct vc_layout_req lreq;

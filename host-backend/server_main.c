@@ -25,6 +25,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acct.h"
+#include "admin.h"
 #include "server_config.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
@@ -36,10 +38,13 @@ struct worker {
 	struct worker *next;
 	pid_t pid;
 	uint32_t id;
+	int acct;
 };
 
 static struct vc_server_config g_cfg;
 static struct vc_vm_link *g_vm;
+static struct vc_acct *g_acct;
+static struct vc_admin *g_admin;
 static struct worker *g_workers;
 static unsigned g_nworkers;
 static volatile sig_atomic_t g_quit;
@@ -83,6 +88,14 @@ static void reap(void)
 			if (WIFSIGNALED(status))
 				vc_log("session %u: worker %d killed by signal %d; the session's resources went with it",
 				       w->id, (int)pid, WTERMSIG(status));
+			{
+				struct vc_acct_entry *e = &g_acct->e[w->acct];
+				const char *why = vc_acct_end_reason(e, status);
+				uint64_t freed = vc_acct_release(g_acct, w->acct);
+
+				if (e->announced)
+					vc_admin_session_closed(g_admin, e, why, freed);
+			}
 			*pp = w->next;
 			free(w);
 			g_nworkers--;
@@ -95,8 +108,10 @@ static void stop_all(void)
 {
 	struct timespec t0, now;
 
-	for (struct worker *w = g_workers; w; w = w->next)
+	for (struct worker *w = g_workers; w; w = w->next) {
+		g_acct->e[w->acct].stop_why = VC_ACCT_STOP_SERVER;
 		kill(w->pid, SIGTERM);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	while (g_workers) {
 		reap();
@@ -113,9 +128,12 @@ static void spawn(int lfd, int cfd, uint32_t id)
 {
 	struct worker *w = calloc(1, sizeof(*w));
 	pid_t pid;
+	int idx = w ? vc_acct_reserve(g_acct, id, VC_ACCT_LOCAL, 0) : -ENOMEM;
 
-	if (!w) {
+	if (idx < 0) {
+		refuse_busy(cfd);
 		close(cfd);
+		free(w);
 		return;
 	}
 	pid = fork();
@@ -128,16 +146,20 @@ static void spawn(int lfd, int cfd, uint32_t id)
 		(void)lfd;
 		/* Nothing of the listener's: not the VM link's sockets and memory. */
 		vc_close_all_but(&cfd, 1);
+		vc_acct_bind(g_acct, idx);
 		_exit(vc_worker_main(&g_cfg, cfd, id));
 	}
 	close(cfd);
 	if (pid < 0) {
 		vc_log("cannot start a worker for client %u: %s", id, strerror(errno));
+		vc_acct_release(g_acct, idx);
 		free(w);
 		return;
 	}
+	g_acct->e[idx].worker = pid;
 	w->pid = pid;
 	w->id = id;
+	w->acct = idx;
 	w->next = g_workers;
 	g_workers = w;
 	g_nworkers++;
@@ -175,9 +197,17 @@ static int listen_on(const char *path)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: vcuda-server --socket PATH [--vm-socket PATH] [options]\n"
+		"usage: vcuda-server [--socket PATH] [--vm-socket PATH | --vm-conn-fd N] [options]\n"
 		"  -s, --socket PATH        unix socket for host-local clients (default $VCUDA_SOCKET)\n"
 		"      --vm-socket PATH     unix socket for the VM's QEMU (virtio-vcuda-pci's chardev)\n"
+		"      --vm-conn-fd N       serve the QEMU connection already open on fd N (vcuda-mgmtd)\n"
+		"      --vm-name NAME       the VM's name, for logs and the admin socket\n"
+		"      --admin-socket PATH  JSON admin socket for vcuda-mgmtd (docs/MGMT.md)\n"
+		"      --gpu ID             use only this GPU (UUID or index, as CUDA_VISIBLE_DEVICES)\n"
+		"      --mem-quota BYTES    device memory for all sessions together (default: no quota)\n"
+		"      --pinned-quota BYTES page-locked guest memory for all sessions together\n"
+		"      --weight N           compute weight, 1..10000 (default 100)\n"
+		"      --idle-timeout SECS  end sessions idle this long (default 0: never)\n"
 		"  -e, --executor NAME      cuda (default) or ci-standin (tests without a GPU only)\n"
 		"      --driver PATH        the NVIDIA libcuda.so.1 to load (default: the usual places)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
@@ -229,7 +259,7 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 static int parse_args(int argc, char **argv)
 {
 	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
-	       O_VMSOCK };
+	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -244,6 +274,14 @@ static int parse_args(int argc, char **argv)
 		{"driver", required_argument, NULL, O_DRIVER},
 		{"pinned-size", required_argument, NULL, O_PINNED},
 		{"vm-socket", required_argument, NULL, O_VMSOCK},
+		{"vm-conn-fd", required_argument, NULL, O_VMFD},
+		{"vm-name", required_argument, NULL, O_VMNAME},
+		{"admin-socket", required_argument, NULL, O_ADMIN},
+		{"gpu", required_argument, NULL, O_GPU},
+		{"mem-quota", required_argument, NULL, O_MEMQ},
+		{"pinned-quota", required_argument, NULL, O_PINQ},
+		{"weight", required_argument, NULL, O_WEIGHT},
+		{"idle-timeout", required_argument, NULL, O_IDLE},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -255,6 +293,8 @@ static int parse_args(int argc, char **argv)
 	g_cfg.executor = "cuda";
 	g_cfg.max_sessions = 64;
 	g_cfg.lreq.pinned_size = 256ull << 20;
+	g_cfg.weight = 100;
+	g_cfg.vm_conn_fd = -1;
 	while ((o = getopt_long(argc, argv, "s:e:vh", opts, NULL)) != -1) {
 		switch (o) {
 		case 's': g_cfg.socket_path = optarg; break;
@@ -262,6 +302,36 @@ static int parse_args(int argc, char **argv)
 		case 'v': g_cfg.verbose++; break;
 		case O_DRIVER: g_cfg.driver = optarg; break;
 		case O_VMSOCK: g_cfg.vm_socket_path = optarg; break;
+		case O_VMNAME: g_cfg.vm_name = optarg; break;
+		case O_ADMIN: g_cfg.admin_path = optarg; break;
+		case O_GPU: g_cfg.gpu = optarg; break;
+		case O_VMFD:
+			if (parse_u32("--vm-conn-fd", optarg, &u) || u < 3 || u > INT32_MAX)
+				return -1;
+			g_cfg.vm_conn_fd = (int)u;
+			break;
+		case O_MEMQ:
+			if (parse_size(optarg, &g_cfg.mem_quota)) {
+				fprintf(stderr, "vcuda-server: --mem-quota: bad value '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case O_PINQ:
+			if (parse_size(optarg, &g_cfg.pinned_quota)) {
+				fprintf(stderr, "vcuda-server: --pinned-quota: bad value '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case O_WEIGHT:
+			if (parse_u32("--weight", optarg, &g_cfg.weight) || !g_cfg.weight || g_cfg.weight > 10000) {
+				fprintf(stderr, "vcuda-server: --weight: 1..10000\n");
+				return -1;
+			}
+			break;
+		case O_IDLE:
+			if (parse_u32("--idle-timeout", optarg, &g_cfg.idle_timeout_s))
+				return -1;
+			break;
 		case 'h': usage(stdout); exit(0);
 		case O_RING: if (parse_u32("--ring-size", optarg, &g_cfg.lreq.ring_size)) return -1; break;
 		case O_CHUNK: if (parse_u32("--chunk-size", optarg, &g_cfg.lreq.chunk_size)) return -1; break;
@@ -294,11 +364,51 @@ static int parse_args(int argc, char **argv)
 		default: usage(stderr); return -1;
 		}
 	}
-	if (optind != argc || (!g_cfg.socket_path && !g_cfg.vm_socket_path)) {
+	if (optind != argc || (!g_cfg.socket_path && !g_cfg.vm_socket_path && g_cfg.vm_conn_fd < 0)) {
 		usage(stderr);
 		return -1;
 	}
 	return 0;
+}
+
+static int adopt(void *arg, int fd, char *err, size_t errlen)
+{
+	(void)arg;
+	if (!g_vm) {
+		close(fd);
+		snprintf(err, errlen, "this server serves no VM");
+		return -EINVAL;
+	}
+	return vc_vm_link_adopt(g_vm, fd, err, errlen);
+}
+
+/* Sessions whose worker reported its client: announce them. Idle ones past
+ * the timeout: stop them (their workers' exits free what they held).
+ * Returns how long the loop may sleep before the next look. */
+static int watch_sessions(void)
+{
+	uint32_t idle_s = __atomic_load_n(&g_acct->idle_timeout_s, __ATOMIC_RELAXED);
+	uint64_t now = vc_acct_now_ns();
+
+	for (unsigned i = 0; i < VC_ACCT_MAX; i++) {
+		struct vc_acct_entry *e = &g_acct->e[i];
+
+		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != 2)
+			continue;
+		if (!e->announced && e->kind == VC_ACCT_LOCAL) {
+			e->announced = 1;
+			vc_admin_session_opened(g_admin, e);
+		}
+		uint64_t active = __atomic_load_n(&e->active_ns, __ATOMIC_RELAXED);
+
+		if (idle_s && !e->stop_why && e->worker > 0 && now > active &&
+		    now - active > (uint64_t)idle_s * 1000000000ull) {
+			vc_log("session %u: idle for %u s (--idle-timeout): reclaiming it", e->id, idle_s);
+			e->stop_why = VC_ACCT_STOP_IDLE;
+			kill(e->worker, SIGTERM);
+		}
+	}
+	return 1000;
 }
 
 int main(int argc, char **argv)
@@ -306,7 +416,7 @@ int main(int argc, char **argv)
 	struct sigaction sa = {.sa_handler = wake};
 	struct vc_layout probe;
 	uint32_t next_id = 1;
-	int lfd;
+	int lfd, rc;
 
 	if (parse_args(argc, argv))
 		return 2;
@@ -320,6 +430,17 @@ int main(int argc, char **argv)
 				"pinned pool a multiple of 2M up to 64G)\n");
 		return 2;
 	}
+	/* The GPU this server may use: workers load the driver after fork and
+	 * see only it. */
+	if (g_cfg.gpu && setenv("CUDA_VISIBLE_DEVICES", g_cfg.gpu, 1) < 0)
+		return 1;
+	g_acct = vc_acct_create();
+	if (!g_acct)
+		return 1;
+	g_acct->quota[VC_ACCT_MEM] = g_cfg.mem_quota;
+	g_acct->quota[VC_ACCT_PINNED] = g_cfg.pinned_quota;
+	g_acct->weight = g_cfg.weight;
+	g_acct->idle_timeout_s = g_cfg.idle_timeout_s;
 	/* Check the executor in a child: this process must not load CUDA. */
 	pid_t pid = fork();
 	int st = 0;
@@ -340,17 +461,36 @@ int main(int argc, char **argv)
 		if (lfd < 0)
 			return 1;
 	}
-	if (g_cfg.vm_socket_path) {
-		int rc = vc_vm_link_create(&g_cfg, g_cfg.vm_socket_path, &next_id, &g_vm);
+	if (g_cfg.vm_socket_path || g_cfg.vm_conn_fd >= 0) {
+		struct vc_vm_link_params vp = {.cfg = &g_cfg, .path = g_cfg.vm_socket_path, .next_id = &next_id,
+					       .acct = g_acct};
 
+		rc = vc_vm_link_create(&vp, &g_vm);
 		if (rc) {
 			fprintf(stderr, "vcuda-server: cannot listen on %s: %s\n", g_cfg.vm_socket_path,
 				rc == -EADDRINUSE ? "another server is listening there" : strerror(-rc));
-			if (lfd >= 0) {
-				close(lfd);
-				unlink(g_cfg.socket_path);
-			}
-			return 1;
+			goto err_lfd;
+		}
+	}
+	if (g_cfg.admin_path) {
+		struct vc_admin_params ap = {.path = g_cfg.admin_path, .acct = g_acct, .vm_name = g_cfg.vm_name,
+					     .gpu = g_cfg.gpu, .adopt = adopt};
+
+		rc = vc_admin_create(&ap, &g_admin);
+		if (rc) {
+			fprintf(stderr, "vcuda-server: cannot make the admin socket %s: %s\n", g_cfg.admin_path,
+				rc == -EADDRINUSE ? "another server is listening there" : strerror(-rc));
+			goto err_vm;
+		}
+		if (g_vm)
+			vc_vm_link_set_admin(g_vm, g_admin);
+	}
+	if (g_cfg.vm_conn_fd >= 0) {
+		char why[160];
+
+		if (vc_vm_link_adopt(g_vm, g_cfg.vm_conn_fd, why, sizeof(why))) {
+			fprintf(stderr, "vcuda-server: --vm-conn-fd %d: %s\n", g_cfg.vm_conn_fd, why);
+			goto err_admin;
 		}
 	}
 	if (!strcmp(g_cfg.executor, "ci-standin"))
@@ -358,21 +498,32 @@ int main(int argc, char **argv)
 	if (lfd >= 0)
 		vc_log("listening on %s (protocol v%u, abi %016" PRIx64 "), a worker process per session",
 		       g_cfg.socket_path, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
-	if (g_vm)
+	if (g_cfg.vm_socket_path)
 		vc_log("listening for the VM's QEMU on %s", g_cfg.vm_socket_path);
+	if (g_cfg.mem_quota || g_cfg.pinned_quota || g_cfg.idle_timeout_s || g_cfg.gpu)
+		vc_log("GPU %s, device memory quota %" PRIu64 " B, pinned quota %" PRIu64 " B, weight %u, idle timeout %u s",
+		       g_cfg.gpu ? g_cfg.gpu : "(all)", g_cfg.mem_quota, g_cfg.pinned_quota, g_cfg.weight,
+		       g_cfg.idle_timeout_s);
 
 	while (!g_quit) {
-		struct pollfd pfd[4 + VC_VM_MAX_SESSIONS];
-		int npfd = 2, nvm = 0, timeout = -1;
+		struct pollfd pfd[4 + VC_VM_MAX_SESSIONS + 32];
+		int npfd = 2, nvm = 0, nadm = 0, timeout, vt;
 		char drain[64];
 		int pr;
 
 		pfd[0] = (struct pollfd){.fd = g_wake[0], .events = POLLIN};
 		pfd[1] = (struct pollfd){.fd = lfd, .events = POLLIN}; /* -1: ignored by poll */
+		timeout = watch_sessions();
 		if (g_vm) {
-			nvm = vc_vm_link_pollfds(g_vm, pfd + 2, (int)(sizeof(pfd) / sizeof(pfd[0])) - 2);
+			nvm = vc_vm_link_pollfds(g_vm, pfd + npfd, (int)(sizeof(pfd) / sizeof(pfd[0])) - npfd);
 			npfd += nvm;
-			timeout = vc_vm_link_timeout_ms(g_vm);
+			vt = vc_vm_link_timeout_ms(g_vm);
+			if (vt >= 0 && vt < timeout)
+				timeout = vt;
+		}
+		if (g_admin) {
+			nadm = vc_admin_pollfds(g_admin, pfd + npfd, (int)(sizeof(pfd) / sizeof(pfd[0])) - npfd);
+			npfd += nadm;
 		}
 		pr = poll(pfd, (nfds_t)npfd, timeout);
 		if (pr < 0 && errno != EINTR)
@@ -383,6 +534,8 @@ int main(int argc, char **argv)
 		reap();
 		if (g_vm)
 			vc_vm_link_handle(g_vm, pfd + 2, pr > 0 ? nvm : 0);
+		if (g_admin)
+			vc_admin_handle(g_admin, pfd + 2 + nvm, pr > 0 ? nadm : 0);
 		if (pr <= 0 || lfd < 0 || !(pfd[1].revents & POLLIN))
 			continue;
 
@@ -402,9 +555,21 @@ int main(int argc, char **argv)
 	vc_log("shutting down: stopping %u sessions", g_nworkers + (g_vm ? vc_vm_link_workers(g_vm) : 0));
 	vc_vm_link_destroy(g_vm);
 	stop_all();
+	vc_admin_destroy(g_admin);
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(g_cfg.socket_path);
 	}
 	return 0;
+
+err_admin:
+	vc_admin_destroy(g_admin);
+err_vm:
+	vc_vm_link_destroy(g_vm);
+err_lfd:
+	if (lfd >= 0) {
+		close(lfd);
+		unlink(g_cfg.socket_path);
+	}
+	return 1;
 }

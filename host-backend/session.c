@@ -15,6 +15,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "acct.h"
 #include "session_priv.h"
 #include "vc_layout.h"
 #include "vc_shm.h"
@@ -120,6 +121,7 @@ int vc_session_process(struct vc_session *s)
 	}
 	inc64(&s->n_commands, (uint64_t)n);
 	inc64(&s->n_batches, 1);
+	vc_acct_activity((uint64_t)n);
 	if (vc_ring_host_complete(&s->ring, s->seq))
 		signal_guest(s);
 	return n;
@@ -134,6 +136,13 @@ void vc_session_progress(struct vc_session *s, uint64_t seq)
 void vc_session_heartbeat(struct vc_session *s)
 {
 	vc_ring_host_heartbeat(&s->ring);
+}
+
+bool vc_session_busy(struct vc_session *s)
+{
+	void *exec = __atomic_load_n(&s->exec, __ATOMIC_ACQUIRE);
+
+	return exec && s->ops->busy && s->ops->busy(exec);
 }
 
 /* True when the client end of hangup_fd is gone. Data it sends after the

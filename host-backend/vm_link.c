@@ -33,6 +33,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "acct.h"
+#include "admin.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
 
@@ -46,6 +48,7 @@ struct slot {
 	enum slot_state state;
 	pid_t pid;            /* its worker; 0 once reaped */
 	int ctl;              /* our end of the worker's control socket, -1 */
+	int acct;             /* its accounting entry, -1 */
 	uint32_t id;
 	bool close_asked;     /* QEMU sent CLOSE: answer CLOSED once reaped */
 	bool report_ok;       /* the worker reported a ready session */
@@ -56,6 +59,7 @@ struct slot {
 struct orphan {
 	struct orphan *next;
 	pid_t pid;
+	int acct;
 	int64_t kill_at;
 };
 
@@ -65,6 +69,8 @@ struct vc_vm_link {
 	const struct vc_server_config *cfg;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	uint32_t *next_id;
+	struct vc_acct *acct;
+	struct vc_admin *admin;
 	int lfd;
 	int conn;             /* -1 when no VM is connected */
 	bool welcomed;
@@ -93,28 +99,50 @@ static void slot_reset(struct slot *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->ctl = -1;
+	s->acct = -1;
 }
 
-int vc_vm_link_create(const struct vc_server_config *cfg, const char *path, uint32_t *next_id,
-		      struct vc_vm_link **out)
+/* A worker was reaped: its accounting entry goes, with an event. */
+static void account_end(struct vc_vm_link *l, int acct, int status)
+{
+	struct vc_acct_entry *e;
+	const char *why;
+	uint64_t freed;
+
+	if (acct < 0)
+		return;
+	e = &l->acct->e[acct];
+	why = vc_acct_end_reason(e, status);
+	freed = vc_acct_release(l->acct, acct);
+	if (e->announced)
+		vc_admin_session_closed(l->admin, e, why, freed);
+}
+
+int vc_vm_link_create(const struct vc_vm_link_params *p, struct vc_vm_link **out)
 {
 	struct sockaddr_un a = {.sun_family = AF_UNIX};
 	struct vc_vm_link *l;
 	int rc;
 
-	if (strlen(path) >= sizeof(a.sun_path))
+	if (p->path && strlen(p->path) >= sizeof(a.sun_path))
 		return -ENAMETOOLONG;
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
-	l->cfg = cfg;
-	l->next_id = next_id;
-	l->conn = l->mem_fd = -1;
+	l->cfg = p->cfg;
+	l->next_id = p->next_id;
+	l->acct = p->acct;
+	l->admin = p->admin;
+	l->conn = l->mem_fd = l->lfd = -1;
 	vc_vm_rx_init(&l->rx);
 	for (unsigned i = 0; i < VC_VM_MAX_SESSIONS; i++)
 		slot_reset(&l->slots[i]);
-	strcpy(a.sun_path, path);
-	strcpy(l->path, path);
+	if (!p->path) {
+		*out = l;
+		return 0;
+	}
+	strcpy(a.sun_path, p->path);
+	strcpy(l->path, p->path);
 	l->lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (l->lfd < 0) {
 		rc = -errno;
@@ -125,12 +153,12 @@ int vc_vm_link_create(const struct vc_server_config *cfg, const char *path, uint
 		rc = -EADDRINUSE;
 		goto err_close;
 	}
-	unlink(path);
+	unlink(p->path);
 	if (bind(l->lfd, (struct sockaddr *)&a, sizeof(a)) < 0 || listen(l->lfd, 4) < 0) {
 		rc = -errno;
 		goto err_close;
 	}
-	chmod(path, 0660);
+	chmod(p->path, 0660);
 	*out = l;
 	return 0;
 
@@ -139,6 +167,11 @@ err_close:
 err_free:
 	free(l);
 	return rc;
+}
+
+void vc_vm_link_set_admin(struct vc_vm_link *l, struct vc_admin *a)
+{
+	l->admin = a;
 }
 
 /* ---- frames to QEMU --------------------------------------------------------- */
@@ -194,13 +227,21 @@ static int spawn(struct vc_vm_link *l, const struct vc_vm_msg *m, int doorbell, 
 		.region_off = m->slot * l->slot_size, .slot_size = l->slot_size,
 		.slot = m->slot, .pid = m->pid, .uid = m->uid, .vm_name = l->name,
 	};
-	int sv[2];
+	int sv[2], idx;
 	pid_t pid;
 
-	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return -errno;
-	a.ctl_fd = sv[1];
 	a.id = (*l->next_id)++;
+	idx = vc_acct_reserve(l->acct, a.id, VC_ACCT_VM, m->slot);
+	if (idx < 0)
+		return idx;
+	a.acct_index = idx;
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0) {
+		int rc = -errno;
+
+		vc_acct_release(l->acct, idx);
+		return rc;
+	}
+	a.ctl_fd = sv[1];
 	memcpy(a.comm, m->comm, sizeof(a.comm));
 	for (size_t i = 0; i < sizeof(a.comm) && a.comm[i]; i++)
 		if (a.comm[i] < 0x20 || a.comm[i] > 0x7e)
@@ -214,6 +255,7 @@ static int spawn(struct vc_vm_link *l, const struct vc_vm_msg *m, int doorbell, 
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
 		vc_close_all_but(keep, 4);
+		vc_acct_bind(l->acct, a.acct_index);
 		_exit(vc_worker_vm_main(l->cfg, &a));
 	}
 	close(sv[1]);
@@ -221,13 +263,16 @@ static int spawn(struct vc_vm_link *l, const struct vc_vm_msg *m, int doorbell, 
 		int rc = -errno;
 
 		close(sv[0]);
+		vc_acct_release(l->acct, idx);
 		return rc;
 	}
+	l->acct->e[idx].worker = pid;
 	slot_reset(s);
 	s->state = S_OPENING;
 	s->pid = pid;
 	s->ctl = sv[0];
 	s->id = a.id;
+	s->acct = idx;
 	l->nworkers++;
 	return 0;
 }
@@ -246,15 +291,20 @@ static void drop_conn(struct vc_vm_link *l, const char *why)
 		if (s->pid > 0) {
 			struct orphan *o = calloc(1, sizeof(*o));
 
+			if (s->acct >= 0)
+				l->acct->e[s->acct].stop_why = VC_ACCT_STOP_SERVER;
 			stop_worker(s);
 			if (o) {
 				o->pid = s->pid;
+				o->acct = s->acct;
 				o->kill_at = s->kill_at;
 				o->next = l->orphans;
 				l->orphans = o;
 			} else {
-				kill(s->pid, SIGKILL); /* reaped below as an unknown child */
+				kill(s->pid, SIGKILL); /* reaped later as an unknown child */
 				l->nworkers--;
+				if (s->acct >= 0)
+					vc_acct_release(l->acct, s->acct);
 			}
 			stopping++;
 		}
@@ -430,13 +480,11 @@ static void on_frame(struct vc_vm_link *l)
 	}
 }
 
-static void on_accept(struct vc_vm_link *l)
+int vc_vm_link_adopt(struct vc_vm_link *l, int fd, char *err, size_t errlen)
 {
-	int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	struct vc_vm_msg w;
+	int fl;
 
-	if (fd < 0)
-		return;
 	if (l->conn >= 0 || l->orphans) {
 		vc_vm_msg_init(&w, VC_VM_WELCOME, 0);
 		w.status = l->conn >= 0 ? -EBUSY : -EAGAIN;
@@ -445,13 +493,32 @@ static void on_accept(struct vc_vm_link *l)
 				      : "the previous connection's sessions are still stopping; retry");
 		vc_vm_send(fd, &w, NULL, 0);
 		vc_log("vm link: refused a second connection: %s", w.message);
+		snprintf(err, errlen, "%s", w.message);
 		close(fd);
-		return;
+		return w.status;
+	}
+	fl = fcntl(fd, F_GETFL);
+	if (fl < 0 || fcntl(fd, F_SETFL, fl | O_NONBLOCK) < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+		int rc = -errno;
+
+		snprintf(err, errlen, "not a usable connection: %s", strerror(errno));
+		close(fd);
+		return rc;
 	}
 	l->conn = fd;
 	l->welcomed = false;
 	l->hello_deadline = now_ms() + HELLO_TIMEOUT_MS;
 	vc_vm_rx_init(&l->rx);
+	return 0;
+}
+
+static void on_accept(struct vc_vm_link *l)
+{
+	int fd = accept4(l->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	char why[128];
+
+	if (fd >= 0)
+		vc_vm_link_adopt(l, fd, why, sizeof(why));
 }
 
 /* A worker's report on its control socket. */
@@ -482,6 +549,10 @@ static void on_report(struct vc_vm_link *l, uint32_t slot)
 		s->report_ok = true;
 		m.session_id = s->id;
 		send_frame(l, &m);
+		if (s->acct >= 0 && !l->acct->e[s->acct].announced) {
+			l->acct->e[s->acct].announced = 1;
+			vc_admin_session_opened(l->admin, &l->acct->e[s->acct]);
+		}
 	}
 }
 
@@ -498,6 +569,7 @@ bool vc_vm_link_reaped(struct vc_vm_link *l, pid_t pid, int status)
 			struct orphan *o = *pp;
 
 			*pp = o->next;
+			account_end(l, o->acct, status);
 			free(o);
 			l->nworkers--;
 			return true;
@@ -515,6 +587,8 @@ bool vc_vm_link_reaped(struct vc_vm_link *l, pid_t pid, int status)
 			close(s->ctl);
 			s->ctl = -1;
 		}
+		account_end(l, s->acct, status);
+		s->acct = -1;
 		switch (s->state) {
 		case S_OPENING:
 			vc_vm_msg_init(&m, VC_VM_OPENED, i);
@@ -562,7 +636,7 @@ int vc_vm_link_pollfds(struct vc_vm_link *l, struct pollfd *p, int max)
 	int n = 0;
 
 	l->nmap = 0;
-	if (n < max) {
+	if (l->lfd >= 0 && n < max) {
 		p[n] = (struct pollfd){.fd = l->lfd, .events = POLLIN};
 		l->map[n++] = P_LISTEN;
 	}
@@ -676,7 +750,8 @@ void vc_vm_link_destroy(struct vc_vm_link *l)
 	drop_conn(l, "server shutting down");
 	t0 = now_ms();
 	while (l->orphans) {
-		pid_t pid = waitpid(-1, &status, WNOHANG);
+		/* Only our own workers: the listener reaps its host-local ones. */
+		pid_t pid = waitpid(l->orphans->pid, &status, WNOHANG);
 
 		if (pid > 0) {
 			vc_vm_link_reaped(l, pid, status);
@@ -687,7 +762,9 @@ void vc_vm_link_destroy(struct vc_vm_link *l)
 				kill(o->pid, SIGKILL);
 		usleep(10000);
 	}
-	close(l->lfd);
-	unlink(l->path);
+	if (l->lfd >= 0) {
+		close(l->lfd);
+		unlink(l->path);
+	}
 	free(l);
 }

@@ -21,6 +21,7 @@ struct vc_vm_link;
 /* What a slot's worker is given (worker_vm.c). */
 struct vc_vm_worker_args {
 	int mem_fd, doorbell_fd, complete_fd, ctl_fd;
+	int acct_index;     /* its entry in the accounting page */
 	uint64_t region_off, slot_size;
 	uint32_t slot, id, pid, uid;
 	char comm[16];
@@ -35,13 +36,32 @@ struct vc_vm_worker_args {
  */
 int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_worker_args *a);
 
+struct vc_admin;
+struct vc_acct;
+
+struct vc_vm_link_params {
+	const struct vc_server_config *cfg;
+	const char *path;       /* listen here for QEMU; NULL: only adopted connections */
+	uint32_t *next_id;      /* the listener's session counter (ids unique in logs) */
+	struct vc_acct *acct;   /* sessions and quotas, shared with the workers */
+	struct vc_admin *admin; /* session events go there; may be NULL */
+};
+
+/** vc_vm_link_create() - the VM link, listening on @p->path if given. Returns 0 or -errno. */
+int vc_vm_link_create(const struct vc_vm_link_params *p, struct vc_vm_link **out);
+
 /**
- * vc_vm_link_create() - listen for the VM's QEMU on the unix stream socket
- * @path. @next_id is the listener's session counter (shared with host-local
- * sessions, so that ids are unique in the logs). Returns 0 or -errno.
+ * vc_vm_link_adopt() - serve the QEMU connection @fd (accepted by someone
+ * else: vcuda-mgmtd). Takes @fd in every case. Returns 0, or -EBUSY with a
+ * reason in @err when a VM is already connected.
  */
-int vc_vm_link_create(const struct vc_server_config *cfg, const char *path, uint32_t *next_id,
-		      struct vc_vm_link **out);
+int vc_vm_link_adopt(struct vc_vm_link *l, int fd, char *err, size_t errlen);
+
+/**
+ * vc_vm_link_set_admin() - where session events go from now on (the admin
+ * socket may be created after the link). @a may be NULL.
+ */
+void vc_vm_link_set_admin(struct vc_vm_link *l, struct vc_admin *a);
 
 /** vc_vm_link_destroy() - stop every session (waiting for the workers) and close. */
 void vc_vm_link_destroy(struct vc_vm_link *l);

@@ -19,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "acct.h"
 #include "handshake.h"
 #include "region.h"
 #include "server_config.h"
@@ -161,6 +163,8 @@ int vc_worker_serve(struct vc_session *s, uint32_t id)
 		if (poll(p, 2, BEAT_MS) > 0 && (p[0].revents & POLLIN))
 			break;
 		vc_session_heartbeat(s);
+		if (vc_session_busy(s))
+			vc_acct_activity(0); /* waiting on the GPU for the guest is not idle */
 		if (g_stop)
 			vc_session_stop(s); /* not started: signals the serving thread */
 	}
@@ -199,6 +203,14 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 		vc_log("client %u: %s; refused", id, why);
 		refuse(sock, rc, "%s", why);
 		return 1;
+	}
+	{
+		struct ucred cr = {0};
+		socklen_t crl = sizeof(cr);
+
+		/* The client's uid as the kernel reports it; pid and name as it said. */
+		getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cr, &crl);
+		vc_acct_client(hello.pid, cr.uid, hello.comm);
 	}
 	if (vc_worker_open_executor(cfg, &ops, &factory, why, sizeof(why))) {
 		vc_log("client %u: %s", id, why);
@@ -254,7 +266,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 		       st.commands, st.batches);
 	vc_session_destroy(s);
 	vc_region_destroy(&region);
-	return rc ? 1 : 0;
+	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;
 
 err_session:
 	vc_session_destroy(s);

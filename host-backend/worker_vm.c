@@ -15,6 +15,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "acct.h"
 #include "region.h"
 #include "vc_sock.h"
 #include "vm_link.h"
@@ -50,6 +51,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	int rc;
 
 	vc_worker_catch_term();
+	vc_acct_client(a->pid, a->uid, a->comm);
 	if (vc_worker_open_executor(cfg, &ops, &factory, why, sizeof(why))) {
 		report(a->ctl_fd, a, -ENODEV, 0, "vcuda-server: %s", why);
 		return 1;
@@ -112,5 +114,5 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		       st.commands);
 	vc_session_destroy(s);
 	munmap(base, layout.region_size);
-	return rc ? 1 : 0;
+	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;
 }

@@ -61,6 +61,8 @@ struct vc_executor_ops {
 	 * NULL: the executor answers CUDA_ERROR_NOT_SUPPORTED.
 	 */
 	int (*cuda_call)(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out);
+	/** busy() - work in flight that the guest waits for (may be NULL). Any thread. */
+	bool (*busy)(void *ctx);
 };
 
 /**
@@ -160,6 +162,13 @@ void vc_session_destroy(struct vc_session *s);
 
 /** vc_session_heartbeat() - mark the server ALIVE for waiting guests. */
 void vc_session_heartbeat(struct vc_session *s);
+
+/**
+ * vc_session_busy() - the executor still has work of the guest's in flight
+ * (a synchronisation it waits for, a host callback): the session is not idle
+ * even when no command arrives. Safe from any thread.
+ */
+bool vc_session_busy(struct vc_session *s);
 
 struct vc_session_stats {
 	uint64_t commands;    /* commands executed */

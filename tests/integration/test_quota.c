@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_quota.c - the server's quotas, idle reclaim and admin socket
+ * (docs/MGMT.md), through the guest libcuda.so.1 and a running vcuda-server
+ * started with --admin-socket $VCUDA_ADMIN_SOCKET (CI stand-in or a GPU).
+ * Each test forks (Check), so each is a fresh process and session; limits
+ * are set through the admin socket at the start of each test.
+ */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <cuda.h>
+#include <errno.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
+#define MiB (1ull << 20)
+
+/* ---- the admin socket ------------------------------------------------------------ */
+
+static int admin_connect(void)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	const char *p = getenv("VCUDA_ADMIN_SOCKET");
+	int fd;
+
+	ck_assert_msg(p != NULL, "set VCUDA_ADMIN_SOCKET");
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", p);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	return fd;
+}
+
+/* One line from @fd within @ms, parsed; NULL on timeout or close. */
+static json_t *read_json(int fd, int ms)
+{
+	char buf[65536];
+	size_t n = 0;
+
+	while (n < sizeof(buf) - 1) {
+		struct pollfd p = {.fd = fd, .events = POLLIN};
+
+		if (poll(&p, 1, ms) != 1 || read(fd, buf + n, 1) != 1)
+			return NULL;
+		if (buf[n] == '\n')
+			return json_loadb(buf, n, 0, NULL);
+		n++;
+	}
+	return NULL;
+}
+
+static json_t *ask_raw(const char *line)
+{
+	int fd = admin_connect();
+	json_t *r;
+
+	ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	r = read_json(fd, 5000);
+	close(fd);
+	ck_assert_msg(r != NULL, "no reply to %s", line);
+	return r;
+}
+
+static void set_limits(uint64_t mem, uint64_t pinned, uint64_t idle)
+{
+	char line[256];
+	json_t *r;
+
+	snprintf(line, sizeof(line), "{\"v\":1,\"op\":\"set\",\"mem_quota\":%llu,\"pinned_quota\":%llu,\"idle_timeout\":%llu}\n",
+		 (unsigned long long)mem, (unsigned long long)pinned, (unsigned long long)idle);
+	r = ask_raw(line);
+	ck_assert_msg(json_is_true(json_object_get(r, "ok")), "set refused: %s",
+		      json_string_value(json_object_get(r, "error")));
+	json_decref(r);
+}
+
+/* The status entry of the session whose guest pid is @pid, and the totals. */
+static json_t *my_session(pid_t pid, uint64_t *mem_used)
+{
+	json_t *r = ask_raw("{\"op\":\"status\"}\n"), *s, *found = NULL;
+	size_t i;
+
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	if (mem_used)
+		*mem_used = (uint64_t)json_integer_value(json_object_get(r, "mem_used"));
+	json_array_foreach(json_object_get(r, "sessions"), i, s) {
+		if (json_integer_value(json_object_get(s, "pid")) == pid)
+			found = json_incref(s);
+	}
+	json_decref(r);
+	return found;
+}
+
+/* ---- CUDA --------------------------------------------------------------------------- */
+
+static CUcontext g_ctx;
+
+static void cuda_up(void)
+{
+	CUdevice d;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&d, 0));
+	CK(cuDevicePrimaryCtxRetain(&g_ctx, d));
+	CK(cuCtxSetCurrent(g_ctx));
+}
+
+static void wait_used(uint64_t want, int ms)
+{
+	uint64_t used = ~0ull;
+
+	for (int i = 0; i < ms / 20; i++) {
+		json_decref(my_session(-1, &used));
+		if (used == want)
+			return;
+		usleep(20000);
+	}
+	ck_abort_msg("server memory in use %llu, expected %llu", (unsigned long long)used,
+		     (unsigned long long)want);
+}
+
+START_TEST(device_memory_quota)
+{
+	CUdeviceptr a, b, c;
+	json_t *s;
+	uint64_t used;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	cuda_up();
+	CK(cuMemAlloc(&a, 32 * MiB));
+	CK(cuMemAlloc(&b, 24 * MiB));
+	ck_assert_int_eq(cuMemAlloc(&c, 16 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	/* nothing else broke: the session works on */
+	CK(cuMemsetD8(a, 7, 32 * MiB));
+	CK(cuMemFree(a));
+	CK(cuMemAlloc(&c, 16 * MiB));
+	s = my_session(getpid(), &used);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(json_integer_value(json_object_get(s, "mem_bytes")), 40 * MiB);
+	ck_assert_uint_eq(used, 40 * MiB);
+	json_decref(s);
+	CK(cuMemFree(b));
+	CK(cuMemFree(c));
+	ck_assert_int_eq(cuMemFree(c), CUDA_ERROR_INVALID_VALUE); /* a double free refunds nothing */
+	wait_used(0, 1000);
+}
+END_TEST
+
+START_TEST(quota_is_shared_by_all_sessions)
+{
+	int go[2], done[2];
+	CUdeviceptr d;
+	char b;
+	pid_t pid;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	pid = fork();
+	if (pid == 0) {
+		CUdeviceptr x;
+
+		cuda_up();
+		if (cuMemAlloc(&x, 48 * MiB))
+			_exit(1);
+		(void)!write(go[1], "g", 1);
+		(void)!read(done[0], &b, 1);
+		_exit(0); /* exits holding it: the server frees it */
+	}
+	ck_assert_int_eq(read(go[0], &b, 1), 1);
+	cuda_up();
+	ck_assert_int_eq(cuMemAlloc(&d, 24 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	(void)!write(done[1], "d", 1);
+	waitpid(pid, NULL, 0);
+	wait_used(0, 3000); /* the other session's memory came back with its exit */
+	CK(cuMemAlloc(&d, 24 * MiB));
+	CK(cuMemFree(d));
+}
+END_TEST
+
+START_TEST(async_pitched_and_context_allocations)
+{
+	CUdeviceptr a, b;
+	CUcontext c;
+	CUstream s;
+	size_t pitch;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	cuda_up();
+	CK(cuStreamCreate(&s, 0));
+	CK(cuMemAllocAsync(&a, 60 * MiB, s));
+	ck_assert_int_eq(cuMemAlloc(&b, 8 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMemAllocAsync(&b, 8 * MiB, s), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuMemFreeAsync(a, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_int_eq(cuMemAllocPitch(&b, &pitch, 1 * MiB, 70, 4), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuMemAllocPitch(&b, &pitch, 1 * MiB, 40, 4));
+	CK(cuMemFree(b));
+	/* A context's allocations go with it, and so do their charges. */
+	CK(cuCtxCreate(&c, NULL, 0, 0));
+	CK(cuMemAlloc(&a, 48 * MiB));
+	CK(cuCtxDestroy(c));
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuMemAlloc(&a, 48 * MiB));
+	CK(cuMemFree(a));
+	CK(cuStreamDestroy(s));
+}
+END_TEST
+
+START_TEST(pinned_memory_quota)
+{
+	void *a, *b;
+	json_t *s;
+
+	set_limits(0, 8 * MiB, 0);
+	cuda_up();
+	CK(cuMemHostAlloc(&a, 6 * MiB, 0));
+	ck_assert_int_eq(cuMemHostAlloc(&b, 4 * MiB, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMemAllocHost(&b, 4 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	s = my_session(getpid(), NULL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(json_integer_value(json_object_get(s, "pinned_bytes")), 6 * MiB);
+	json_decref(s);
+	CK(cuMemFreeHost(a));
+	CK(cuMemHostAlloc(&b, 4 * MiB, 0));
+	CK(cuMemFreeHost(b));
+	set_limits(0, 0, 0);
+}
+END_TEST
+
+/* The next session-closed event for guest pid @pid on subscription @fd. */
+static json_t *closed_event(int fd, pid_t pid, int ms)
+{
+	json_t *e;
+
+	while ((e = read_json(fd, ms))) {
+		if (!strcmp(json_string_value(json_object_get(e, "event")) ?: "", "session-closed") &&
+		    json_integer_value(json_object_get(e, "pid")) == pid)
+			return e;
+		json_decref(e);
+	}
+	return NULL;
+}
+
+START_TEST(events_say_what_was_freed)
+{
+	int fd = admin_connect(), sync[2];
+	json_t *r, *e;
+	struct timespec t0, t1;
+	char b;
+	pid_t pid;
+
+	set_limits(0, 0, 0);
+	ck_assert_int_eq(write(fd, "{\"op\":\"subscribe\"}\n", 19), 19);
+	r = read_json(fd, 5000);
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+	ck_assert_int_eq(pipe(sync), 0);
+	pid = fork();
+	if (pid == 0) {
+		CUdeviceptr x;
+
+		cuda_up();
+		if (cuMemAlloc(&x, 12 * MiB))
+			_exit(1);
+		(void)!write(sync[1], "a", 1);
+		pause(); /* killed */
+		_exit(0);
+	}
+	ck_assert_int_eq(read(sync[0], &b, 1), 1);
+	kill(pid, SIGKILL);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	waitpid(pid, NULL, 0);
+	e = closed_event(fd, pid, 2000);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	ck_assert_msg(e != NULL, "no session-closed event within 2 s of the client's death");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "reason")), "client-exit");
+	ck_assert_uint_eq(json_integer_value(json_object_get(e, "freed_bytes")), 12 * MiB);
+	printf("killed client reclaimed in %.0f ms\n",
+	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
+	json_decref(e);
+	close(fd);
+}
+END_TEST
+
+START_TEST(idle_sessions_are_reclaimed)
+{
+	int fd = admin_connect();
+	CUdeviceptr x;
+	json_t *r, *e;
+
+	ck_assert_int_eq(write(fd, "{\"op\":\"subscribe\"}\n", 19), 19);
+	r = read_json(fd, 5000);
+	json_decref(r);
+	set_limits(0, 0, 1);
+	cuda_up();
+	CK(cuMemAlloc(&x, 8 * MiB));
+	e = closed_event(fd, getpid(), 5000);
+	set_limits(0, 0, 0);
+	ck_assert_msg(e != NULL, "an idle session was not reclaimed");
+	ck_assert_str_eq(json_string_value(json_object_get(e, "reason")), "idle");
+	ck_assert_uint_eq(json_integer_value(json_object_get(e, "freed_bytes")), 8 * MiB);
+	json_decref(e);
+	/* the guest gets an error, not a hang */
+	ck_assert_int_ne(cuMemAlloc(&x, 1 * MiB), CUDA_SUCCESS);
+	close(fd);
+}
+END_TEST
+
+START_TEST(admin_refuses_bad_requests)
+{
+	static const struct {
+		const char *line, *want;
+	} cases[] = {
+		{"this is not json\n", "not JSON"},
+		{"[1,2]\n", "JSON object"},
+		{"{\"op\":\"launch-missiles\"}\n", "unknown op"},
+		{"{\"v\":2,\"op\":\"status\"}\n", "version"},
+		{"{\"op\":\"set\",\"mem_quota\":-5}\n", "quotas are"},
+		{"{\"op\":\"set\",\"weight\":0}\n", "weight"},
+		{"{\"op\":\"set\",\"colour\":\"blue\"}\n", "unknown field"},
+		{"{\"op\":\"adopt\"}\n", "SCM_RIGHTS"},
+		{"{}\n", "missing"},
+	};
+	char *big;
+	int fd;
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		json_t *r = ask_raw(cases[i].line);
+		const char *err = json_string_value(json_object_get(r, "error"));
+
+		ck_assert(json_is_false(json_object_get(r, "ok")));
+		ck_assert_msg(err && strstr(err, cases[i].want), "'%s': error '%s'", cases[i].line, err);
+		json_decref(r);
+	}
+	/* A line that never ends is cut off, and the connection closed. */
+	big = malloc(70000);
+	memset(big, 'x', 70000);
+	fd = admin_connect();
+	(void)!write(fd, big, 70000);
+	json_t *r = read_json(fd, 5000);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_ptr_nonnull(strstr(json_string_value(json_object_get(r, "error")), "longer than"));
+	json_decref(r);
+	free(big);
+	close(fd);
+	/* and the server still answers */
+	r = ask_raw("{\"op\":\"status\"}\n");
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("quota");
+	TCase *t = tcase_create("server");
+	SRunner *sr;
+	int failed;
+
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, device_memory_quota);
+	tcase_add_test(t, quota_is_shared_by_all_sessions);
+	tcase_add_test(t, async_pitched_and_context_allocations);
+	tcase_add_test(t, pinned_memory_quota);
+	tcase_add_test(t, events_say_what_was_freed);
+	tcase_add_test(t, idle_sessions_are_reclaimed);
+	tcase_add_test(t, admin_refuses_bad_requests);
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
