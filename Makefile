@@ -241,3 +241,56 @@ clean:
 	rm -rf build
 
 -include $(shell find build -name '*.d' 2>/dev/null)
+
+# ---- host manager: vcuda-mgmtd, vcudactl (mgmt/, docs/MGMT.md) --------------------
+MGMT_SRC  := mgmt/util.c mgmt/lines.c mgmt/proto.c mgmt/place.c mgmt/db.c mgmt/gpus.c mgmt/nvml.c \
+             mgmt/auth.c mgmt/servers.c mgmt/vmsock.c mgmt/ops.c
+MGMT_LIBS := $(shell pkg-config --libs sqlite3 jansson 2>/dev/null || echo -lsqlite3 -ljansson)
+LIBMGMT   := $(BUILD)/lib/libvcmgmt.a
+MGMTD_BIN := $(BUILD)/bin/vcuda-mgmtd
+VCACTL_BIN := $(BUILD)/bin/vcudactl
+MGMT_TESTS := $(BUILD)/tests/test_mgmt_place $(BUILD)/tests/test_mgmt_proto $(BUILD)/tests/test_mgmt_db
+MGMT_INTEG := $(BUILD)/tests/mgmt_qemu $(BUILD)/tests/libfake_nvml.so
+
+ifeq ($(VARIANT),fuzz)
+MGMT_ALL := $(BUILD)/fuzz/fuzz_mgmt_request
+else ifeq ($(VARIANT),tsan)
+MGMT_ALL :=
+else
+MGMT_ALL := $(MGMTD_BIN) $(VCACTL_BIN) $(MGMT_TESTS) $(MGMT_INTEG)
+endif
+all build: $(MGMT_ALL)
+.PHONY: mgmt
+mgmt: $(MGMT_ALL)
+
+$(BUILD)/obj/mgmt/%.o: CFLAGS += -Imgmt
+$(BUILD)/obj/tests/mgmt/%.o: CFLAGS += -Imgmt $(CHECK_CFLAGS)
+$(BUILD)/obj/tests/fuzz/fuzz_mgmt_request.o: CFLAGS += -Imgmt
+
+$(LIBMGMT): $(call obj,$(MGMT_SRC))
+
+$(MGMTD_BIN): $(call obj,mgmt/mgmtd_main.c) $(LIBMGMT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MGMT_LIBS) $(LDLIBS) -ldl
+
+$(VCACTL_BIN): $(call obj,mgmt/vcactl_main.c mgmt/ctl_print.c) $(LIBMGMT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(MGMT_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_mgmt_%: $(BUILD)/obj/tests/mgmt/test_mgmt_%.o $(LIBMGMT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(MGMT_LIBS) $(LDLIBS) -ldl
+
+# QEMU's side of a VM socket, for ci/mgmt-test.sh.
+$(BUILD)/tests/mgmt_qemu: $(BUILD)/obj/tests/mgmt/mgmt_qemu.o $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/fuzz/fuzz_mgmt_request: $(BUILD)/obj/tests/fuzz/fuzz_mgmt_request.o $(LIBMGMT)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(MGMT_LIBS) $(LDLIBS) -ldl
+
+# A stand-in libnvidia-ml.so.1 (vcuda-mgmtd --nvml-lib), for ci/mgmt-test.sh.
+$(BUILD)/tests/libfake_nvml.so: tests/mgmt/fake_nvml.c
+	@mkdir -p $(@D)
+	$(CC) $(CSTD) $(WARN) $(OPT) -fPIC -shared -fvisibility=hidden -o $@ $<

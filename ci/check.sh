@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_threads test_exptab; do
+	for t in test_ring test_decode test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done
@@ -115,6 +115,8 @@ step "build TSan" make -j"$JOBS" VARIANT=tsan
 step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
 step "integration: $STRESS_REQUESTS requests, VM link, hostile clients, demo" integration release
 step "integration under ASan+UBSan" integration_asan
+step "host manager end to end: inventory, CI stand-in, QEMU stand-in" bash ci/mgmt-test.sh release
+step "host manager end to end under ASan+UBSan" bash ci/mgmt-test.sh asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
 step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared" cuda_standin
 step "client detects a killed server" dead_server
@@ -122,6 +124,7 @@ step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
 step "fuzz the VM link frame reader for 10s" fuzz fuzz_vm_frame 10
+step "fuzz the management request decoder for 10s" fuzz fuzz_mgmt_request 10
 
 echo
 if [ $fail -ne 0 ]; then

@@ -2,7 +2,7 @@
 # Install what building and testing vcuda needs on Debian 12, if it is missing.
 set -euo pipefail
 
-pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev)
+pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev libsqlite3-dev libjansson-dev)
 
 missing=()
 for p in "${pkgs[@]}"; do
