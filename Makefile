@@ -49,7 +49,7 @@ SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
               host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
-              host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c
+              host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c host-backend/gpushare.c host-backend/cu_sched.c
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
@@ -81,7 +81,7 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
-       $(BUILD)/tests/test_quota
+       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
 endif
@@ -156,6 +156,12 @@ $(BUILD)/obj/tests/integration/test_quota.o: CFLAGS += $(CHECK_CFLAGS)
 $(BUILD)/tests/test_quota: $(BUILD)/obj/tests/integration/test_quota.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda -ljansson $(CHECK_LIBS) $(LDLIBS)
+
+# A GPU-bound client for the compute-weight test (ci/gpushare-test.sh).
+$(BUILD)/obj/tests/integration/gpushare_load.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/tests/gpushare_load: $(BUILD)/obj/tests/integration/gpushare_load.o $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(LDLIBS)
 
 # QEMU's side of the VM link, played by a Check test (docs/VM.md).
 $(BUILD)/obj/tests/integration/test_vm_link.o: CFLAGS += $(CHECK_CFLAGS)

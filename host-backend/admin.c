@@ -21,6 +21,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "gpushare.h"
 #include "server_config.h"
 
 #define LINE_MAX_BYTES (64u << 10)
@@ -223,8 +224,10 @@ static json_t *set(struct vc_admin *a, json_t *req)
 		__atomic_store_n(&ac->quota[VC_ACCT_MEM], mq, __ATOMIC_RELAXED);
 	if (hp > 0)
 		__atomic_store_n(&ac->quota[VC_ACCT_PINNED], pq, __ATOMIC_RELAXED);
-	if (hw > 0)
+	if (hw > 0) {
 		__atomic_store_n(&ac->weight, (uint32_t)w, __ATOMIC_RELAXED);
+		vc_sched_set_weight((uint32_t)w);
+	}
 	if (hi > 0)
 		__atomic_store_n(&ac->idle_timeout_s, (uint32_t)idle, __ATOMIC_RELAXED);
 	vc_log("admin: limits now: memory quota %" PRIu64 ", pinned quota %" PRIu64 ", weight %u, idle timeout %u s",

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 
 #include "cu_standin.h"
@@ -24,6 +25,7 @@ struct obj {
 	unsigned flags;
 	int priority;
 	uint64_t id;
+	uint64_t done_at; /* events: when the simulated work before them ends */
 };
 
 static struct vc_cuda_driver g_drv;
@@ -34,6 +36,39 @@ static uint64_t g_limit, g_launches, g_next_id = 1;
 static __thread struct obj *t_ctx;
 static pthread_cond_t g_hf_idle = PTHREAD_COND_INITIALIZER;
 static unsigned g_hf_pending; /* host functions queued or running */
+/*
+ * Simulated kernel time, for tests of GPU sharing (VCUDA_STANDIN_KERNEL_US,
+ * default 0: work completes at once): each launch occupies this process's
+ * one simulated engine for that long, and synchronisations and event queries
+ * see the work end then.
+ */
+static uint64_t g_sim_ns, g_busy_until;
+
+static uint64_t sim_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Wait for the simulated work queued so far. */
+static void sim_drain(void)
+{
+	uint64_t until, now;
+
+	if (!g_sim_ns)
+		return;
+	pthread_mutex_lock(&g_mu);
+	until = g_busy_until;
+	pthread_mutex_unlock(&g_mu);
+	while ((now = sim_now()) < until) {
+		struct timespec ts = {.tv_sec = (time_t)((until - now) / 1000000000ull),
+				      .tv_nsec = (long)((until - now) % 1000000000ull)};
+
+		nanosleep(&ts, NULL);
+	}
+}
 
 static struct obj *new_obj(enum tag t)
 {
@@ -201,6 +236,7 @@ static CUresult need_ctx(void)
 static CUresult s_ctx_sync(void)
 {
 	wait_host_funcs();
+	sim_drain();
 	return need_ctx();
 }
 
@@ -691,6 +727,11 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&g_mu);
 	g_launches++;
+	if (g_sim_ns) {
+		uint64_t now = sim_now();
+
+		g_busy_until = (g_busy_until > now ? g_busy_until : now) + g_sim_ns;
+	}
 	pthread_mutex_unlock(&g_mu);
 	return need_ctx();
 }
@@ -728,6 +769,7 @@ static CUresult s_stream_sync(CUstream s)
 	if (!stream_ok(s))
 		return CUDA_ERROR_INVALID_HANDLE;
 	wait_host_funcs();
+	sim_drain();
 	return CUDA_SUCCESS;
 }
 
@@ -739,6 +781,8 @@ static CUresult s_stream_query(CUstream s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&g_mu);
 	n = g_hf_pending;
+	if (g_sim_ns && g_busy_until > sim_now())
+		n++;
 	pthread_mutex_unlock(&g_mu);
 	return n ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
@@ -786,7 +830,12 @@ static CUresult s_event_destroy(CUevent e)
 
 static CUresult s_event_record(CUevent e, CUstream s)
 {
-	return is(e, T_EVENT) && stream_ok(s) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (!is(e, T_EVENT) || !stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	pthread_mutex_lock(&g_mu);
+	((struct obj *)e)->done_at = g_busy_until;
+	pthread_mutex_unlock(&g_mu);
+	return CUDA_SUCCESS;
 }
 
 static CUresult s_event_record_f(CUevent e, CUstream s, unsigned f)
@@ -800,6 +849,7 @@ static CUresult s_event_sync(CUevent e)
 	if (!is(e, T_EVENT))
 		return CUDA_ERROR_INVALID_HANDLE;
 	wait_host_funcs(); /* an event recorded after host functions completes after them */
+	sim_drain();
 	return CUDA_SUCCESS;
 }
 
@@ -811,6 +861,8 @@ static CUresult s_event_query(CUevent e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	pthread_mutex_lock(&g_mu);
 	n = g_hf_pending;
+	if (g_sim_ns && ((struct obj *)e)->done_at > sim_now())
+		n++;
 	pthread_mutex_unlock(&g_mu);
 	return n ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
@@ -1019,7 +1071,11 @@ static void build_once(void)
 
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)
 {
+	const char *sim = getenv("VCUDA_STANDIN_KERNEL_US");
+
 	g_req_limit = mem_limit;
+	if (sim)
+		g_sim_ns = strtoull(sim, NULL, 10) * 1000;
 	pthread_once(&g_once, build_once);
 	return &g_drv;
 }

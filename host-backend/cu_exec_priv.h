@@ -95,6 +95,8 @@ struct vc_cu_session {
 	bool pinned_identity;   /* mapped at the guest's own address */
 	struct vc_cu_preg *pregs; /* registered ranges, charged as pinned memory */
 	uint32_t npregs, cappregs;
+	/* compute weights: the tracker of work in flight (cu_sched.c), NULL until needed */
+	struct vc_cu_sched *sched;
 	/* synchronisations waiting off the serving thread (cu_sync.c) */
 	struct sync_job *sync_head;
 	pthread_t syncer;
@@ -131,6 +133,21 @@ void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
 
 /** vc_cu_quota_fini() - free the table (the process or context teardown freed the memory). */
 void vc_cu_quota_fini(struct vc_cu_session *x);
+
+/** vc_cu_sched_before() - before a kernel launch: wait while this server is ahead (gpushare.h). */
+void vc_cu_sched_before(struct vc_cu_session *x);
+
+/**
+ * vc_cu_sched_after() - a kernel was launched on @stream of context @ctx
+ * (real handles): track it while another server competes for the GPU.
+ */
+void vc_cu_sched_after(struct vc_cu_session *x, void *ctx, void *stream);
+
+/** vc_cu_sched_ctx_gone() - context @ctx is about to be destroyed: forget its events. */
+void vc_cu_sched_ctx_gone(struct vc_cu_session *x, void *ctx);
+
+/** vc_cu_sched_stop() - end the tracker and free its events (session teardown). */
+void vc_cu_sched_stop(struct vc_cu_session *x);
 
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "cu_exec_priv.h"
+#include "gpushare.h"
 
 #define TAKE(req)                                    \
 	do {                                         \
@@ -196,6 +197,7 @@ static int destroy_context(struct vc_cu_session *x, uint64_t id)
 		return rc;
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	vc_cu_sched_ctx_gone(x, c);
 	rc = x->drv->cuCtxDestroy_v2(c);
 	forget_context(x, id);
 	vc_cu_quota_ctx_gone(x, id); /* its allocations went with it */
@@ -578,7 +580,15 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
 	extra[3] = &psize;
 	extra[4] = CU_LAUNCH_PARAM_END;
-	return x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
+	vc_cu_sched_before(x);
+	rc = x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
+	if (rc == CUDA_SUCCESS && vc_sched_enabled()) {
+		void *ctx = NULL;
+
+		vc_cu_lookup(x, VC_H_CUCONTEXT, x->cur_id, &ctx);
+		vc_cu_sched_after(x, ctx, stream);
+	}
+	return rc;
 }
 
 /* ---- memory ---------------------------------------------------------------------- */

@@ -18,6 +18,7 @@ struct vc_server_config {
 	const char *gpu;            /* CUDA_VISIBLE_DEVICES for the workers, or NULL */
 	uint64_t mem_quota, pinned_quota; /* 0: none */
 	uint32_t weight, idle_timeout_s;
+	const char *sched_path;     /* compute weights: the GPU's scheduling file, or NULL */
 	const char *executor; /* "cuda" or "ci-standin" */
 	const char *driver;   /* NVIDIA libcuda.so.1 to load, or NULL */
 	struct vc_layout_req lreq;

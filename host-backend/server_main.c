@@ -27,6 +27,7 @@
 
 #include "acct.h"
 #include "admin.h"
+#include "gpushare.h"
 #include "server_config.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
@@ -208,6 +209,7 @@ static void usage(FILE *f)
 		"      --pinned-quota BYTES page-locked guest memory for all sessions together\n"
 		"      --weight N           compute weight, 1..10000 (default 100)\n"
 		"      --idle-timeout SECS  end sessions idle this long (default 0: never)\n"
+		"      --sched FILE         share the GPU by weight with the servers using the same FILE\n"
 		"  -e, --executor NAME      cuda (default) or ci-standin (tests without a GPU only)\n"
 		"      --driver PATH        the NVIDIA libcuda.so.1 to load (default: the usual places)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
@@ -259,7 +261,7 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 static int parse_args(int argc, char **argv)
 {
 	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
-	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE };
+	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE, O_SCHED };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -282,6 +284,7 @@ static int parse_args(int argc, char **argv)
 		{"pinned-quota", required_argument, NULL, O_PINQ},
 		{"weight", required_argument, NULL, O_WEIGHT},
 		{"idle-timeout", required_argument, NULL, O_IDLE},
+		{"sched", required_argument, NULL, O_SCHED},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -305,6 +308,7 @@ static int parse_args(int argc, char **argv)
 		case O_VMNAME: g_cfg.vm_name = optarg; break;
 		case O_ADMIN: g_cfg.admin_path = optarg; break;
 		case O_GPU: g_cfg.gpu = optarg; break;
+		case O_SCHED: g_cfg.sched_path = optarg; break;
 		case O_VMFD:
 			if (parse_u32("--vm-conn-fd", optarg, &u) || u < 3 || u > INT32_MAX)
 				return -1;
@@ -390,6 +394,8 @@ static int watch_sessions(void)
 	uint32_t idle_s = __atomic_load_n(&g_acct->idle_timeout_s, __ATOMIC_RELAXED);
 	uint64_t now = vc_acct_now_ns();
 
+	vc_sched_beat();
+
 	for (unsigned i = 0; i < VC_ACCT_MAX; i++) {
 		struct vc_acct_entry *e = &g_acct->e[i];
 
@@ -441,6 +447,14 @@ int main(int argc, char **argv)
 	g_acct->quota[VC_ACCT_PINNED] = g_cfg.pinned_quota;
 	g_acct->weight = g_cfg.weight;
 	g_acct->idle_timeout_s = g_cfg.idle_timeout_s;
+	if (g_cfg.sched_path) {
+		rc = vc_sched_attach(g_cfg.sched_path, g_cfg.weight);
+		if (rc) {
+			fprintf(stderr, "vcuda-server: --sched %s: %s\n", g_cfg.sched_path,
+				rc == -ENOSPC ? "no free entry (64 servers share it)" : strerror(-rc));
+			return 1;
+		}
+	}
 	/* Check the executor in a child: this process must not load CUDA. */
 	pid_t pid = fork();
 	int st = 0;
@@ -500,6 +514,8 @@ int main(int argc, char **argv)
 		       g_cfg.socket_path, VC_PROTO_VERSION, (uint64_t)VC_ABI_HASH);
 	if (g_cfg.vm_socket_path)
 		vc_log("listening for the VM's QEMU on %s", g_cfg.vm_socket_path);
+	if (g_cfg.sched_path)
+		vc_log("sharing the GPU by weight (%u) through %s", g_cfg.weight, g_cfg.sched_path);
 	if (g_cfg.mem_quota || g_cfg.pinned_quota || g_cfg.idle_timeout_s || g_cfg.gpu)
 		vc_log("GPU %s, device memory quota %" PRIu64 " B, pinned quota %" PRIu64 " B, weight %u, idle timeout %u s",
 		       g_cfg.gpu ? g_cfg.gpu : "(all)", g_cfg.mem_quota, g_cfg.pinned_quota, g_cfg.weight,
@@ -556,6 +572,7 @@ int main(int argc, char **argv)
 	vc_vm_link_destroy(g_vm);
 	stop_all();
 	vc_admin_destroy(g_admin);
+	vc_sched_detach();
 	if (lfd >= 0) {
 		close(lfd);
 		unlink(g_cfg.socket_path);
