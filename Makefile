@@ -86,7 +86,7 @@ else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
 endif
 
-.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke
+.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test
 all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
@@ -242,6 +242,16 @@ $(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu
 
 test-gpu:
 	bash ci/test-gpu.sh
+
+# QEMU 10.0.2 with the virtio-vcuda-pci series (qemu-patches/), dynamic and
+# static, cached under $(VCUDA_CACHE) (default /var/cache/vcuda) by their inputs.
+qemu: setup
+	bash ci/qemu.sh
+	bash ci/qemu.sh --static
+
+# Boot a TCG guest with the device and run the VM tests inside it (docs/VM.md).
+vm-test: setup
+	bash ci/vm-test.sh
 
 clean:
 	rm -rf build

@@ -21,7 +21,7 @@ step() {
 	if "$@" >"$log" 2>&1; then
 		pass=$((pass + 1))
 		printf 'PASS  %-58s %4ds\n' "$name" $((SECONDS - t0))
-		grep -E '^(stress:|ok -|#### |Done |PASS |[0-9]+%: Checks)' "$log" | sed 's/^/      /' | head -20
+		grep -E '^(stress:|ok -|#### |Done |PASS |[0-9]+%: Checks|VMTEST (PASS|FAIL|DONE)|vm-test:|with --sched|[0-9]+ passed)' "$log" | sed 's/^/      /' | head -20
 	else
 		fail=$((fail + 1))
 		failed+=("$name")
@@ -92,6 +92,13 @@ dead_server() { # a client must notice a killed server with an error, not hang
 	return $rc
 }
 
+qemu_build() { # builds (or finds cached) QEMU, then runs the device's qtest again
+	local q
+	q=$(bash ci/qemu.sh) || return 1
+	echo "qemu in $q"
+	QTEST_QEMU_BINARY="$q/bin/qemu-system-x86_64" "$q/bin/virtio-vcuda-test"
+}
+
 fuzz() { # TARGET SECONDS
 	local corpus="$VC_TMP/corpus-$1"
 	mkdir -p "$corpus"
@@ -121,6 +128,8 @@ step "host manager end to end under ASan+UBSan" bash ci/mgmt-test.sh asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
 step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared" cuda_standin
 step "client detects a killed server" dead_server
+step "QEMU 10.0.2 + virtio-vcuda-pci (cached build) and its qtest" qemu_build
+step "VM: TCG guest, vcuda.ko, device, CI stand-in behind the server" bash ci/vm-test.sh
 step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10

@@ -2,7 +2,8 @@
 # Install what building and testing vcuda needs on Debian 12, if it is missing.
 set -euo pipefail
 
-pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev libsqlite3-dev libjansson-dev)
+pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev libsqlite3-dev libjansson-dev
+      busybox-static cpio curl xz-utils libelf1)
 
 missing=()
 for p in "${pkgs[@]}"; do
