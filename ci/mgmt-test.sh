@@ -48,7 +48,8 @@ MiB=$((1 << 20))
 pass=0
 fail=0
 ok() { pass=$((pass + 1)); echo "ok - $*"; }
-bad() { fail=$((fail + 1)); echo "FAIL - $*"; }
+FAILED=()
+bad() { fail=$((fail + 1)); FAILED+=("not ok - $*"); echo "not ok - $*"; }
 check() { # DESCRIPTION COMMAND...
 	local what=$1
 	shift
@@ -472,6 +473,8 @@ check "--stop-servers-on-exit: no vcuda-server left ($left)" test "$left" -eq 0
 if [ "$fail" -ne 0 ]; then
 	echo "---- daemon log (tail)"
 	tail -60 "$DLOG"
+	echo "---- failed checks"
+	printf '%s\n' "${FAILED[@]}"
 fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -122,6 +122,8 @@ set -e
 secs=$((SECONDS - t0))
 
 # ---- results ---------------------------------------------------------------------
+tr -d '\r' <"$VC_TMP/console.log" >"$VC_TMP/console.txt" # the serial console ends lines with CRLF
+mv "$VC_TMP/console.txt" "$VC_TMP/console.log"
 grep -E '^(VMTEST|    )' "$VC_TMP/console.log" | grep -v '^VMTEST START' || true
 rc=0
 if ! grep -q '^VMTEST DONE' "$VC_TMP/console.log"; then
