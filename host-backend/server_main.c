@@ -199,7 +199,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: vcuda-server [--socket PATH] [--vm-socket PATH | --vm-conn-fd N] [options]\n"
-		"  -s, --socket PATH        unix socket for host-local clients (default $VCUDA_SOCKET)\n"
+		"  -s, --socket PATH        unix socket for host-local clients (default $VCUDA_SOCKET,\n"
+		"                           unless a VM socket or connection is given)\n"
 		"      --vm-socket PATH     unix socket for the VM's QEMU (virtio-vcuda-pci's chardev)\n"
 		"      --vm-conn-fd N       serve the QEMU connection already open on fd N (vcuda-mgmtd)\n"
 		"      --vm-name NAME       the VM's name, for logs and the admin socket\n"
@@ -292,7 +293,6 @@ static int parse_args(int argc, char **argv)
 	uint32_t u;
 	int o;
 
-	g_cfg.socket_path = getenv("VCUDA_SOCKET");
 	g_cfg.executor = "cuda";
 	g_cfg.max_sessions = 64;
 	g_cfg.lreq.pinned_size = 256ull << 20;
@@ -368,6 +368,10 @@ static int parse_args(int argc, char **argv)
 		default: usage(stderr); return -1;
 		}
 	}
+	/* $VCUDA_SOCKET only names the host-local socket of a server that was
+	 * given no socket at all: a VM's server inherits no client's setting. */
+	if (!g_cfg.socket_path && !g_cfg.vm_socket_path && g_cfg.vm_conn_fd < 0)
+		g_cfg.socket_path = getenv("VCUDA_SOCKET");
 	if (optind != argc || (!g_cfg.socket_path && !g_cfg.vm_socket_path && g_cfg.vm_conn_fd < 0)) {
 		usage(stderr);
 		return -1;

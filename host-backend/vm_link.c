@@ -607,13 +607,15 @@ bool vc_vm_link_reaped(struct vc_vm_link *l, pid_t pid, int status)
 			break;
 		case S_OPEN:
 			/* QEMU keeps the slot (STALE) until the guest closes it,
-			 * and answers that CLOSE itself: here it is free now. */
+			 * and answers that CLOSE itself: here it is free now. Its
+			 * bytes stay until the next session of the slot clears
+			 * them: the guest reads why it ended (FATAL and the
+			 * reason) in its control page. */
 			vc_log("vm %s slot %u: session %u's process %s; telling the guest", l->name, i, s->id, how);
 			vc_vm_msg_init(&m, VC_VM_LOST, i);
 			m.session_id = s->id;
 			m.status = WIFSIGNALED(status) ? -EIO : -EPIPE;
 			snprintf(m.message, sizeof(m.message), "the session process %s", how);
-			scrub(l, i);
 			slot_reset(s);
 			send_frame(l, &m);
 			break;

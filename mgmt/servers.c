@@ -690,6 +690,10 @@ int vc_server_start(struct vc_mgmtd *d, const struct vc_vm *vm, int conn, char *
 		 * daemon's terminal, or its end, does not reach the VMs. */
 		setsid();
 		child_reset(4, w);
+		/* Client-side settings of the daemon's environment are not the
+		 * server's: it is told everything on its command line. */
+		unsetenv("VCUDA_SOCKET");
+		unsetenv("VCUDA_DEVICE");
 		execvp(argv[0], (char *const *)argv);
 		child_err = errno;
 		if (write(w, &child_err, sizeof(child_err)) < 0)
