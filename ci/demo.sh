@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# make demo: a vcuda-server and client processes doing CUDA work through it:
-# the transport demo, then an nvcc-built program (NVIDIA's static cudart) over
-# the guest libcuda.so.1. On a machine with an NVIDIA GPU the server runs the
-# real driver; without one, the CI stand-in for a GPU, and it says so.
+# make demo: CUDA work through vcuda, first host-locally, then from inside a
+# VM through the virtio-vcuda device:
+#  1. a vcuda-server and client processes: the transport demo, then an
+#     nvcc-built program (NVIDIA's static cudart) over the guest libcuda.so.1;
+#  2. the main job: QEMU (TCG) with virtio-vcuda-pci, a Debian guest with
+#     vcuda.ko and the guest libcuda.so.1, running the driver API suite and
+#     NVIDIA-runtime programs inside the guest (ci/vm-test.sh).
+# On a machine with an NVIDIA GPU the server runs the real driver; without
+# one, the CI stand-in for a GPU, and it says so. DEMO_VM=0 skips part 2.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -34,3 +39,10 @@ fi
 stop_server
 echo "== server log"
 sed 's/^/   server: /' "$VC_TMP/server.log"
+
+if [ "${DEMO_VM:-1}" != 0 ]; then
+	echo
+	echo "== inside a VM: QEMU + virtio-vcuda-pci, guest vcuda.ko and libcuda.so.1 (builds QEMU once, cached)"
+	EXECUTOR=$executor VM_ONLY=device-node,transport,cuda-driver-api,cudart-static,cudart-shared \
+		VM_REQUESTS=20000 bash ci/vm-test.sh
+fi

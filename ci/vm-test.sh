@@ -141,7 +141,7 @@ fi
 # The host must have freed every session the guest opened (the killed
 # process's included): each "opened" has its "closed" or "FATAL".
 if kill -0 "$SERVER_PID" 2>/dev/null; then
-	echo "ok - vcuda-server survived the guest's bad requests"
+	echo "ok - vcuda-server is still serving after everything the guest did"
 else
 	echo "not ok - vcuda-server died"
 	rc=1
