@@ -89,7 +89,7 @@ else
 		cp "$VMLINUZ" "$PACK_DIR/vmlinuz"
 		cp "$INITRD" "$PACK_DIR/initrd.gz"
 		cp "$QEMU" "$PACK_DIR/qemu-system-x86_64"
-		cp "$QEMU_FIRMWARE"/* "$PACK_DIR/firmware/"
+		cp "$QEMU_FIRMWARE"/*.bin "$PACK_DIR/firmware/"
 		printf 'KVER=%s\n' "$KVER" >"$PACK_DIR/env"
 		log "packed $(du -sh "$PACK_DIR" | cut -f1) into $PACK_DIR (kernel, initramfs, static QEMU, firmware)"
 		exit 0

@@ -574,6 +574,7 @@ int main(int argc, char **argv)
 	reap();
 	vc_log("shutting down: stopping %u sessions", g_nworkers + (g_vm ? vc_vm_link_workers(g_vm) : 0));
 	vc_vm_link_destroy(g_vm);
+	g_vm = NULL; /* stop_all() reaps: nothing may reach the freed link */
 	stop_all();
 	vc_admin_destroy(g_admin);
 	vc_sched_detach();
@@ -587,6 +588,7 @@ err_admin:
 	vc_admin_destroy(g_admin);
 err_vm:
 	vc_vm_link_destroy(g_vm);
+	g_vm = NULL;
 err_lfd:
 	if (lfd >= 0) {
 		close(lfd);
