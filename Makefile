@@ -49,12 +49,14 @@ SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c
               host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
               host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
-              host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c host-backend/gpushare.c host-backend/cu_sched.c
+              host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c host-backend/gpushare.c host-backend/cu_sched.c \
+              host-backend/cu_pool.c host-backend/cu_names.c host-backend/cu_graph.c
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
+               guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 
@@ -80,7 +82,7 @@ ALL := $(FUZZ_BINS)
 else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects \
        $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
@@ -175,9 +177,9 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSERVER) $(LIBSHARED
 
 # A CUDA application: built against cuda.h as applications are (no internal
 # API names), linked to the guest libcuda.so.1.
-$(BUILD)/obj/tests/integration/test_cuda_api.o: CSTD := -std=c11 -D_GNU_SOURCE
-$(BUILD)/obj/tests/integration/test_cuda_api.o: CFLAGS += $(CHECK_CFLAGS)
-$(BUILD)/tests/test_cuda_api: $(BUILD)/obj/tests/integration/test_cuda_api.o $(LIBCUDA)
+$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects: $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 

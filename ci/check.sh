@@ -58,6 +58,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	start_server build/release/bin/vcuda-server --admin-socket "$VCUDA_ADMIN_SOCKET" || return 1
 	echo "== driver API suite"
 	build/release/tests/test_cuda_api || rc=1
+	echo "== memory pools, kernel lists and names, capture queries"
+	build/release/tests/test_cuda_objects || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -17,7 +18,11 @@
 
 #define VA_BASE 0x7e0000000000ull
 
-enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT };
+enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL };
+
+/* Every stand-in library holds this many kernels (more than one page of
+ * cuLibraryEnumerateKernels), named standin_kernel_<i>. */
+#define LIB_KERNELS 600u
 
 struct obj {
 	enum tag tag;
@@ -26,6 +31,10 @@ struct obj {
 	int priority;
 	uint64_t id;
 	uint64_t done_at; /* events: when the simulated work before them ends */
+	char name[64];    /* functions and kernels */
+	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
+	uint64_t pool_u64[2]; /* pools: release threshold, and an int attribute's value per bit */
+	int pool_int[3];
 };
 
 static struct vc_cuda_driver g_drv;
@@ -99,7 +108,13 @@ static int stream_ok(CUstream s)
 
 static void del_obj(void *h)
 {
-	((struct obj *)h)->tag = 0;
+	struct obj *o = h;
+
+	if (o->kern)
+		for (unsigned i = 0; i < LIB_KERNELS; i++)
+			free(o->kern[i]);
+	free(o->kern);
+	o->tag = 0;
 	free(h);
 }
 
@@ -332,6 +347,119 @@ static CUresult s_alloc_pitch(CUdeviceptr *d, size_t *pitch, size_t w, size_t h,
 static CUresult s_alloc_async(CUdeviceptr *d, size_t n, CUstream s)
 {
 	return stream_ok(s) ? s_alloc(d, n) : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* ---- memory pools: attributes are kept, allocations come from device memory ---- */
+
+static struct obj g_default_pool = {.tag = T_POOL};
+
+static CUresult make(enum tag t, void **out);
+
+static CUresult s_pool_create(CUmemoryPool *p, const CUmemPoolProps *props)
+{
+	if (!p || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+	    props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	return make(T_POOL, (void **)p);
+}
+
+static CUresult s_pool_destroy(CUmemoryPool p)
+{
+	if (!is(p, T_POOL) || (struct obj *)p == &g_default_pool)
+		return is(p, T_POOL) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	del_obj(p);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_default_pool(CUmemoryPool *p, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*p = (CUmemoryPool)&g_default_pool;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_pool_attr(CUmemoryPool p, CUmemPool_attribute a, void *v, int set)
+{
+	struct obj *o = (struct obj *)p;
+	cuuint64_t zero = 0;
+
+	if (!is(p, T_POOL))
+		return CUDA_ERROR_INVALID_HANDLE;
+	switch (a) {
+	case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+		if (set)
+			memcpy(&o->pool_int[a - 1], v, sizeof(int));
+		else
+			memcpy(v, &o->pool_int[a - 1], sizeof(int));
+		return CUDA_SUCCESS;
+	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+		if (set)
+			memcpy(&o->pool_u64[0], v, sizeof(cuuint64_t));
+		else
+			memcpy(v, &o->pool_u64[0], sizeof(cuuint64_t));
+		return CUDA_SUCCESS;
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+		if (set)
+			return memcmp(v, &zero, sizeof(zero)) ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+		memset(v, 0, sizeof(cuuint64_t));
+		return CUDA_SUCCESS;
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+		if (set)
+			return CUDA_ERROR_INVALID_VALUE;
+		memset(v, 0, sizeof(cuuint64_t));
+		return CUDA_SUCCESS;
+	default:
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+}
+
+static CUresult s_pool_set(CUmemoryPool p, CUmemPool_attribute a, void *v)
+{
+	return s_pool_attr(p, a, v, 1);
+}
+
+static CUresult s_pool_get(CUmemoryPool p, CUmemPool_attribute a, void *v)
+{
+	return s_pool_attr(p, a, v, 0);
+}
+
+static CUresult s_alloc_pool(CUdeviceptr *d, size_t n, CUmemoryPool p, CUstream s)
+{
+	if (!is(p, T_POOL))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return s_alloc_async(d, n, s);
+}
+
+/* Streams never capture here: every valid stream answers "not capturing". */
+static CUresult s_capture_info(CUstream s, CUstreamCaptureStatus *st, cuuint64_t *id, CUgraph *g,
+			       const CUgraphNode **deps, const CUgraphEdgeData **edges, size_t *n)
+{
+	if (!stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!st)
+		return CUDA_ERROR_INVALID_VALUE;
+	*st = CU_STREAM_CAPTURE_STATUS_NONE;
+	if (id)
+		*id = 0;
+	if (g)
+		*g = NULL;
+	if (deps)
+		*deps = NULL;
+	if (edges)
+		*edges = NULL;
+	if (n)
+		*n = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_is_capturing(CUstream s, CUstreamCaptureStatus *st)
+{
+	return s_capture_info(s, st, NULL, NULL, NULL, NULL, NULL);
 }
 
 static CUresult s_free(CUdeviceptr d)
@@ -591,10 +719,19 @@ static CUresult s_mod_unload(CUmodule m)
 	return CUDA_SUCCESS;
 }
 
+/* A function or kernel object named @name. */
+static CUresult make_named(enum tag t, const char *name, void **out)
+{
+	CUresult rc = make(t, out);
+
+	if (rc == CUDA_SUCCESS && name)
+		snprintf(((struct obj *)*out)->name, sizeof(((struct obj *)*out)->name), "%s", name);
+	return rc;
+}
+
 static CUresult s_mod_func(CUfunction *f, CUmodule m, const char *name)
 {
-	(void)name;
-	return is(m, T_MOD) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+	return is(m, T_MOD) ? make_named(T_FUNC, name, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_lib_load(CUlibrary *l, const void *code, CUjit_option *jo, void **jv, unsigned nj,
@@ -614,13 +751,67 @@ static CUresult s_lib_unload(CUlibrary l)
 
 static CUresult s_lib_kernel(CUkernel *k, CUlibrary l, const char *name)
 {
-	(void)name;
-	return is(l, T_LIB) ? make(T_KERN, (void **)k) : CUDA_ERROR_INVALID_HANDLE;
+	return is(l, T_LIB) ? make_named(T_KERN, name, (void **)k) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_kernel_func(CUfunction *f, CUkernel k)
 {
-	return is(k, T_KERN) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+	return is(k, T_KERN) ? make_named(T_FUNC, ((struct obj *)k)->name, (void **)f)
+			     : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_lib_kernel_count(unsigned int *n, CUlibrary l)
+{
+	if (!is(l, T_LIB))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*n = LIB_KERNELS;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_lib_enum(CUkernel *k, unsigned int n, CUlibrary l)
+{
+	struct obj *lib = (struct obj *)l;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!is(l, T_LIB))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!k || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g_mu);
+	if (!lib->kern)
+		lib->kern = calloc(LIB_KERNELS, sizeof(*lib->kern));
+	pthread_mutex_unlock(&g_mu);
+	if (!lib->kern)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (unsigned i = 0; i < n && i < LIB_KERNELS && rc == CUDA_SUCCESS; i++) {
+		char name[32];
+
+		snprintf(name, sizeof(name), "standin_kernel_%u", i);
+		if (!lib->kern[i])
+			rc = make_named(T_KERN, name, (void **)&lib->kern[i]);
+		k[i] = (CUkernel)lib->kern[i];
+	}
+	return rc;
+}
+
+static CUresult s_get_name(const char **name, void *h, enum tag t)
+{
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!is(h, t))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*name = ((struct obj *)h)->name;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_kernel_name(const char **name, CUkernel k)
+{
+	return s_get_name(name, k, T_KERN);
+}
+
+static CUresult s_func_name(const char **name, CUfunction f)
+{
+	return s_get_name(name, f, T_FUNC);
 }
 
 static CUresult s_no_global(CUdeviceptr *d, size_t *n, void *owner, const char *name)
@@ -1026,6 +1217,19 @@ static void build(void)
 	d->cuLibraryLoadData = s_lib_load;
 	d->cuLibraryUnload = s_lib_unload;
 	d->cuLibraryGetKernel = s_lib_kernel;
+	d->cuLibraryGetKernelCount = s_lib_kernel_count;
+	d->cuLibraryEnumerateKernels = s_lib_enum;
+	d->cuKernelGetName = s_kernel_name;
+	d->cuFuncGetName = s_func_name;
+	d->cuMemPoolCreate = s_pool_create;
+	d->cuMemPoolDestroy = s_pool_destroy;
+	d->cuMemPoolSetAttribute = s_pool_set;
+	d->cuMemPoolGetAttribute = s_pool_get;
+	d->cuDeviceGetDefaultMemPool = s_default_pool;
+	d->cuDeviceGetMemPool = s_default_pool;
+	d->cuMemAllocFromPoolAsync = s_alloc_pool;
+	d->cuStreamGetCaptureInfo_v3 = s_capture_info;
+	d->cuStreamIsCapturing = s_is_capturing;
 	d->cuLibraryGetGlobal = s_lib_global;
 	d->cuKernelGetFunction = s_kernel_func;
 	d->cuFuncGetParamInfo = s_func_params;

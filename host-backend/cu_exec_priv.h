@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "vc_cuda_driver_gen.h"
 #include "vc_cuda_manual.h"
@@ -26,6 +27,24 @@
 #define VC_CU_MAX_DEVICES 16
 #define VC_CU_MAX_HANDLES (1u << 20)
 #define VC_CU_MAX_IMAGES 8
+
+/*
+ * For hand-written handlers (which have @p, @len and @out in scope): copy the
+ * request struct out of the private span first (a short one is a protocol
+ * violation), and set the reply struct.
+ */
+#define TAKE(req)                                    \
+	do {                                         \
+		if (len < sizeof(req))               \
+			return -VC_FATAL_PAYLOAD;    \
+		memcpy(&(req), p, sizeof(req));      \
+	} while (0)
+
+#define REPLY(r_)                                    \
+	do {                                         \
+		memcpy(out->rep, &(r_), sizeof(r_)); \
+		out->rep_len = sizeof(r_);           \
+	} while (0)
 
 struct vc_cu_handle {
 	void *real;

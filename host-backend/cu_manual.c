@@ -17,19 +17,6 @@
 #include "cu_exec_priv.h"
 #include "gpushare.h"
 
-#define TAKE(req)                                    \
-	do {                                         \
-		if (len < sizeof(req))               \
-			return -VC_FATAL_PAYLOAD;    \
-		memcpy(&(req), p, sizeof(req));      \
-	} while (0)
-
-#define REPLY(r_)                                    \
-	do {                                         \
-		memcpy(out->rep, &(r_), sizeof(r_)); \
-		out->rep_len = sizeof(r_);           \
-	} while (0)
-
 static_assert(sizeof(struct vc_cu_rep_ctx) <= VC_CU_REP_MAX, "reply fits");
 
 /* ---- context ownership -------------------------------------------------------- */

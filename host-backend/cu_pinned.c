@@ -18,13 +18,6 @@
 #include "acct.h"
 #include "cu_exec_priv.h"
 
-#define TAKE(req)                                    \
-	do {                                         \
-		if (len < sizeof(req))               \
-			return -VC_FATAL_PAYLOAD;    \
-		memcpy(&(req), p, sizeof(req));      \
-	} while (0)
-
 void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len)
 {
 	if (!x->pinned || !(len <= x->pinned_size && off <= x->pinned_size - len))

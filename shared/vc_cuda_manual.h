@@ -261,4 +261,77 @@ struct vc_cu_rep_vcExportSlot {
 	uint64_t value;
 };
 
+/* ---- names and kernel lists ------------------------------------------------------ */
+/* cuLibraryEnumerateKernels, a page at a time: ids of kernels [first,
+ * first + count) of the library in the reply data, and how many it has. */
+#define VC_CU_ENUM_PAGE 512u
+struct vc_cu_req_enum_kernels {
+	uint64_t ctx;
+	uint64_t library;
+	uint32_t first;
+	uint32_t count; /* at most VC_CU_ENUM_PAGE */
+};
+struct vc_cu_rep_enum_kernels {
+	uint32_t total;    /* kernels in the library */
+	uint32_t returned; /* ids in the reply data */
+};
+static_assert(VC_CU_ENUM_PAGE * 8 <= VC_DEFAULT_SLOT_SIZE_MIN_DATA, "a page fits a reply");
+
+/* cuKernelGetName, cuFuncGetName: the name, NUL included, in the reply data. */
+struct vc_cu_req_get_name {
+	uint64_t ctx;
+	uint64_t handle;
+};
+#define VC_CU_NAME_MAX 4096u /* longer names are cut (the guest keeps a copy) */
+static_assert(VC_CU_NAME_MAX <= VC_DEFAULT_SLOT_SIZE_MIN_DATA, "a name fits a reply");
+
+/* ---- stream capture ---------------------------------------------------------------- */
+/* cuStreamGetCaptureInfo_v3 (and _v2): the status and, while capturing, the
+ * graph and the dependency nodes with their edge data (reply data: ndeps
+ * struct vc_cu_capture_dep). More than VC_CU_CAPTURE_DEPS_MAX dependencies is
+ * answered CUDA_ERROR_NOT_SUPPORTED. */
+#define VC_CU_CAPTURE_DEPS_MAX 256u
+struct vc_cu_req_capture_info {
+	uint64_t ctx;
+	uint64_t stream;
+	uint32_t want_graph;
+	uint32_t want_deps;
+};
+struct vc_cu_rep_capture_info {
+	int32_t status; /* CUstreamCaptureStatus */
+	uint32_t ndeps;
+	uint64_t id;
+	uint64_t graph; /* graph id, 0 when not asked or not capturing */
+};
+struct vc_cu_capture_dep {
+	uint64_t node;          /* CUgraphNode id */
+	uint8_t edge[8];        /* CUgraphEdgeData */
+};
+static_assert(sizeof(CUgraphEdgeData) == 8, "edge data travels as 8 bytes");
+static_assert(VC_CU_CAPTURE_DEPS_MAX * sizeof(struct vc_cu_capture_dep) <= VC_DEFAULT_SLOT_SIZE_MIN_DATA,
+	      "dependencies fit a reply");
+
+/* ---- memory pools ------------------------------------------------------------------ */
+/* cuMemPoolCreate: the properties as the guest gave them; the Windows
+ * security attributes pointer must be 0 (it means nothing on Linux). */
+struct vc_cu_req_pool_create {
+	uint64_t ctx;
+	uint8_t props[sizeof(CUmemPoolProps)];
+};
+struct vc_cu_rep_pool_create {
+	uint64_t pool;
+};
+/* cuMemPoolSetAttribute / cuMemPoolGetAttribute: every attribute's value is
+ * an int or a cuuint64_t; it travels as 64 bits. */
+struct vc_cu_req_pool_attr {
+	uint64_t ctx;
+	uint64_t pool;
+	int32_t attr;
+	uint32_t pad;
+	uint64_t value; /* set */
+};
+struct vc_cu_rep_pool_attr {
+	uint64_t value; /* get */
+};
+
 #endif /* VC_CUDA_MANUAL_H */

@@ -143,10 +143,10 @@ static int pinned_range(const void *p, uint64_t n, uint64_t *off)
 /* ---- allocation ------------------------------------------------------------------- */
 
 static CUresult alloc(uint32_t kind, uint64_t size, uint64_t w, uint64_t h, uint32_t elem, CUstream s,
-		      CUdeviceptr *dptr, size_t *pitch)
+		      CUmemoryPool pool, CUdeviceptr *dptr, size_t *pitch)
 {
 	struct vc_cu_req_alloc rq = {.kind = kind, .size = size, .width = w, .height = h, .elem = elem,
-				     .stream = vc_cu_stream_id(s)};
+				     .stream = vc_cu_stream_id(s), .pool = (uint64_t)(uintptr_t)pool};
 	struct vc_cu_rep_alloc rp;
 	CUresult rc;
 
@@ -164,7 +164,7 @@ static CUresult alloc(uint32_t kind, uint64_t size, uint64_t w, uint64_t h, uint
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
-	return alloc(VC_CU_ALLOC_PLAIN, bytesize, 0, 0, 0, NULL, dptr, NULL);
+	return alloc(VC_CU_ALLOC_PLAIN, bytesize, 0, 0, 0, NULL, NULL, dptr, NULL);
 }
 
 CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t WidthInBytes, size_t Height,
@@ -172,12 +172,19 @@ CUresult CUDAAPI cuMemAllocPitch_v2(CUdeviceptr *dptr, size_t *pPitch, size_t Wi
 {
 	if (!pPitch)
 		return CUDA_ERROR_INVALID_VALUE;
-	return alloc(VC_CU_ALLOC_PITCH, 0, WidthInBytes, Height, ElementSizeBytes, NULL, dptr, pPitch);
+	return alloc(VC_CU_ALLOC_PITCH, 0, WidthInBytes, Height, ElementSizeBytes, NULL, NULL, dptr, pPitch);
 }
 
 CUresult CUDAAPI cuMemAllocAsync(CUdeviceptr *dptr, size_t bytesize, CUstream hStream)
 {
-	return alloc(VC_CU_ALLOC_ASYNC, bytesize, 0, 0, 0, hStream, dptr, NULL);
+	return alloc(VC_CU_ALLOC_ASYNC, bytesize, 0, 0, 0, hStream, NULL, dptr, NULL);
+}
+
+CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *dptr, size_t bytesize, CUmemoryPool pool, CUstream hStream)
+{
+	if (!pool)
+		return CUDA_ERROR_INVALID_VALUE; /* 0 would mean the device's current pool */
+	return alloc(VC_CU_ALLOC_ASYNC, bytesize, 0, 0, 0, hStream, pool, dptr, NULL);
 }
 
 static CUresult mem_free(CUdeviceptr dptr, int async, CUstream s)

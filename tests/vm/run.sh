@@ -60,7 +60,7 @@ killed_mid_copy() {
 }
 
 cuda_api() {
-	$U test_cuda_api
+	$U test_cuda_api && $U test_cuda_objects
 }
 
 echo "VMTEST START $(uname -r), $(nproc) CPUs, $SLOTS session slots"

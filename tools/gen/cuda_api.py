@@ -128,6 +128,9 @@ fn("cuLibraryGetKernelCount", SYNC)
 fn("cuLibraryGetModule", SYNC)
 fn("cuLibraryGetGlobal", SYNC, nullable=["dptr", "bytes"])
 fn("cuLibraryGetManaged", SYNC, nullable=["dptr", "bytes"])
+fn("cuLibraryEnumerateKernels", SYNC, manual=True)  # paged: any number of kernels
+fn("cuKernelGetName", SYNC, manual=True)            # the guest keeps the strings
+fn("cuFuncGetName", SYNC, manual=True)
 fn("cuKernelGetFunction", SYNC)
 fn("cuKernelGetAttribute", SYNC)
 fn("cuKernelSetAttribute", SYNC, after="vc_cu_params_forget")
@@ -199,6 +202,8 @@ fn("cuStreamGetDevice", SYNC)
 fn("cuStreamIsCapturing", SYNC)
 fn("cuStreamBeginCapture_v2", SYNC)
 fn("cuStreamEndCapture", SYNC)
+fn("cuStreamGetCaptureInfo_v3", SYNC, manual=True)
+fn("cuStreamGetCaptureInfo_v2", SYNC, local=True)   # onto _v3 (no edge data)
 
 # ---- events ----------------------------------------------------------------------
 fn("cuEventCreate", SYNC)
@@ -218,6 +223,12 @@ fn("cuGraphExecDestroy", SYNC, destroys="hGraphExec")
 
 # ---- memory pools ------------------------------------------------------------------
 fn("cuMemPoolTrimTo", SYNC)
+fn("cuMemPoolCreate", SYNC, manual=True)
+fn("cuMemPoolDestroy", SYNC, destroys="pool")
+fn("cuMemPoolSetAttribute", SYNC, manual=True)
+fn("cuMemPoolGetAttribute", SYNC, manual=True)
+fn("cuDeviceSetMemPool", SYNC, ctx_free=True)
+fn("cuMemAllocFromPoolAsync", SYNC, local=True)
 
 
 # ---- pointers and host memory (hand-written in the guest: the shared region) ------

@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * names.c - kernel lists and names. cuLibraryEnumerateKernels fetches ids a
+ * page at a time; cuKernelGetName and cuFuncGetName hand out strings that
+ * must stay valid, so the guest keeps one copy per handle (for the life of
+ * the process: a handful of bytes per kernel that was ever asked about).
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vc_cuda_manual.h"
+#include "vc_cu_guest.h"
+
+CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
+{
+	struct vc_cu_req_enum_kernels rq = {.library = (uint64_t)(uintptr_t)lib};
+	struct vc_cu_rep_enum_kernels rp;
+	uint64_t ids[VC_CU_ENUM_PAGE];
+	unsigned int done = 0;
+	size_t got;
+	CUresult rc;
+
+	if (!kernels || !numKernels)
+		return CUDA_ERROR_INVALID_VALUE;
+	do {
+		rq.first = done;
+		rq.count = numKernels - done < VC_CU_ENUM_PAGE ? numKernels - done : VC_CU_ENUM_PAGE;
+		rc = vc_cu_call_sized(VC_CU_cuLibraryEnumerateKernels, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp),
+				      ids, sizeof(ids), &got, 0);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		if (rp.returned > rq.count || got != rp.returned * sizeof(ids[0]))
+			return CUDA_ERROR_INVALID_VALUE;
+		for (uint32_t i = 0; i < rp.returned; i++)
+			kernels[done + i] = (CUkernel)(uintptr_t)ids[i];
+		done += rp.returned;
+	} while (rp.returned && done < numKernels && done < rp.total);
+	return CUDA_SUCCESS; /* at most numKernels, as natively */
+}
+
+struct name {
+	struct name *next;
+	uint32_t op;
+	uint64_t handle;
+	char s[];
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct name *g_names[256];
+
+static CUresult get_name(uint32_t op, uint64_t handle, const char **out)
+{
+	struct vc_cu_req_get_name rq = {.handle = handle};
+	unsigned k = (unsigned)((handle * 0x9e3779b97f4a7c15ull) >> 56);
+	struct vc_cu_prefix none;
+	char buf[VC_CU_NAME_MAX];
+	struct name *n;
+	size_t got = 0;
+	CUresult rc;
+
+	if (!out || !handle)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g_mu);
+	for (n = g_names[k]; n; n = n->next)
+		if (n->op == op && n->handle == handle)
+			break;
+	pthread_mutex_unlock(&g_mu);
+	if (n) {
+		*out = n->s;
+		return CUDA_SUCCESS;
+	}
+	rc = vc_cu_call_sized(op, &rq, sizeof(rq), NULL, 0, &none, 0, buf, sizeof(buf), &got, 0);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	if (!got || got > sizeof(buf) || buf[got - 1])
+		return CUDA_ERROR_INVALID_VALUE;
+	n = malloc(sizeof(*n) + got);
+	if (!n)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	n->op = op;
+	n->handle = handle;
+	memcpy(n->s, buf, got);
+	pthread_mutex_lock(&g_mu);
+	n->next = g_names[k];
+	g_names[k] = n;
+	pthread_mutex_unlock(&g_mu);
+	*out = n->s;
+	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuKernelGetName(const char **name, CUkernel hfunc)
+{
+	return get_name(VC_CU_cuKernelGetName, (uint64_t)(uintptr_t)hfunc, name);
+}
+
+CUresult CUDAAPI cuFuncGetName(const char **name, CUfunction hfunc)
+{
+	return get_name(VC_CU_cuFuncGetName, (uint64_t)(uintptr_t)hfunc, name);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_names.c - what the driver answers with memory of its own: kernel lists
+ * (cuLibraryEnumerateKernels, a page of ids at a time) and kernel and
+ * function names (the string itself, which the guest keeps).
+ */
+#include <stdlib.h>
+
+#include "cu_exec_priv.h"
+
+int vc_cu_manual_cuLibraryEnumerateKernels(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+					   struct vc_cu_out *out)
+{
+	struct vc_cu_req_enum_kernels rq;
+	struct vc_cu_rep_enum_kernels rp = {0};
+	unsigned int total = 0;
+	CUkernel *all = NULL;
+	uint64_t *ids;
+	void *lib;
+	int rc;
+
+	TAKE(rq);
+	if (rq.count > VC_CU_ENUM_PAGE || !out->data || out->data_cap < rq.count * sizeof(uint64_t))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CULIBRARY, rq.library, &lib)))
+		return rc;
+	if ((rc = x->drv->cuLibraryGetKernelCount(&total, lib)))
+		return rc;
+	rp.total = total;
+	if (rq.first < total && rq.count) {
+		all = calloc(total, sizeof(*all));
+		if (!all)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if ((rc = x->drv->cuLibraryEnumerateKernels(all, total, lib)))
+			goto out;
+		ids = (uint64_t *)out->data;
+		for (uint32_t i = rq.first; i < total && rp.returned < rq.count; i++, rp.returned++)
+			if ((rc = vc_cu_publish(x, VC_H_CUKERNEL, all[i], &ids[rp.returned])))
+				goto out;
+		out->data_len = rp.returned * (uint32_t)sizeof(uint64_t);
+	}
+	REPLY(rp);
+out:
+	free(all);
+	return rc;
+}
+
+/* The name behind @name from the driver, into the reply data. */
+static int put_name(struct vc_cu_out *out, const char *name)
+{
+	size_t n;
+
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!out->data || out->data_cap < VC_CU_NAME_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	n = strnlen(name, VC_CU_NAME_MAX - 1);
+	memcpy(out->data, name, n);
+	out->data[n] = 0;
+	out->data_len = (uint32_t)n + 1;
+	out->rep_len = 0;
+	return 0;
+}
+
+int vc_cu_manual_cuKernelGetName(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+				 struct vc_cu_out *out)
+{
+	struct vc_cu_req_get_name rq;
+	const char *name = NULL;
+	void *k;
+	int rc;
+
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUKERNEL, rq.handle, &k)))
+		return rc;
+	if ((rc = x->drv->cuKernelGetName(&name, k)))
+		return rc;
+	return put_name(out, name);
+}
+
+int vc_cu_manual_cuFuncGetName(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			       struct vc_cu_out *out)
+{
+	struct vc_cu_req_get_name rq;
+	const char *name = NULL;
+	void *f;
+	int rc;
+
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.handle, &f)))
+		return rc;
+	if ((rc = x->drv->cuFuncGetName(&name, f)))
+		return rc;
+	return put_name(out, name);
+}

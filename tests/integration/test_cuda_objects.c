@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_cuda_objects.c - driver objects whose calls hand back more than a
+ * value, through a running vcuda-server (Check; each test forks): memory
+ * pools and their attributes (int and 64-bit values), allocations from a
+ * pool, kernel enumeration across reply pages, kernel and function names the
+ * caller may keep, and stream capture queries. With the CI stand-in behind
+ * the server, libraries hold 600 kernels named standin_kernel_<i> and
+ * streams never capture; on a GPU the same tests run against the real driver
+ * except where they say so.
+ */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <cuda.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
+
+static CUcontext g_ctx;
+
+static void setup(void)
+{
+	CUdevice d;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&d, 0));
+	CK(cuDevicePrimaryCtxRetain(&g_ctx, d));
+	CK(cuCtxSetCurrent(g_ctx));
+}
+
+static void teardown(void)
+{
+	CK(cuDevicePrimaryCtxRelease(0));
+}
+
+START_TEST(memory_pools)
+{
+	CUmemPoolProps props;
+	CUmemoryPool pool, def, cur;
+	cuuint64_t v64 = 64ull << 20, got64 = 0;
+	int iv = 0, goti = 1;
+	CUdeviceptr d;
+	CUstream s;
+
+	memset(&props, 0, sizeof(props));
+	props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	props.location.id = 0;
+	CK(cuMemPoolCreate(&pool, &props));
+	/* 64-bit and int attributes both travel */
+	CK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &v64));
+	CK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &got64));
+	ck_assert_uint_eq(got64, 64ull << 20);
+	CK(cuMemPoolSetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &iv));
+	CK(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC, &goti));
+	ck_assert_int_eq(goti, 0);
+	ck_assert_int_eq(cuMemPoolGetAttribute(pool, (CUmemPool_attribute)999, &got64), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_USED_MEM_CURRENT, NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	/* stream-ordered allocations from it, usable and freed in order */
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuMemAllocFromPoolAsync(&d, 1 << 20, pool, s));
+	CK(cuMemsetD8Async(d, 0x5a, 1 << 20, s));
+	CK(cuMemFreeAsync(d, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_int_eq(cuMemAllocFromPoolAsync(&d, 4096, NULL, s), CUDA_ERROR_INVALID_VALUE);
+	/* the device's pools */
+	CK(cuDeviceGetDefaultMemPool(&def, 0));
+	CK(cuDeviceGetMemPool(&cur, 0));
+	ck_assert_ptr_eq(def, cur);
+	ck_assert_ptr_ne(def, pool);
+	CK(cuStreamDestroy(s));
+	CK(cuMemPoolDestroy(pool));
+	/* a destroyed pool's handle is no longer accepted */
+	ck_assert_int_eq(cuMemPoolGetAttribute(pool, CU_MEMPOOL_ATTR_RELEASE_THRESHOLD, &got64),
+			 CUDA_ERROR_INVALID_HANDLE);
+	/* a Windows security descriptor pointer means nothing here */
+	props.win32SecurityAttributes = &props;
+	ck_assert_int_eq(cuMemPoolCreate(&pool, &props), CUDA_ERROR_INVALID_VALUE);
+}
+END_TEST
+
+static int standin(void)
+{
+	char name[256];
+
+	return cuDeviceGetName(name, sizeof(name), 0) == CUDA_SUCCESS && strstr(name, "stand-in");
+}
+
+START_TEST(kernel_lists_and_names)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry noop()\n{\n ret;\n}\n";
+	const char *n1 = NULL, *n2 = NULL, *fn = NULL;
+	unsigned int count = 0;
+	CUkernel *ks, k;
+	CUlibrary lib;
+	CUfunction f;
+	CUmodule m;
+
+	CK(cuLibraryLoadData(&lib, ptx, NULL, NULL, 0, NULL, NULL, 0));
+	CK(cuLibraryGetKernelCount(&count, lib));
+	ck_assert_uint_ge(count, 1);
+	/* more room than kernels: at most count come back, in pages */
+	ks = calloc(count + 8, sizeof(*ks));
+	ck_assert_ptr_nonnull(ks);
+	CK(cuLibraryEnumerateKernels(ks, count + 8, lib));
+	for (unsigned i = 0; i < count; i++) {
+		const char *n = NULL;
+
+		ck_assert_ptr_nonnull(ks[i]);
+		CK(cuKernelGetName(&n, ks[i]));
+		if (standin()) {
+			char want[32];
+
+			snprintf(want, sizeof(want), "standin_kernel_%u", i);
+			ck_assert_str_eq(n, want);
+		}
+	}
+	ck_assert_ptr_null(ks[count]);
+	/* the same handle twice gives the same string, which stays valid */
+	CK(cuKernelGetName(&n1, ks[count - 1]));
+	CK(cuKernelGetName(&n2, ks[count - 1]));
+	ck_assert_ptr_eq(n1, n2);
+	/* a kernel looked up by name carries that name */
+	CK(cuLibraryGetKernel(&k, lib, "noop"));
+	CK(cuKernelGetName(&n1, k));
+	ck_assert_str_eq(n1, "noop");
+	ck_assert_int_eq(cuKernelGetName(NULL, k), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuKernelGetName(&n1, (CUkernel)(uintptr_t)0x7c0a000000000999ull), CUDA_ERROR_INVALID_HANDLE);
+	/* functions from a module */
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(cuFuncGetName(&fn, f));
+	ck_assert_str_eq(fn, "noop");
+	CK(cuModuleUnload(m));
+	free(ks);
+	CK(cuLibraryUnload(lib));
+}
+END_TEST
+
+CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStatus *captureStatus_out,
+					   cuuint64_t *id_out, CUgraph *graph_out,
+					   const CUgraphNode **dependencies_out, size_t *numDependencies_out);
+
+START_TEST(capture_queries)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	const CUgraphNode *deps = (const CUgraphNode *)&st;
+	const CUgraphEdgeData *edges = (const CUgraphEdgeData *)&st;
+	CUgraph g = (CUgraph)&st;
+	size_t n = 99;
+	cuuint64_t id = 99;
+	CUstream s;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamIsCapturing(s, &st));
+	ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+	st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	CK(cuStreamGetCaptureInfo(s, &st, &id, &g, &deps, &edges, &n));
+	ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+	ck_assert_uint_eq(n, 0);
+	st = CU_STREAM_CAPTURE_STATUS_INVALIDATED;
+	CK(cuStreamGetCaptureInfo_v2(s, &st, NULL, NULL, NULL, NULL));
+	ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+	ck_assert_int_eq(cuStreamGetCaptureInfo(s, NULL, NULL, NULL, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuStreamGetCaptureInfo((CUstream)(uintptr_t)0x7c0a000000000999ull, &st, NULL, NULL, NULL,
+						NULL, NULL),
+			 CUDA_ERROR_INVALID_HANDLE);
+	CK(cuStreamDestroy(s));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("cuda_objects");
+	TCase *t = tcase_create("objects");
+	SRunner *r;
+	int failed;
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, memory_pools);
+	tcase_add_test(t, kernel_lists_and_names);
+	tcase_add_test(t, capture_queries);
+	suite_add_tcase(s, t);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}
