@@ -18,7 +18,8 @@
 
 #define VA_BASE 0x7e0000000000ull
 
-enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL };
+enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL, T_GRAPH, T_NODE,
+	   T_EXEC };
 
 /* Every stand-in library holds this many kernels (more than one page of
  * cuLibraryEnumerateKernels), named standin_kernel_<i>. */
@@ -35,6 +36,19 @@ struct obj {
 	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
 	uint64_t pool_u64[2]; /* pools: release threshold, and an int attribute's value per bit */
 	int pool_int[3];
+	/* graphs: their nodes in the order they were added (a valid order to
+	 * run them in); executable graphs: the graph */
+	struct obj **nodes;
+	size_t nnodes;
+	struct obj *graph;
+	unsigned refs; /* graphs: executable graphs made of them */
+	int dead;      /* graphs: destroyed while executable graphs still run them */
+	/* nodes */
+	CUgraphNodeType ntype;
+	CUDA_KERNEL_NODE_PARAMS kp; /* kernelParams and extra not kept */
+	uint8_t params[4096];       /* the packed parameters */
+	size_t psize;
+	CUDA_MEMCPY3D copy;
 };
 
 static struct vc_cuda_driver g_drv;
@@ -114,6 +128,10 @@ static void del_obj(void *h)
 		for (unsigned i = 0; i < LIB_KERNELS; i++)
 			free(o->kern[i]);
 	free(o->kern);
+	if (o->tag == T_GRAPH)
+		for (size_t i = 0; i < o->nnodes; i++)
+			free(o->nodes[i]);
+	free(o->nodes);
 	o->tag = 0;
 	free(h);
 }
@@ -927,6 +945,231 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 	return need_ctx();
 }
 
+/* ---- graphs: built and run here; kernels are counted, copies are made ------------------ */
+
+static CUresult graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, enum tag t,
+			  struct obj **node)
+{
+	struct obj *gr = (struct obj *)g, **nn;
+
+	if (!is(g, T_GRAPH) || gr->dead)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!out || (n && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++)
+		if (!is(deps[i], T_NODE) || ((struct obj *)deps[i])->graph != gr)
+			return CUDA_ERROR_INVALID_VALUE;
+	nn = realloc(gr->nodes, (gr->nnodes + 1) * sizeof(*nn));
+	if (!nn)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	gr->nodes = nn;
+	if (make(t, (void **)node))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	(*node)->graph = gr;
+	gr->nodes[gr->nnodes++] = *node;
+	*out = (CUgraphNode)*node;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_graph_create(CUgraph *g, unsigned flags)
+{
+	if (!g || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	return make(T_GRAPH, (void **)g);
+}
+
+static CUresult s_graph_destroy(CUgraph g)
+{
+	struct obj *gr = (struct obj *)g;
+
+	if (!is(g, T_GRAPH) || gr->dead)
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* Executable graphs outlive their graph, as natively. */
+	if (gr->refs)
+		gr->dead = 1;
+	else
+		del_obj(g);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n)
+{
+	struct obj *gr = (struct obj *)g;
+
+	if (!is(g, T_GRAPH))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (nodes) {
+		for (size_t i = 0; i < *n; i++)
+			nodes[i] = i < gr->nnodes ? (CUgraphNode)gr->nodes[i] : NULL;
+		*n = *n < gr->nnodes ? *n : gr->nnodes;
+	} else {
+		*n = gr->nnodes;
+	}
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_node_type(CUgraphNode n, CUgraphNodeType *t)
+{
+	if (!is(n, T_NODE))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*t = ((struct obj *)n)->ntype;
+	return CUDA_SUCCESS;
+}
+
+/* Node parameters @p kept in @o, with the packed parameters (extra form only:
+ * vcuda always hands them over packed). */
+static CUresult kernel_set(struct obj *o, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	const void *src = NULL;
+	size_t n = 0;
+
+	if (!p || (!is(p->func, T_FUNC) && !is(p->func, T_KERN) && !is(p->kern, T_KERN)) || !p->gridDimX ||
+	    !p->blockDimX || p->kernelParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; p->extra && p->extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (p->extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			src = p->extra[i + 1];
+		else if (p->extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE)
+			n = *(const size_t *)p->extra[i + 1];
+	}
+	if (n > sizeof(o->params) || (n && !src))
+		return CUDA_ERROR_INVALID_VALUE;
+	o->kp = *p;
+	o->kp.kernelParams = NULL;
+	o->kp.extra = NULL;
+	if (n)
+		memcpy(o->params, src, n);
+	o->psize = n;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+			     const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct obj *node;
+	CUresult rc = graph_add(out, g, deps, n, T_NODE, &node);
+
+	if (rc)
+		return rc;
+	node->ntype = CU_GRAPH_NODE_TYPE_KERNEL;
+	if ((rc = kernel_set(node, p)))
+		node->ntype = CU_GRAPH_NODE_TYPE_EMPTY;
+	return rc;
+}
+
+static CUresult s_kernel_set(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	if (!is(n, T_NODE) || ((struct obj *)n)->ntype != CU_GRAPH_NODE_TYPE_KERNEL)
+		return CUDA_ERROR_INVALID_VALUE;
+	return kernel_set((struct obj *)n, p);
+}
+
+static CUresult s_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
+{
+	struct obj *o = (struct obj *)n;
+	static __thread void *extra[5];
+	static __thread size_t size;
+
+	if (!is(n, T_NODE) || o->ntype != CU_GRAPH_NODE_TYPE_KERNEL || !p)
+		return CUDA_ERROR_INVALID_VALUE;
+	*p = o->kp;
+	size = o->psize;
+	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
+	extra[1] = o->params;
+	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
+	extra[3] = &size;
+	extra[4] = CU_LAUNCH_PARAM_END;
+	p->extra = extra;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_exec_kernel_set(CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+{
+	if (!is(e, T_EXEC) || !is(n, T_NODE) || ((struct obj *)n)->graph != ((struct obj *)e)->graph)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* The executable graph runs the node's kept parameters: updating
+	 * them is what the test double can show. */
+	return s_kernel_set(n, p);
+}
+
+static CUresult s_add_memcpy(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
+			     const CUDA_MEMCPY3D *c, CUcontext ctx)
+{
+	struct obj *node;
+	CUresult rc;
+
+	(void)ctx;
+	if (!c || c->Height != 1 || c->Depth != 1 || c->srcXInBytes || c->dstXInBytes || c->srcY || c->dstY ||
+	    c->srcZ || c->dstZ)
+		return CUDA_ERROR_NOT_SUPPORTED; /* the stand-in copies 1D only */
+	if ((rc = graph_add(out, g, deps, n, T_NODE, &node)))
+		return rc;
+	node->ntype = CU_GRAPH_NODE_TYPE_MEMCPY;
+	node->copy = *c;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+	CUresult rc;
+
+	if (!e || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!is(g, T_GRAPH))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (((struct obj *)g)->dead)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!(rc = make(T_EXEC, (void **)e))) {
+		((struct obj *)*e)->graph = (struct obj *)g;
+		((struct obj *)g)->refs++;
+	}
+	return rc;
+}
+
+static CUresult s_exec_destroy(CUgraphExec e)
+{
+	struct obj *g;
+
+	if (!is(e, T_EXEC))
+		return CUDA_ERROR_INVALID_HANDLE;
+	g = ((struct obj *)e)->graph;
+	if (--g->refs == 0 && g->dead)
+		del_obj(g);
+	del_obj(e);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_graph_launch(CUgraphExec e, CUstream s)
+{
+	struct obj *g;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!is(e, T_EXEC) || !stream_ok(s))
+		return CUDA_ERROR_INVALID_HANDLE;
+	g = ((struct obj *)e)->graph;
+	for (size_t i = 0; i < g->nnodes && rc == CUDA_SUCCESS; i++) {
+		const CUDA_MEMCPY3D *c = &g->nodes[i]->copy;
+
+		if (g->nodes[i]->ntype == CU_GRAPH_NODE_TYPE_KERNEL) {
+			pthread_mutex_lock(&g_mu);
+			g_launches++;
+			pthread_mutex_unlock(&g_mu);
+		} else if (g->nodes[i]->ntype == CU_GRAPH_NODE_TYPE_MEMCPY) {
+			if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
+				rc = s_htod(c->dstDevice, c->srcHost, c->WidthInBytes);
+			else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_HOST)
+				rc = s_dtoh(c->dstHost, c->srcDevice, c->WidthInBytes);
+			else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
+				rc = s_dtod(c->dstDevice, c->srcDevice, c->WidthInBytes);
+			else
+				rc = CUDA_ERROR_NOT_SUPPORTED;
+		}
+	}
+	return rc;
+}
+
 /* ---- streams and events (all work completes at once) ------------------------------ */
 
 static CUresult s_stream_create(CUstream *s, unsigned flags)
@@ -1230,6 +1473,18 @@ static void build(void)
 	d->cuMemAllocFromPoolAsync = s_alloc_pool;
 	d->cuStreamGetCaptureInfo_v3 = s_capture_info;
 	d->cuStreamIsCapturing = s_is_capturing;
+	d->cuGraphCreate = s_graph_create;
+	d->cuGraphDestroy = s_graph_destroy;
+	d->cuGraphGetNodes = s_graph_nodes;
+	d->cuGraphNodeGetType = s_node_type;
+	d->cuGraphAddKernelNode_v2 = s_add_kernel;
+	d->cuGraphKernelNodeSetParams_v2 = s_kernel_set;
+	d->cuGraphKernelNodeGetParams_v2 = s_kernel_get;
+	d->cuGraphExecKernelNodeSetParams_v2 = s_exec_kernel_set;
+	d->cuGraphAddMemcpyNode = s_add_memcpy;
+	d->cuGraphInstantiateWithFlags = s_instantiate;
+	d->cuGraphExecDestroy = s_exec_destroy;
+	d->cuGraphLaunch = s_graph_launch;
 	d->cuLibraryGetGlobal = s_lib_global;
 	d->cuKernelGetFunction = s_kernel_func;
 	d->cuFuncGetParamInfo = s_func_params;

@@ -95,6 +95,19 @@ static void rmap_delete(struct vc_cu_session *x, uint32_t k)
 	}
 }
 
+int vc_cu_find(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+{
+	uint32_t k;
+
+	if (!real || !x->rcap)
+		return -ENOENT;
+	k = rmap_find(x, kind, real);
+	if (!x->rmap[k])
+		return -ENOENT;
+	*id = make_id((uint32_t)kind, x->h[x->rmap[k] - 1].gen, x->rmap[k] - 1);
+	return 0;
+}
+
 int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 {
 	struct vc_cu_handle *h;
@@ -137,6 +150,7 @@ int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 	h->live = 1;
 	h->gen++;
 	h->next_free = 0;
+	h->owner = UINT32_MAX; /* none until the publisher says (a reused slot kept its last) */
 	x->rmap[rmap_find(x, kind, real)] = idx + 1;
 	*id = make_id((uint32_t)kind, h->gen, idx);
 	return 0;
@@ -334,6 +348,24 @@ static void cu_close(void *ctx)
 			break;
 		}
 	}
+	/* Graphs and pools belong to no context: executable graphs first
+	 * (they may run a graph), then graphs, then the pools the guest made
+	 * (a device's own pool refuses, harmlessly). */
+	static const int kinds[] = {VC_H_CUGRAPHEXEC, VC_H_CUGRAPH, VC_H_CUMEMORYPOOL};
+
+	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (uint32_t i = 0; i < x->nh; i++) {
+			struct vc_cu_handle *h = &x->h[i];
+
+			if (!h->live || h->kind != kinds[k] || !h->real)
+				continue;
+			if (kinds[k] == VC_H_CUGRAPHEXEC)
+				x->drv->cuGraphExecDestroy(h->real);
+			else if (kinds[k] == VC_H_CUGRAPH)
+				x->drv->cuGraphDestroy(h->real);
+			else
+				x->drv->cuMemPoolDestroy(h->real);
+		}
 	x->drv->cuCtxSetCurrent(NULL);
 	for (uint32_t i = 0; i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)

@@ -201,6 +201,26 @@ int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f);
  */
 int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
 
+/**
+ * vc_cu_find() - the id real handle @real already has, without publishing
+ * it. Returns 0, or -ENOENT when the guest was never shown it.
+ */
+int vc_cu_find(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
+
+/**
+ * vc_cu_func_layout() - the parameter layout of function (or, with
+ * @is_kernel, kernel) @f, asked of the driver parameter by parameter.
+ * Returns 0 or CUDA_ERROR_INVALID_VALUE (a layout beyond the launch limit).
+ */
+int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct vc_cu_param_layout *pl);
+
+/**
+ * vc_cu_list_reply() - answer page @rq of the @total handles @items of kind
+ * @kind: their ids in the reply data, the count in the reply (cu_names.c).
+ */
+int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, int kind, void *const *items,
+		     uint64_t total, struct vc_cu_out *out);
+
 /** vc_cu_forget() - drop id @id after its object was destroyed. */
 void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id);
 

@@ -423,6 +423,28 @@ static int func_lookup(struct vc_cu_session *x, uint64_t id, void **f, bool *is_
 	return vc_cu_lookup_func(x, id, f);
 }
 
+int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct vc_cu_param_layout *pl)
+{
+	memset(pl, 0, sizeof(*pl));
+	/* Ask until the driver says there is no such parameter. */
+	for (uint32_t i = 0; i < VC_CU_PARAMS_MAX; i++) {
+		size_t off = 0, size = 0;
+		int rc = is_kernel ? x->drv->cuKernelGetParamInfo(f, i, &off, &size)
+				   : x->drv->cuFuncGetParamInfo(f, i, &off, &size);
+
+		if (rc != CUDA_SUCCESS)
+			break;
+		if (off > VC_LAUNCH_PARAMS_MAX || size > VC_LAUNCH_PARAMS_MAX - off)
+			return CUDA_ERROR_INVALID_VALUE;
+		pl->offset[i] = (uint16_t)off;
+		pl->size[i] = (uint16_t)size;
+		pl->count = i + 1;
+		if (off + size > pl->total)
+			pl->total = (uint32_t)(off + size);
+	}
+	return 0;
+}
+
 int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			      struct vc_cu_out *out)
 {
@@ -438,23 +460,8 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)))
 		return rc;
 	pl = (struct vc_cu_param_layout *)out->data;
-	memset(pl, 0, sizeof(*pl));
-	/* Ask until the driver says there is no such parameter. */
-	for (uint32_t i = 0; i < VC_CU_PARAMS_MAX; i++) {
-		size_t off = 0, size = 0;
-
-		rc = is_kernel ? x->drv->cuKernelGetParamInfo(f, i, &off, &size)
-			       : x->drv->cuFuncGetParamInfo(f, i, &off, &size);
-		if (rc != CUDA_SUCCESS)
-			break;
-		if (off > VC_LAUNCH_PARAMS_MAX || size > VC_LAUNCH_PARAMS_MAX - off)
-			return CUDA_ERROR_INVALID_VALUE;
-		pl->offset[i] = (uint16_t)off;
-		pl->size[i] = (uint16_t)size;
-		pl->count = i + 1;
-		if (off + size > pl->total)
-			pl->total = (uint32_t)(off + size);
-	}
+	if ((rc = vc_cu_func_layout(x, f, is_kernel, pl)))
+		return rc;
 	/* The dynamic shared memory it may have, so that the guest refuses a
 	 * launch that asks for more at once, as the driver does. */
 	int smem = 0;
@@ -702,6 +709,21 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 	return rc;
 }
 
+/*
+ * Work that cannot be recorded into a graph: a copy staged through the arena
+ * (its bytes are gone when the graph runs) and a host function (its record
+ * is freed when it has run once). On a capturing stream it is refused, as
+ * natively an unsupported operation is, instead of being recorded wrongly.
+ */
+static int not_capturing(struct vc_cu_session *x, void *stream)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	if (x->drv->cuStreamIsCapturing(stream, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE)
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+	return 0;
+}
+
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			  struct vc_cu_out *out)
 {
@@ -745,6 +767,8 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	} else {
 		return -VC_FATAL_PAYLOAD;
 	}
+	if (rq.async && rq.host != VC_CU_HOST_PINNED && (rc = not_capturing(x, stream)))
+		return rc;
 	if (rq.dir == VC_CU_COPY_HTOD) {
 		if ((rc = vc_cu_check_range(x, rq.dst, rq.len)))
 			return rc;
@@ -900,7 +924,8 @@ int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 	int rc;
 
 	TAKE(rq);
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+	    (rc = not_capturing(x, stream)))
 		return rc;
 	c = malloc(sizeof(*c));
 	if (!c)

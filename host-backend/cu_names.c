@@ -1,46 +1,48 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_names.c - what the driver answers with memory of its own: kernel lists
- * (cuLibraryEnumerateKernels, a page of ids at a time) and kernel and
+ * cu_names.c - what the driver answers with memory of its own: lists of
+ * handles (a page of ids at a time) and kernel and
  * function names (the string itself, which the guest keeps).
  */
 #include <stdlib.h>
 
 #include "cu_exec_priv.h"
 
+int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, int kind, void *const *items,
+		     uint64_t total, struct vc_cu_out *out)
+{
+	struct vc_cu_rep_list rp = {.total = total};
+	uint64_t *ids = (uint64_t *)out->data;
+	int rc;
+
+	if (rq->count > VC_CU_LIST_PAGE || !out->data || out->data_cap < rq->count * sizeof(uint64_t))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (uint64_t i = rq->first; i < total && rp.returned < rq->count; i++, rp.returned++)
+		if ((rc = vc_cu_publish(x, kind, items[i], &ids[rp.returned])))
+			return rc;
+	out->data_len = rp.returned * (uint32_t)sizeof(uint64_t);
+	REPLY(rp);
+	return 0;
+}
+
 int vc_cu_manual_cuLibraryEnumerateKernels(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 					   struct vc_cu_out *out)
 {
-	struct vc_cu_req_enum_kernels rq;
-	struct vc_cu_rep_enum_kernels rp = {0};
+	struct vc_cu_req_list rq;
 	unsigned int total = 0;
 	CUkernel *all = NULL;
-	uint64_t *ids;
 	void *lib;
 	int rc;
 
 	TAKE(rq);
-	if (rq.count > VC_CU_ENUM_PAGE || !out->data || out->data_cap < rq.count * sizeof(uint64_t))
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CULIBRARY, rq.library, &lib)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CULIBRARY, rq.owner, &lib)))
 		return rc;
 	if ((rc = x->drv->cuLibraryGetKernelCount(&total, lib)))
 		return rc;
-	rp.total = total;
-	if (rq.first < total && rq.count) {
-		all = calloc(total, sizeof(*all));
-		if (!all)
-			return CUDA_ERROR_OUT_OF_MEMORY;
-		if ((rc = x->drv->cuLibraryEnumerateKernels(all, total, lib)))
-			goto out;
-		ids = (uint64_t *)out->data;
-		for (uint32_t i = rq.first; i < total && rp.returned < rq.count; i++, rp.returned++)
-			if ((rc = vc_cu_publish(x, VC_H_CUKERNEL, all[i], &ids[rp.returned])))
-				goto out;
-		out->data_len = rp.returned * (uint32_t)sizeof(uint64_t);
-	}
-	REPLY(rp);
-out:
+	if (total && !(all = calloc(total, sizeof(*all))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!total || !(rc = x->drv->cuLibraryEnumerateKernels(all, total, lib)))
+		rc = vc_cu_list_reply(x, &rq, VC_H_CUKERNEL, (void *const *)all, total, out);
 	free(all);
 	return rc;
 }
@@ -65,7 +67,7 @@ static int put_name(struct vc_cu_out *out, const char *name)
 int vc_cu_manual_cuKernelGetName(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 				 struct vc_cu_out *out)
 {
-	struct vc_cu_req_get_name rq;
+	struct vc_cu_req_handle rq;
 	const char *name = NULL;
 	void *k;
 	int rc;
@@ -81,7 +83,7 @@ int vc_cu_manual_cuKernelGetName(struct vc_cu_session *x, const uint8_t *p, uint
 int vc_cu_manual_cuFuncGetName(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			       struct vc_cu_out *out)
 {
-	struct vc_cu_req_get_name rq;
+	struct vc_cu_req_handle rq;
 	const char *name = NULL;
 	void *f;
 	int rc;

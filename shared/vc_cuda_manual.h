@@ -262,23 +262,27 @@ struct vc_cu_rep_vcExportSlot {
 };
 
 /* ---- names and kernel lists ------------------------------------------------------ */
-/* cuLibraryEnumerateKernels, a page at a time: ids of kernels [first,
- * first + count) of the library in the reply data, and how many it has. */
-#define VC_CU_ENUM_PAGE 512u
-struct vc_cu_req_enum_kernels {
+/* Lists of handles, a page at a time (cuLibraryEnumerateKernels of a
+ * library, cuGraphGetNodes of a graph): ids of items [first, first + count)
+ * in the reply data, and how many there are. */
+#define VC_CU_LIST_PAGE 512u
+struct vc_cu_req_list {
 	uint64_t ctx;
-	uint64_t library;
+	uint64_t owner; /* the library or graph id */
 	uint32_t first;
-	uint32_t count; /* at most VC_CU_ENUM_PAGE */
+	uint32_t count; /* at most VC_CU_LIST_PAGE */
 };
-struct vc_cu_rep_enum_kernels {
-	uint32_t total;    /* kernels in the library */
+struct vc_cu_rep_list {
+	uint64_t total;    /* items the owner has */
 	uint32_t returned; /* ids in the reply data */
+	uint32_t pad;
 };
-static_assert(VC_CU_ENUM_PAGE * 8 <= VC_DEFAULT_SLOT_SIZE_MIN_DATA, "a page fits a reply");
+static_assert(VC_CU_LIST_PAGE * 8 <= VC_DEFAULT_SLOT_SIZE_MIN_DATA, "a page fits a reply");
 
-/* cuKernelGetName, cuFuncGetName: the name, NUL included, in the reply data. */
-struct vc_cu_req_get_name {
+/* An operation on one handle: cuKernelGetName and cuFuncGetName (the name,
+ * NUL included, in the reply data), cuGraphKernelNodeGetParams_v2,
+ * cuGraphDestroy. */
+struct vc_cu_req_handle {
 	uint64_t ctx;
 	uint64_t handle;
 };
@@ -310,6 +314,57 @@ struct vc_cu_capture_dep {
 static_assert(sizeof(CUgraphEdgeData) == 8, "edge data travels as 8 bytes");
 static_assert(VC_CU_CAPTURE_DEPS_MAX * sizeof(struct vc_cu_capture_dep) <= VC_DEFAULT_SLOT_SIZE_MIN_DATA,
 	      "dependencies fit a reply");
+
+/* ---- graph nodes ------------------------------------------------------------------- */
+/* A kernel node's parameters, both ways. The parameters travel packed (the
+ * function's layout, as for launches); the host hands them to the driver as
+ * a packed buffer and reads them back from the driver's node. */
+struct vc_cu_kernel_node {
+	uint64_t func; /* CUfunction or CUkernel id */
+	uint64_t kern; /* reply: the CUkernel id, when the node names one */
+	uint64_t kctx; /* context id; 0: the current one */
+	uint32_t grid[3];
+	uint32_t block[3];
+	uint32_t shared_mem;
+	uint32_t param_size; /* packed parameter bytes */
+};
+/* cuGraphAddKernelNode_v2, cuGraphKernelNodeSetParams_v2 and
+ * cuGraphExecKernelNodeSetParams_v2: after the struct, ndeps node ids
+ * (adding), then the packed parameters. */
+struct vc_cu_req_graph_kernel {
+	uint64_t ctx;
+	uint64_t graph; /* the graph (add) or the executable graph (exec set) */
+	uint64_t node;  /* set: the node */
+	uint32_t ndeps;
+	uint32_t pad;
+	struct vc_cu_kernel_node k;
+};
+struct vc_cu_rep_graph_node {
+	uint64_t node;
+};
+/* cuGraphKernelNodeGetParams_v2 (struct vc_cu_req_handle): the parameters
+ * in the reply struct, the packed bytes in the reply data. */
+/* cuGraphAddMemcpyNode: one side of a copy. Host memory must be the guest's
+ * page-locked memory (the pinned pool, by offset): a graph may run long after
+ * the call, when staged bytes would be gone. */
+#define VC_CU_MEM_DEVICE 0u
+#define VC_CU_MEM_PINNED 1u
+struct vc_cu_copy_side {
+	uint64_t x, y, z;
+	uint64_t addr;   /* device address, or offset in the pinned pool */
+	uint64_t pitch, height;
+	uint32_t kind;   /* VC_CU_MEM_* */
+	uint32_t pad;
+};
+struct vc_cu_req_graph_memcpy {
+	uint64_t ctx;
+	uint64_t graph;
+	uint64_t kctx;   /* the context the copy belongs to; 0: the current one */
+	uint32_t ndeps;  /* node ids after the struct */
+	uint32_t pad;
+	struct vc_cu_copy_side src, dst;
+	uint64_t width, height, depth;
+};
 
 /* ---- memory pools ------------------------------------------------------------------ */
 /* cuMemPoolCreate: the properties as the guest gave them; the Windows

@@ -48,7 +48,7 @@ static void copy_layout(struct vc_cu_param_layout *dst, const struct vc_cu_param
 	memcpy(dst->size, src->size, src->count * sizeof(src->size[0]));
 }
 
-static CUresult layout(uint64_t func, struct vc_cu_param_layout *out)
+CUresult vc_cu_params_layout(uint64_t func, struct vc_cu_param_layout *out)
 {
 	struct vc_cu_req_vcFuncParams rq = {.func = func};
 	struct vc_cu_param_layout *pl;
@@ -83,7 +83,7 @@ static CUresult layout(uint64_t func, struct vc_cu_param_layout *out)
 }
 
 /* Parameters from kernelParams (per the layout) or from extra's buffer form. */
-static CUresult pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size)
+CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size)
 {
 	struct vc_cu_param_layout *pl;
 	CUresult rc;
@@ -110,7 +110,7 @@ static CUresult pack(CUfunction f, void **kernelParams, void **extra, uint8_t *b
 	pl = malloc(sizeof(*pl));
 	if (!pl)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if ((rc = layout((uint64_t)(uintptr_t)f, pl)))
+	if ((rc = vc_cu_params_layout((uint64_t)(uintptr_t)f, pl)))
 		goto out;
 	rc = CUDA_ERROR_INVALID_VALUE;
 	if (pl->count && !kernelParams)
@@ -186,7 +186,7 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	memset(&m->rq, 0, sizeof(m->rq));
-	rc = pack(f, kernelParams, extra, m->params, &psize);
+	rc = vc_cu_params_pack(f, kernelParams, extra, m->params, &psize);
 	if (rc)
 		goto out;
 	/* Above the 48 KiB every function may have, the function's own limit
@@ -194,7 +194,7 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	if (shmem > 48u * 1024) {
 		struct vc_cu_param_layout *pl = malloc(sizeof(*pl));
 
-		rc = pl ? layout((uint64_t)(uintptr_t)f, pl) : CUDA_ERROR_OUT_OF_MEMORY;
+		rc = pl ? vc_cu_params_layout((uint64_t)(uintptr_t)f, pl) : CUDA_ERROR_OUT_OF_MEMORY;
 		if (rc == CUDA_SUCCESS && shmem > pl->max_dyn_smem)
 			rc = CUDA_ERROR_INVALID_VALUE;
 		free(pl);

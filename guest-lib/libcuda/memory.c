@@ -140,6 +140,11 @@ static int pinned_range(const void *p, uint64_t n, uint64_t *off)
 	return 1;
 }
 
+int vc_cu_mem_pinned(const void *p, uint64_t n, uint64_t *off)
+{
+	return pinned_range(p, n, off);
+}
+
 /* ---- allocation ------------------------------------------------------------------- */
 
 static CUresult alloc(uint32_t kind, uint64_t size, uint64_t w, uint64_t h, uint32_t elem, CUstream s,

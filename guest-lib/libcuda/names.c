@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * names.c - kernel lists and names. cuLibraryEnumerateKernels fetches ids a
- * page at a time; cuKernelGetName and cuFuncGetName hand out strings that
+ * names.c - lists of handles and names. Lists (a library's kernels, a
+ * graph's nodes) come a page at a time; cuKernelGetName and cuFuncGetName hand out strings that
  * must stay valid, so the guest keeps one copy per handle (for the life of
  * the process: a handful of bytes per kernel that was ever asked about).
  */
@@ -12,31 +12,49 @@
 #include "vc_cuda_manual.h"
 #include "vc_cu_guest.h"
 
+CUresult vc_cu_list(uint32_t op, uint64_t owner, uint64_t *ids, uint64_t n, uint64_t *total)
+{
+	struct vc_cu_req_list rq = {.owner = owner};
+	struct vc_cu_rep_list rp = {0};
+	uint64_t page[VC_CU_LIST_PAGE];
+	uint64_t done = 0;
+	size_t got;
+	CUresult rc;
+
+	do {
+		rq.first = (uint32_t)done;
+		rq.count = n - done < VC_CU_LIST_PAGE ? (uint32_t)(n - done) : VC_CU_LIST_PAGE;
+		if (done > UINT32_MAX)
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = vc_cu_call_sized(op, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), page, sizeof(page), &got, 0);
+		if (rc != CUDA_SUCCESS)
+			return rc;
+		if (rp.returned > rq.count || got != rp.returned * sizeof(page[0]))
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(ids + done, page, got);
+		done += rp.returned;
+	} while (rp.returned && done < n && done < rp.total);
+	if (total)
+		*total = rp.total;
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKernels, CUlibrary lib)
 {
-	struct vc_cu_req_enum_kernels rq = {.library = (uint64_t)(uintptr_t)lib};
-	struct vc_cu_rep_enum_kernels rp;
-	uint64_t ids[VC_CU_ENUM_PAGE];
-	unsigned int done = 0;
-	size_t got;
+	uint64_t *ids;
 	CUresult rc;
 
 	if (!kernels || !numKernels)
 		return CUDA_ERROR_INVALID_VALUE;
-	do {
-		rq.first = done;
-		rq.count = numKernels - done < VC_CU_ENUM_PAGE ? numKernels - done : VC_CU_ENUM_PAGE;
-		rc = vc_cu_call_sized(VC_CU_cuLibraryEnumerateKernels, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp),
-				      ids, sizeof(ids), &got, 0);
-		if (rc != CUDA_SUCCESS)
-			return rc;
-		if (rp.returned > rq.count || got != rp.returned * sizeof(ids[0]))
-			return CUDA_ERROR_INVALID_VALUE;
-		for (uint32_t i = 0; i < rp.returned; i++)
-			kernels[done + i] = (CUkernel)(uintptr_t)ids[i];
-		done += rp.returned;
-	} while (rp.returned && done < numKernels && done < rp.total);
-	return CUDA_SUCCESS; /* at most numKernels, as natively */
+	ids = calloc(numKernels, sizeof(*ids));
+	if (!ids)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* At most numKernels, as natively; the rest of the array is left alone. */
+	rc = vc_cu_list(VC_CU_cuLibraryEnumerateKernels, (uint64_t)(uintptr_t)lib, ids, numKernels, NULL);
+	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < numKernels && ids[i]; i++)
+		kernels[i] = (CUkernel)(uintptr_t)ids[i];
+	free(ids);
+	return rc;
 }
 
 struct name {
@@ -51,7 +69,7 @@ static struct name *g_names[256];
 
 static CUresult get_name(uint32_t op, uint64_t handle, const char **out)
 {
-	struct vc_cu_req_get_name rq = {.handle = handle};
+	struct vc_cu_req_handle rq = {.handle = handle};
 	unsigned k = (unsigned)((handle * 0x9e3779b97f4a7c15ull) >> 56);
 	struct vc_cu_prefix none;
 	char buf[VC_CU_NAME_MAX];

@@ -87,6 +87,13 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
  */
 CUresult vc_cu_submit(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen);
 
+/**
+ * vc_cu_list() - up to @n ids of the items of @owner (a library's kernels, a
+ * graph's nodes: @op says which) into @ids, a page per round trip; how many
+ * there are in *@total when not NULL.
+ */
+CUresult vc_cu_list(uint32_t op, uint64_t owner, uint64_t *ids, uint64_t n, uint64_t *total);
+
 /** vc_cu_error() - the CUresult for a transport failure @rc (-errno), said once on stderr. */
 CUresult vc_cu_error(int rc);
 
@@ -121,6 +128,22 @@ void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off);
 
 /** vc_cu_pinned_free() - give an allocation of the pinned pool back. */
 void vc_cu_pinned_free(uint64_t off, uint64_t size);
+
+/** vc_cu_mem_pinned() - whether [@p, @p + @n) is page-locked memory of ours; its pool offset in *@off. */
+int vc_cu_mem_pinned(const void *p, uint64_t n, uint64_t *off);
+
+/**
+ * vc_cu_params_layout() - the parameter layout of function or kernel @func,
+ * from the host once and cached.
+ */
+CUresult vc_cu_params_layout(uint64_t func, struct vc_cu_param_layout *out);
+
+/**
+ * vc_cu_params_pack() - @f's parameters from @kernelParams (per its layout)
+ * or from @extra's buffer form, packed into @buf (VC_LAUNCH_PARAMS_MAX
+ * bytes); their size in *@size.
+ */
+CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size);
 
 /** vc_cu_pinned_offset() - the pool offset of pinned address @p. */
 uint64_t vc_cu_pinned_offset(const void *p);

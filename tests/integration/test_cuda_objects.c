@@ -4,7 +4,7 @@
  * value, through a running vcuda-server (Check; each test forks): memory
  * pools and their attributes (int and 64-bit values), allocations from a
  * pool, kernel enumeration across reply pages, kernel and function names the
- * caller may keep, and stream capture queries. With the CI stand-in behind
+ * caller may keep, stream capture queries, and graphs built by hand. With the CI stand-in behind
  * the server, libraries hold 600 kernels named standin_kernel_<i> and
  * streams never capture; on a GPU the same tests run against the real driver
  * except where they say so.
@@ -173,6 +173,111 @@ START_TEST(capture_queries)
 }
 END_TEST
 
+/* A graph built by hand, run three times: pinned host memory -> device ->
+ * pinned host memory around a kernel node, byte for byte. */
+START_TEST(graphs_built_by_hand)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry noop()\n{\n ret;\n}\n";
+	const size_t n = 256 * 1024;
+	CUDA_KERNEL_NODE_PARAMS kp, got;
+	CUgraphNode h2d, kn, d2h, nodes[4];
+	CUgraphNodeType t;
+	CUDA_MEMCPY3D c;
+	CUgraphExec ge;
+	uint8_t *src, *dst, pageable[64];
+	size_t count = 0;
+	CUfunction f;
+	CUdeviceptr d;
+	CUmodule m;
+	CUstream s;
+	CUgraph g;
+
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemHostAlloc((void **)&src, n, 0));
+	CK(cuMemHostAlloc((void **)&dst, n, 0));
+	CK(cuGraphCreate(&g, 0));
+
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_HOST;
+	c.srcHost = src;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = d;
+	c.WidthInBytes = n;
+	c.Height = c.Depth = 1;
+	CK(cuGraphAddMemcpyNode(&h2d, g, NULL, 0, &c, g_ctx));
+	memset(&kp, 0, sizeof(kp));
+	kp.func = f;
+	kp.gridDimX = kp.gridDimY = kp.gridDimZ = 4;
+	kp.blockDimX = 64;
+	kp.blockDimY = kp.blockDimZ = 1;
+	CK(cuGraphAddKernelNode(&kn, g, &h2d, 1, &kp));
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_UNIFIED; /* cudaMemcpyDefault: resolved by the guest */
+	c.srcDevice = d;
+	c.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+	c.dstDevice = (CUdeviceptr)(uintptr_t)dst;
+	c.WidthInBytes = n;
+	c.Height = c.Depth = 1;
+	CK(cuGraphAddMemcpyNode(&d2h, g, &kn, 1, &c, g_ctx));
+	/* pageable memory cannot be in a graph here: refused, not recorded */
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = pageable;
+	c.WidthInBytes = sizeof(pageable);
+	ck_assert_int_eq(cuGraphAddMemcpyNode(&nodes[0], g, &kn, 1, &c, g_ctx), CUDA_ERROR_NOT_SUPPORTED);
+	/* a copy past the end of a pinned allocation's pool is refused */
+	c.dstHost = dst;
+	c.WidthInBytes = 1ull << 40;
+	ck_assert_int_eq(cuGraphAddMemcpyNode(&nodes[0], g, &kn, 1, &c, g_ctx), CUDA_ERROR_INVALID_VALUE);
+
+	CK(cuGraphGetNodes(g, NULL, &count));
+	ck_assert_uint_eq(count, 3);
+	count = 4;
+	CK(cuGraphGetNodes(g, nodes, &count));
+	ck_assert_uint_eq(count, 3);
+	ck_assert_ptr_eq(nodes[0], h2d);
+	ck_assert_ptr_eq(nodes[1], kn);
+	ck_assert_ptr_eq(nodes[2], d2h);
+	ck_assert_ptr_null(nodes[3]);
+	CK(cuGraphNodeGetType(kn, &t));
+	ck_assert_int_eq(t, CU_GRAPH_NODE_TYPE_KERNEL);
+	CK(cuGraphNodeGetType(d2h, &t));
+	ck_assert_int_eq(t, CU_GRAPH_NODE_TYPE_MEMCPY);
+	CK(cuGraphKernelNodeGetParams(kn, &got));
+	ck_assert_ptr_eq(got.func, f);
+	ck_assert_uint_eq(got.gridDimX, 4);
+	ck_assert_uint_eq(got.blockDimX, 64);
+
+	CK(cuGraphInstantiate(&ge, g, 0));
+	for (int it = 0; it < 3; it++) {
+		for (size_t i = 0; i < n; i++)
+			src[i] = (uint8_t)(i * 7 + it);
+		memset(dst, 0, n);
+		CK(cuGraphLaunch(ge, s));
+		CK(cuStreamSynchronize(s));
+		for (size_t i = 0; i < n; i++)
+			ck_assert_uint_eq(dst[i], (uint8_t)(i * 7 + it));
+	}
+	kp.gridDimX = 8;
+	CK(cuGraphExecKernelNodeSetParams(ge, kn, &kp));
+	/* the graph goes, its executable graph stays, its nodes' ids go */
+	CK(cuGraphDestroy(g));
+	ck_assert_int_eq(cuGraphKernelNodeGetParams(kn, &got), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphNodeGetType(kn, &t), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	CK(cuGraphExecDestroy(ge));
+	CK(cuMemFreeHost(src));
+	CK(cuMemFreeHost(dst));
+	CK(cuMemFree(d));
+	CK(cuStreamDestroy(s));
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -185,6 +290,7 @@ int main(void)
 	tcase_add_test(t, memory_pools);
 	tcase_add_test(t, kernel_lists_and_names);
 	tcase_add_test(t, capture_queries);
+	tcase_add_test(t, graphs_built_by_hand);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

@@ -215,10 +215,20 @@ fn("cuEventQuery", SYNC)
 fn("cuEventElapsedTime_v2", SYNC)
 
 # ---- graphs ----------------------------------------------------------------------
+# Built in the host driver; the guest names graphs and nodes by ids. Nodes
+# whose parameters hold pointers or arrays are hand-written (cu_graph.c).
+fn("cuGraphCreate", SYNC)
+fn("cuGraphNodeGetType", SYNC)
+fn("cuGraphGetNodes", SYNC, manual=True)
+fn("cuGraphAddKernelNode_v2", SYNC, manual=True)
+fn("cuGraphKernelNodeSetParams_v2", SYNC, manual=True)
+fn("cuGraphExecKernelNodeSetParams_v2", SYNC, manual=True)
+fn("cuGraphKernelNodeGetParams_v2", SYNC, manual=True)
+fn("cuGraphAddMemcpyNode", SYNC, manual=True)
 fn("cuGraphInstantiateWithFlags", SYNC)
 fn("cuGraphLaunch", ASYNC)
 fn("cuGraphUpload", ASYNC)
-fn("cuGraphDestroy", SYNC, destroys="hGraph")
+fn("cuGraphDestroy", SYNC, manual=True)  # forgets the graph's nodes too
 fn("cuGraphExecDestroy", SYNC, destroys="hGraphExec")
 
 # ---- memory pools ------------------------------------------------------------------
