@@ -95,6 +95,13 @@ static void rmap_delete(struct vc_cu_session *x, uint32_t k)
 	}
 }
 
+bool vc_cu_capturing(struct vc_cu_session *x, void *stream)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	return x->drv->cuStreamIsCapturing(stream, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
 int vc_cu_find(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 {
 	uint32_t k;

@@ -202,6 +202,12 @@ int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f);
 int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
 
 /**
+ * vc_cu_capturing() - whether real stream @stream is capturing into a graph
+ * (then nothing of vcuda's own may be enqueued on it: it would become a node).
+ */
+bool vc_cu_capturing(struct vc_cu_session *x, void *stream);
+
+/**
  * vc_cu_find() - the id real handle @real already has, without publishing
  * it. Returns 0, or -ENOENT when the guest was never shown it.
  */

@@ -576,7 +576,8 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	extra[4] = CU_LAUNCH_PARAM_END;
 	vc_cu_sched_before(x);
 	rc = x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
-	if (rc == CUDA_SUCCESS && vc_sched_enabled()) {
+	/* Not into a graph being captured: the tracker's event would be a node. */
+	if (rc == CUDA_SUCCESS && vc_sched_enabled() && !vc_cu_capturing(x, stream)) {
 		void *ctx = NULL;
 
 		vc_cu_lookup(x, VC_H_CUCONTEXT, x->cur_id, &ctx);
@@ -717,11 +718,7 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
  */
 static int not_capturing(struct vc_cu_session *x, void *stream)
 {
-	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
-
-	if (x->drv->cuStreamIsCapturing(stream, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE)
-		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
-	return 0;
+	return vc_cu_capturing(x, stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : 0;
 }
 
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

@@ -113,8 +113,16 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	j->kind = rq.kind;
 	j->ctx = ctx;
 	if (rq.kind == VC_CU_SYNC_STREAM) {
-		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.handle, &h)) ||
-		    (rc = x->drv->cuEventCreate(&j->ev, CU_EVENT_DISABLE_TIMING)))
+		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.handle, &h)))
+			goto err;
+		/* A capturing stream must not get an event of ours (it would
+		 * become a node): the driver's own answer, at once, ends the
+		 * capture as natively. */
+		if (vc_cu_capturing(x, h)) {
+			rc = x->drv->cuStreamSynchronize(h);
+			goto err;
+		}
+		if ((rc = x->drv->cuEventCreate(&j->ev, CU_EVENT_DISABLE_TIMING)))
 			goto err;
 		j->own_event = 1;
 		if ((rc = x->drv->cuEventRecord(j->ev, h))) {
