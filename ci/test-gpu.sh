@@ -28,8 +28,17 @@ export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
 SERVER_PID=$!
 for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
 rc=0
+mkdir -p "$out"
+# The driver-API Check suites of make check, here against the real driver.
+for t in test_cuda_api test_cuda_objects; do
+	if [ -x "$vb/tests/$t" ]; then
+		echo "== $t (real driver)"
+		"$vb/tests/$t" 2>&1 | tee "$out/$t.log" | tail -3
+		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	fi
+done
 bash tests/gpu/run-suite.sh --bin "$bin" --mode both --guest-lib "$PWD/$vb/guest" \
-	--socket "$VCUDA_SOCKET" --out "$out" || rc=$?
+	--socket "$VCUDA_SOCKET" --out "$out" || rc=1
 kill -TERM "$SERVER_PID" 2>/dev/null || true
 wait "$SERVER_PID" || true
 mkdir -p "$out" && cp "$VC_TMP/server.log" "$out/server.log"
