@@ -74,6 +74,23 @@ integration_asan() {
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 integration asan
 }
 
+# The VM's payload disk (how the GPU suite reaches the guest on the GPU
+# machine), here with NVIDIA's cudart programs over the stand-in: the guest's
+# results must match the host's byte for byte.
+vm_disk() {
+	local d=$VC_TMP/gs v
+	mkdir -p "$d"/suite/{static,shared} "$d"/native/{static,shared}
+	start_server build/release/bin/vcuda-server || return 1
+	for v in static shared; do
+		cp "build/release/tests/cudart_smoke_$v" "$d/suite/$v/cudart_smoke"
+		LD_LIBRARY_PATH=$PWD/build/release/guest "$d/suite/$v/cudart_smoke" >"$d/native/$v/cudart_smoke.out"
+		echo $? >"$d/native/$v/cudart_smoke.rc"
+	done
+	stop_server || return 1
+	GPU_SUITE=$d/suite GPU_EXPECT=$d/native VM_ONLY=gpu-static-cudart_smoke,gpu-shared-cudart_smoke \
+		bash ci/vm-test.sh
+}
+
 dead_server() { # a client must notice a killed server with an error, not hang
 	local rc=0 t0
 	start_server build/release/bin/vcuda-server || return 1
@@ -132,6 +149,7 @@ step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared"
 step "client detects a killed server" dead_server
 step "QEMU 10.0.2 + virtio-vcuda-pci (cached build) and its qtest" qemu_build
 step "VM: TCG guest, vcuda.ko, device, CI stand-in behind the server" bash ci/vm-test.sh
+step "VM: payload disk, guest results equal to the host's" vm_disk
 step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10

@@ -28,7 +28,8 @@ for s in "${steps[@]}"; do
 	smoke) run smoke 60 sh -c 'nvidia-smi -L && nvidia-smi --query-gpu=driver_version,memory.used --format=csv' ;;
 	test-gpu) run test-gpu 420 env OUT="$OUT/test-gpu" bash ci/test-gpu.sh ;;
 	bench) run bench 240 bash ci/bench-gpu.sh ;;
-	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack bash ci/vm-test.sh ;;
+	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack GPU_SUITE=build/gpu-tests \
+		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
 	gpushare) run gpushare 120 env EXECUTOR=cuda bash ci/gpushare-test.sh ;;
 	*) echo "gpu-session: unknown step $s" >&2 ;;
 	esac

@@ -18,7 +18,11 @@
 #   VM_REQUESTS=N             transport test size (default 100000)
 #   VM_ONLY=a,b               run only the named tests
 #   VM_TIMEOUT=S              guest time limit (default 900)
-#   GPU_SUITE=DIR             also run this built GPU suite inside the guest
+#   GPU_SUITE=DIR             also run this built GPU suite inside the guest,
+#   GPU_EXPECT=DIR            against these native results (run-suite.sh
+#                             --mode native's OUT/native): both go on a payload
+#                             disk (ci/vm-gpu-disk.sh), built where this runs
+#   GPU_DISK=IMAGE            a payload disk built already
 #   VCUDA_BUILD=DIR           vcuda-server and guest library (default build/release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -48,10 +52,6 @@ build_payload() { # DIR
 		"$b/tests/cudart_smoke_static" "$b/tests/cudart_smoke_shared" "$p/bin/"
 	cp "$b/guest/libcuda.so.1" "$p/lib/"
 	cp -L "${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" "$p/lib/"
-	if [ -n "${GPU_SUITE:-}" ]; then
-		mkdir -p "$p/gpu"
-		cp -r "$GPU_SUITE/." "$p/gpu/"
-	fi
 }
 
 if [ -n "${VM_PREBUILT:-}" ]; then
@@ -61,10 +61,6 @@ if [ -n "${VM_PREBUILT:-}" ]; then
 	INITRD=$VM_PREBUILT/initrd.gz
 	QEMU_FIRMWARE=$VM_PREBUILT/firmware
 	QEMU=${QEMU:-$VM_PREBUILT/qemu-system-x86_64}
-	if [ -n "${GPU_SUITE:-}" ]; then
-		log "GPU_SUITE needs an image built here: use --pack with GPU_SUITE set"
-		exit 2
-	fi
 else
 	if [ -z "${QEMU:-}" ]; then
 		qdir=$(ci/qemu.sh ${PACK_DIR:+--static} | tail -n 1)
@@ -96,6 +92,17 @@ else
 	fi
 fi
 
+# ---- the GPU suite's payload disk ------------------------------------------------
+disk=()
+if [ -n "${GPU_SUITE:-}" ]; then
+	GPU_DISK=$VC_TMP/gpu.img
+	ci/vm-gpu-disk.sh "$GPU_DISK" "$GPU_SUITE" "${GPU_EXPECT:?GPU_SUITE needs GPU_EXPECT (native results)}" >&2
+fi
+if [ -n "${GPU_DISK:-}" ]; then
+	disk=(-drive "file=$GPU_DISK,if=virtio,format=raw,readonly=on")
+	VM_MEM=${VM_MEM:-4096} # cuBLAS and cuFFT load hundreds of MiB
+fi
+
 # ---- the host side: the VM's vcuda-server, then QEMU ----------------------------
 VM_SOCK=$VC_TMP/vm.sock
 "$VCUDA_BUILD/bin/vcuda-server" --vm-socket "$VM_SOCK" --executor "$EXECUTOR" >"$VC_TMP/server.log" 2>&1 &
@@ -111,11 +118,11 @@ append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQ
 log "booting: $QEMU (TCG), $SLOTS session slots in $SHM, executor $EXECUTOR"
 t0=$SECONDS
 set +e
-timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults -accel tcg -smp 2 -m 1536 -display none -no-reboot \
+timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults -accel tcg -smp 2 -m "${VM_MEM:-1536}" -display none -no-reboot \
 	-L "$QEMU_FIRMWARE" -kernel "$VMLINUZ" -initrd "$INITRD" -append "$append" \
 	-serial "file:$VC_TMP/console.log" \
 	-chardev "socket,id=vcuda,path=$VM_SOCK,reconnect-ms=500" \
-	-device "virtio-vcuda-pci,chardev=vcuda,shm-size=$SHM,max-sessions=$SLOTS" \
+	-device "virtio-vcuda-pci,chardev=vcuda,shm-size=$SHM,max-sessions=$SLOTS" "${disk[@]}" \
 	>"$VC_TMP/qemu.log" 2>&1
 qrc=$?
 set -e

@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The VM's GPU payload disk: an ext4 image (built without root, mke2fs -d)
+# holding the built GPU suite (bin/{static,shared}/NAME), the NVIDIA
+# libraries its shared programs load from the toolkit (cuBLAS, cuFFT, cuRAND,
+# cudart), the native results to compare with (expect/VARIANT/NAME.{out,rc},
+# as tests/gpu/run-suite.sh --mode native writes them) and the guest's runner
+# (tests/vm/gpu-run.sh as run.sh).
+#   ci/vm-gpu-disk.sh IMAGE SUITE_DIR NATIVE_RESULTS_DIR
+set -euo pipefail
+cd "$(dirname "$0")/.."
+img=${1:?usage: ci/vm-gpu-disk.sh IMAGE SUITE_DIR NATIVE_RESULTS_DIR}
+suite=${2:?}
+native=${3:?}
+cuda=${CUDA_HOME:-/usr/local/cuda}
+stage=$(mktemp -d)
+trap 'rm -rf "$stage"' EXIT
+
+mkdir -p "$stage/bin" "$stage/lib" "$stage/expect"
+for v in static shared; do
+	[ -d "$suite/$v" ] || continue
+	mkdir -p "$stage/bin/$v" "$stage/expect/$v"
+	for p in "$suite/$v"/*; do
+		[ -f "$p" ] && [ -x "$p" ] || continue
+		cp "$p" "$stage/bin/$v/"
+		n=${p##*/}
+		for e in out rc; do
+			[ -f "$native/$v/$n.$e" ] && cp "$native/$v/$n.$e" "$stage/expect/$v/"
+		done
+	done
+done
+# The toolkit's libraries the programs need (never libcuda: the guest's own
+# libcuda.so.1 stands in for it).
+for p in "$stage"/bin/*/*; do
+	LD_LIBRARY_PATH="$cuda/lib64" ldd "$p" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
+done | sort -u | grep -F "$cuda" | while read -r lib; do
+	cp -L "$lib" "$stage/lib/$(basename "$lib")"
+done
+cp tests/vm/gpu-run.sh "$stage/run.sh"
+size_mb=$(($(du -sm "$stage" | cut -f1) * 12 / 10 + 64))
+rm -f "$img"
+mke2fs -q -t ext4 -L vcudagpu -d "$stage" "$img" "${size_mb}M"
+echo "vm-gpu-disk: $img: $(find "$stage/bin" -type f | wc -l) programs, $(ls "$stage/lib" | wc -l) libraries, ${size_mb} MiB"
