@@ -27,6 +27,7 @@
 #define LINE_MAX_BYTES (64u << 10)
 #define MAX_CONNS 16
 #define MAX_FDS 4
+#define RECENT 64 /* session-closed events kept for a subscriber that was away */
 
 struct conn {
 	int fd;
@@ -43,6 +44,9 @@ struct vc_admin {
 	struct conn *c[MAX_CONNS];
 	int map[1 + MAX_CONNS]; /* what each pollfd entry is: -1 listener, else conn index */
 	int nmap;
+	uint64_t seq;             /* events so far; each event carries its number */
+	json_t *recent[RECENT];   /* the last session-closed events, a ring */
+	unsigned nrecent;         /* how many were ever kept */
 };
 
 int vc_admin_create(const struct vc_admin_params *p, struct vc_admin **out)
@@ -104,6 +108,8 @@ void vc_admin_destroy(struct vc_admin *a)
 			conn_close(a, i);
 	close(a->lfd);
 	unlink(a->path);
+	for (unsigned i = 0; i < RECENT; i++)
+		json_decref(a->recent[i]);
 	free(a);
 }
 
@@ -168,6 +174,21 @@ static json_t *session_json(const struct vc_acct_entry *e, uint64_t now)
 			 (json_int_t)ld(&e->used[VC_ACCT_PINNED]), "commands", (json_int_t)ld(&e->commands),
 			 "idle_ms", (json_int_t)(now > active ? (now - active) / 1000000 : 0), "opened_at",
 			 (json_int_t)e->opened_at);
+}
+
+/*
+ * The reply to a subscription: the number of the last event, and the
+ * session-closed events kept (oldest first), so that a subscriber that was
+ * away learns how the sessions it knew ended, and what they freed.
+ */
+static json_t *subscribed(struct vc_admin *a)
+{
+	json_t *list = json_array();
+	unsigned n = a->nrecent < RECENT ? a->nrecent : RECENT;
+
+	for (unsigned i = a->nrecent - n; list && i < a->nrecent; i++)
+		json_array_append(list, a->recent[i % RECENT]);
+	return json_pack("{s:b,s:I,s:o*}", "ok", 1, "seq", (json_int_t)a->seq, "recent", list);
 }
 
 static json_t *status(struct vc_admin *a)
@@ -282,7 +303,7 @@ static bool request(struct vc_admin *a, struct conn *c, const char *line, size_t
 		rep = adopt(a, c);
 	else if (!strcmp(op, "subscribe")) {
 		c->subscribed = true;
-		rep = json_pack("{s:b}", "ok", 1);
+		rep = subscribed(a);
 	} else
 		rep = error("unknown op '%.40s' (status, set, adopt, subscribe)", op);
 	json_decref(req);
@@ -406,6 +427,7 @@ void vc_admin_handle(struct vc_admin *a, const struct pollfd *p, int n)
 
 static void broadcast(struct vc_admin *a, json_t *ev)
 {
+	json_object_set_new(ev, "seq", json_integer((json_int_t)++a->seq));
 	for (int i = 0; i < MAX_CONNS; i++) {
 		if (!a->c[i] || !a->c[i]->subscribed)
 			continue;
@@ -431,12 +453,19 @@ void vc_admin_session_opened(struct vc_admin *a, const struct vc_acct_entry *e)
 void vc_admin_session_closed(struct vc_admin *a, const struct vc_acct_entry *e, const char *reason,
 			     uint64_t freed)
 {
+	json_t *ev;
+
 	vc_log("session %u (%s pid %u %.16s) ended: %s; %" PRIu64 " bytes of device memory freed, %" PRIu64
 	       " commands",
 	       e->id, e->kind == VC_ACCT_VM ? "guest" : "client", e->pid, e->comm, reason, freed, e->commands);
 	if (!a)
 		return;
-	broadcast(a, json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I}", "event", "session-closed", "id", (json_int_t)e->id,
-			       "reason", reason, "freed_bytes", (json_int_t)freed, "commands",
-			       (json_int_t)e->commands, "pid", (json_int_t)e->pid, "slot", (json_int_t)e->slot));
+	ev = json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I}", "event", "session-closed", "id", (json_int_t)e->id,
+		       "reason", reason, "freed_bytes", (json_int_t)freed, "commands", (json_int_t)e->commands,
+		       "pid", (json_int_t)e->pid, "slot", (json_int_t)e->slot);
+	if (!ev)
+		return;
+	broadcast(a, json_incref(ev)); /* numbers it */
+	json_decref(a->recent[a->nrecent % RECENT]);
+	a->recent[a->nrecent++ % RECENT] = ev;
 }

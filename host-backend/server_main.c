@@ -92,7 +92,16 @@ static void reap(void)
 			{
 				struct vc_acct_entry *e = &g_acct->e[w->acct];
 				const char *why = vc_acct_end_reason(e, status);
-				uint64_t freed = vc_acct_release(g_acct, w->acct);
+				uint64_t freed;
+
+				/* A session that was ready and ended before the watcher
+				 * looked is announced now: its end is reported too. */
+				/* pairs with the worker's release store of 2 (acct.c) */
+				if (!e->announced && __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == 2) {
+					e->announced = 1;
+					vc_admin_session_opened(g_admin, e);
+				}
+				freed = vc_acct_release(g_acct, w->acct);
 
 				if (e->announced)
 					vc_admin_session_closed(g_admin, e, why, freed);

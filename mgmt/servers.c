@@ -443,8 +443,15 @@ static void on_event(struct vc_mgmtd *d, struct vc_server *s, json_t *ev)
 {
 	const char *kind = json_string_value(json_object_get(ev, "event"));
 	uint32_t id = (uint32_t)juint(ev, "id");
+	uint64_t seq = juint(ev, "seq");
 	char who[96] = "", rbuf[64], sz[32];
 
+	/* Numbered events come once: a replayed one seen already is skipped. */
+	if (seq && s->seq_pid == s->pid) {
+		if (seq <= s->last_seq)
+			return;
+		s->last_seq = seq;
+	}
 	if (!kind) {
 		vc_mlog("vm %s: vcuda-server sent an event without \"event\"; ignored", s->vm);
 		return;
@@ -548,12 +555,29 @@ static void on_sub_readable(struct vc_mgmtd *d, struct vc_server *s)
 		if (!s->sub_acked) {
 			char err[256];
 
-			if (admin_reply(line, len, NULL, err, sizeof(err))) {
+			json_t *rep = NULL, *e;
+			size_t i;
+
+			if (admin_reply(line, len, &rep, err, sizeof(err))) {
 				vc_mlog("vm %s: vcuda-server refused to subscribe: %s", s->vm, err);
 				sub_lost(s, "subscribe refused");
 				return;
 			}
 			s->sub_acked = true;
+			/* Sessions that ended while we were away from this server
+			 * process: their kept events say how, and what they freed.
+			 * The first subscription to a process takes its count as
+			 * the start (what came before is the previous daemon's). */
+			if (s->seq_pid == s->pid) {
+				json_array_foreach(json_object_get(rep, "recent"), i, e)
+					if (json_is_object(e))
+						on_event(d, s, e);
+			}
+			if (s->seq_pid != s->pid || juint(rep, "seq") > s->last_seq) {
+				s->last_seq = juint(rep, "seq");
+				s->seq_pid = s->pid;
+			}
+			json_decref(rep);
 			if (s->state == VC_SRV_STARTING) {
 				s->state = VC_SRV_RUNNING;
 				vc_mlog("vm %s: vcuda-server pid %d is ready (admin socket %s)", s->vm, (int)s->pid,

@@ -47,6 +47,8 @@ struct vc_server {
 	bool child;              /* ours to reap (not re-attached) */
 	int sub_fd;              /* the subscription, -1 when not connected */
 	bool sub_acked;          /* its {"ok":true} came */
+	uint64_t last_seq;       /* the last event of process seq_pid handled */
+	pid_t seq_pid;           /* 0: no event of this process seen yet */
 	struct vc_lines sub;
 	int64_t started_ms, next_try_ms, ready_deadline_ms, kill_at_ms;
 	int pending_conn;        /* a QEMU connection waiting for this server, -1 */

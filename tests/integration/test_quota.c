@@ -290,8 +290,31 @@ START_TEST(events_say_what_was_freed)
 	ck_assert_uint_eq(json_integer_value(json_object_get(e, "freed_bytes")), 12 * MiB);
 	printf("killed client reclaimed in %.0f ms\n",
 	       (double)(t1.tv_sec - t0.tv_sec) * 1e3 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6);
-	json_decref(e);
 	close(fd);
+
+	/* A subscriber that was away is told in its reply how that session
+	 * ended: the same event, with the same number. */
+	{
+		json_t *rec, *x, *found = NULL;
+		size_t i;
+
+		fd = admin_connect();
+		ck_assert_int_eq(write(fd, "{\"op\":\"subscribe\"}\n", 19), 19);
+		r = read_json(fd, 5000);
+		ck_assert(json_is_true(json_object_get(r, "ok")));
+		ck_assert_int_ge(json_integer_value(json_object_get(r, "seq")),
+				 json_integer_value(json_object_get(e, "seq")));
+		rec = json_object_get(r, "recent");
+		ck_assert(json_is_array(rec));
+		json_array_foreach(rec, i, x)
+			if (json_integer_value(json_object_get(x, "pid")) == pid)
+				found = x;
+		ck_assert_msg(found != NULL, "the closed session is not among the recent events");
+		ck_assert(json_equal(found, e));
+		json_decref(r);
+		close(fd);
+	}
+	json_decref(e);
 }
 END_TEST
 
