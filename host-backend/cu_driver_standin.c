@@ -34,6 +34,7 @@ struct obj {
 	uint64_t done_at; /* events: when the simulated work before them ends */
 	char name[64];    /* functions and kernels */
 	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
+	struct obj *mfunc; /* modules: their one function (standin_function), once listed */
 	uint64_t pool_u64[2]; /* pools: release threshold, and an int attribute's value per bit */
 	int pool_int[3];
 	/* graphs: their nodes in the order they were added (a valid order to
@@ -128,6 +129,7 @@ static void del_obj(void *h)
 		for (unsigned i = 0; i < LIB_KERNELS; i++)
 			free(o->kern[i]);
 	free(o->kern);
+	free(o->mfunc);
 	if (o->tag == T_GRAPH)
 		for (size_t i = 0; i < o->nnodes; i++)
 			free(o->nodes[i]);
@@ -776,6 +778,32 @@ static CUresult s_kernel_func(CUfunction *f, CUkernel k)
 {
 	return is(k, T_KERN) ? make_named(T_FUNC, ((struct obj *)k)->name, (void **)f)
 			     : CUDA_ERROR_INVALID_HANDLE;
+}
+
+/* Every stand-in module holds one function, as cuFFT's modules do. */
+static CUresult s_mod_func_count(unsigned int *n, CUmodule m)
+{
+	if (!is(m, T_MOD))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_mod_enum(CUfunction *f, unsigned int n, CUmodule m)
+{
+	struct obj *mod = (struct obj *)m;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!is(m, T_MOD))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!f || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Modules are the serving thread's alone (as lib->kern is). */
+	if (!mod->mfunc)
+		rc = make_named(T_FUNC, "standin_function", (void **)&mod->mfunc);
+	if (rc == CUDA_SUCCESS)
+		f[0] = (CUfunction)mod->mfunc;
+	return rc;
 }
 
 static CUresult s_lib_kernel_count(unsigned int *n, CUlibrary l)
@@ -1461,6 +1489,8 @@ static void build(void)
 	d->cuLibraryUnload = s_lib_unload;
 	d->cuLibraryGetKernel = s_lib_kernel;
 	d->cuLibraryGetKernelCount = s_lib_kernel_count;
+	d->cuModuleGetFunctionCount = s_mod_func_count;
+	d->cuModuleEnumerateFunctions = s_mod_enum;
 	d->cuLibraryEnumerateKernels = s_lib_enum;
 	d->cuKernelGetName = s_kernel_name;
 	d->cuFuncGetName = s_func_name;

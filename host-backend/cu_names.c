@@ -47,6 +47,28 @@ int vc_cu_manual_cuLibraryEnumerateKernels(struct vc_cu_session *x, const uint8_
 	return rc;
 }
 
+int vc_cu_manual_cuModuleEnumerateFunctions(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+					    struct vc_cu_out *out)
+{
+	struct vc_cu_req_list rq;
+	unsigned int total = 0;
+	CUfunction *all = NULL;
+	void *mod;
+	int rc;
+
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUMODULE, rq.owner, &mod)))
+		return rc;
+	if ((rc = x->drv->cuModuleGetFunctionCount(&total, mod)))
+		return rc;
+	if (total && !(all = calloc(total, sizeof(*all))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!total || !(rc = x->drv->cuModuleEnumerateFunctions(all, total, mod)))
+		rc = vc_cu_list_reply(x, &rq, VC_H_CUFUNCTION, (void *const *)all, total, out);
+	free(all);
+	return rc;
+}
+
 /* The name behind @name from the driver, into the reply data. */
 static int put_name(struct vc_cu_out *out, const char *name)
 {

@@ -353,12 +353,38 @@ static CUresult ctxq_slot39(CUcontext ctx, void *obj, int *out)
 
 /* ---- 6e163fbe (cuFFT) --------------------------------------------------- */
 
-/* Slot 7: cuFFT passes a code address of its own, meaningless to the host.
- * The driver refuses with 1 and cuFFT loads its kernels itself; the pointer
- * the driver also wrote is not written, since cuFFT ignores it on failure. */
-static CUresult cufft_slot7(void)
+/*
+ * Slot 7, called by cuFFT only: (ctx, module, cb, arg). It reports the
+ * module's functions through cuFFT's callback, cb(arg, function), and
+ * returns how many it reported; cuFFT asks this of modules that hold one
+ * kernel, takes a count of 1 as success and launches the function it was
+ * given (read from libcufft 12's caller: the callback only stores its
+ * second argument; with a name it uses cuModuleGetFunction instead). The
+ * callback is guest code, so the guest answers, from the module's function
+ * list on the host. (The first survey took the 1 for a refusal.)
+ */
+static CUresult cufft_slot7(CUcontext ctx, CUmodule mod, void (*cb)(void *arg, void *fn), void *arg)
 {
-	return CUDA_ERROR_INVALID_VALUE;
+	const struct vc_exptab_ops *ops = ops_get();
+	unsigned int n = 0;
+	CUfunction *fns;
+	CUresult rc;
+
+	(void)ctx; /* the module knows its context */
+	if (!cb || !ops || !ops->module_functions)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = ops->module_functions(mod, NULL, 0, &n)))
+		return rc;
+	if (!n)
+		return CUDA_SUCCESS; /* none reported */
+	fns = calloc(n, sizeof(*fns));
+	if (!fns)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = ops->module_functions(mod, fns, n, &n);
+	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < n; i++)
+		cb(arg, fns[i]);
+	free(fns);
+	return rc ? rc : (CUresult)n;
 }
 
 /* ---- the tables ---------------------------------------------------------- */

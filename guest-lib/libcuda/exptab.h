@@ -61,6 +61,10 @@ struct vc_exptab_ops {
 	 */
 	CUresult (*ctx_query)(uint32_t table, uint32_t slot, CUcontext ctx, uint64_t arg,
 			      uint64_t *out);
+
+	/* 6e163fbe slot 7: the functions of module @mod, up to @max of them into
+	 * @fns; how many it has in *@n. */
+	CUresult (*module_functions)(CUmodule mod, CUfunction *fns, unsigned int max, unsigned int *n);
 };
 
 /**

@@ -57,6 +57,23 @@ CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKe
 	return rc;
 }
 
+CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod)
+{
+	uint64_t *ids;
+	CUresult rc;
+
+	if (!functions || !numFunctions)
+		return CUDA_ERROR_INVALID_VALUE;
+	ids = calloc(numFunctions, sizeof(*ids));
+	if (!ids)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = vc_cu_list(VC_CU_cuModuleEnumerateFunctions, (uint64_t)(uintptr_t)mod, ids, numFunctions, NULL);
+	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < numFunctions && ids[i]; i++)
+		functions[i] = (CUfunction)(uintptr_t)ids[i];
+	free(ids);
+	return rc;
+}
+
 struct name {
 	struct name *next;
 	uint32_t op;

@@ -121,6 +121,7 @@ fn("cuModuleGetFunction", SYNC)
 fn("cuModuleGetGlobal_v2", SYNC, nullable=["dptr", "bytes"])
 fn("cuModuleGetLoadingMode", SYNC, ctx_free=True)
 fn("cuModuleGetFunctionCount", SYNC)
+fn("cuModuleEnumerateFunctions", SYNC, manual=True)  # paged, like kernel lists
 fn("cuLibraryLoadData", SYNC, local=True)
 fn("cuLibraryUnload", SYNC, destroys="library")
 fn("cuLibraryGetKernel", SYNC)
