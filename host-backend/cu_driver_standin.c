@@ -18,6 +18,15 @@
 
 #define VA_BASE 0x7e0000000000ull
 
+/* A module's or library's global, made when first asked for: the image is
+ * not parsed, so every global has GLOBAL_BYTES of zeroed device memory. */
+#define GLOBAL_BYTES 65536u
+struct sglobal {
+	struct sglobal *next;
+	char name[128];
+	CUdeviceptr d;
+};
+
 enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL, T_GRAPH, T_NODE,
 	   T_EXEC };
 
@@ -33,8 +42,10 @@ struct obj {
 	uint64_t id;
 	uint64_t done_at; /* events: when the simulated work before them ends */
 	char name[64];    /* functions and kernels */
+	int max_dyn_smem; /* functions and kernels: raised with cuFuncSetAttribute, 0: the default */
 	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
 	struct obj *mfunc; /* modules: their one function (standin_function), once listed */
+	struct sglobal *globals; /* modules and libraries: globals asked for so far */
 	uint64_t pool_u64[2]; /* pools: release threshold, and an int attribute's value per bit */
 	int pool_int[3];
 	/* graphs: their nodes in the order they were added (a valid order to
@@ -130,6 +141,12 @@ static void del_obj(void *h)
 			free(o->kern[i]);
 	free(o->kern);
 	free(o->mfunc);
+	while (o->globals) {
+		struct sglobal *g = o->globals;
+
+		o->globals = g->next;
+		free(g); /* the memory went, or goes, with the context */
+	}
 	if (o->tag == T_GRAPH)
 		for (size_t i = 0; i < o->nnodes; i++)
 			free(o->nodes[i]);
@@ -860,21 +877,47 @@ static CUresult s_func_name(const char **name, CUfunction f)
 	return s_get_name(name, f, T_FUNC);
 }
 
-static CUresult s_no_global(CUdeviceptr *d, size_t *n, void *owner, const char *name)
+static CUresult s_alloc(CUdeviceptr *d, size_t n);
+
+static CUresult s_global(CUdeviceptr *d, size_t *n, void *owner, const char *name)
 {
-	(void)d, (void)n, (void)owner, (void)name;
-	/* Symbol sizes would need the image parsed; the stand-in stops here. */
-	return CUDA_ERROR_NOT_FOUND;
+	struct obj *o = owner;
+	struct sglobal *g;
+	CUresult rc;
+
+	if (!name)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (g = o->globals; g && strcmp(g->name, name); g = g->next)
+		;
+	if (!g) {
+		if (strlen(name) >= sizeof(g->name))
+			return CUDA_ERROR_NOT_FOUND;
+		g = calloc(1, sizeof(*g));
+		if (!g)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if ((rc = s_alloc(&g->d, GLOBAL_BYTES))) {
+			free(g);
+			return rc;
+		}
+		snprintf(g->name, sizeof(g->name), "%s", name);
+		g->next = o->globals;
+		o->globals = g;
+	}
+	if (d)
+		*d = g->d;
+	if (n)
+		*n = GLOBAL_BYTES;
+	return CUDA_SUCCESS;
 }
 
 static CUresult s_mod_global(CUdeviceptr *d, size_t *n, CUmodule m, const char *name)
 {
-	return s_no_global(d, n, m, name);
+	return is(m, T_MOD) ? s_global(d, n, m, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name)
 {
-	return s_no_global(d, n, l, name);
+	return is(l, T_LIB) ? s_global(d, n, l, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_func_params(CUfunction f, size_t i, size_t *off, size_t *size)
@@ -913,6 +956,8 @@ static CUresult s_func_attr(int *v, CUfunction_attribute a, CUfunction f)
 	if (!is(f, T_FUNC) && !is(f, T_KERN))
 		return CUDA_ERROR_INVALID_HANDLE;
 	*v = attr_value(a);
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES && ((struct obj *)f)->max_dyn_smem)
+		*v = ((struct obj *)f)->max_dyn_smem;
 	return CUDA_SUCCESS;
 }
 
@@ -924,8 +969,14 @@ static CUresult s_kernel_attr(int *v, CUfunction_attribute a, CUkernel k, CUdevi
 
 static CUresult s_func_set_attr(CUfunction f, CUfunction_attribute a, int v)
 {
-	(void)a, (void)v;
-	return is(f, T_FUNC) || is(f, T_KERN) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+	if (!is(f, T_FUNC) && !is(f, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (a == CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) {
+		if (v < 0 || v > vc_standin_attrs[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN])
+			return CUDA_ERROR_INVALID_VALUE;
+		((struct obj *)f)->max_dyn_smem = v;
+	}
+	return CUDA_SUCCESS;
 }
 
 static CUresult s_kernel_set_attr(CUfunction_attribute a, int v, CUkernel k, CUdevice d)
@@ -1346,6 +1397,85 @@ static CUresult s_occupancy(int *n, CUfunction f, int block, size_t smem)
 	return CUDA_SUCCESS;
 }
 
+/* ---- the one private table the executor asks the driver (21318c60) ----------------
+ * Slots 4, 39 and 51 answer what an H200's driver answered (docs/
+ * cuda13-driver-surface.md): 1, 7, and an opaque object. */
+
+static int g_ctxq_obj; /* the opaque object slot 51 hands out */
+
+static CUresult s_ctxq4(CUcontext c, uint64_t *out, void *scratch)
+{
+	(void)scratch;
+	if (!is(c, T_CTX) || !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_ctxq51(CUcontext c, uint64_t arg, void **out, void *scratch)
+{
+	(void)arg, (void)scratch;
+	if (!is(c, T_CTX) || !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = &g_ctxq_obj;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_ctxq39(CUcontext c, void *obj, int *out, void *scratch)
+{
+	(void)scratch;
+	if (!is(c, T_CTX) || obj != &g_ctxq_obj || !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	*out = 7;
+	return CUDA_SUCCESS;
+}
+
+static uint64_t g_t21318c60[93];
+
+static CUresult s_export_table(const void **t, const CUuuid *id)
+{
+	static const uint8_t want[16] = {0x21, 0x31, 0x8c, 0x60, 0x97, 0x14, 0x32, 0x48,
+					 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
+	CUresult (*f4)(CUcontext, uint64_t *, void *) = s_ctxq4;
+	CUresult (*f39)(CUcontext, void *, int *, void *) = s_ctxq39;
+	CUresult (*f51)(CUcontext, uint64_t, void **, void *) = s_ctxq51;
+
+	if (!t || !id)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (memcmp(id->bytes, want, sizeof(want))) {
+		*t = NULL;
+		return CUDA_ERROR_INVALID_VALUE;
+	}
+	g_t21318c60[0] = sizeof(g_t21318c60);
+	memcpy(&g_t21318c60[4], &f4, sizeof(f4));
+	memcpy(&g_t21318c60[39], &f39, sizeof(f39));
+	memcpy(&g_t21318c60[51], &f51, sizeof(f51));
+	*t = g_t21318c60;
+	return CUDA_SUCCESS;
+}
+
+/* One cluster of any shape fits at a time (the figure is the driver's to give). */
+static CUresult s_max_clusters(int *n, CUfunction f, const CUlaunchConfig *c)
+{
+	if (!is(f, T_FUNC) && !is(f, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n || !c)
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+
+/* Functions use no shared memory of their own here: all a block may have. */
+static CUresult s_avail_smem(size_t *n, CUfunction f, int blocks, int block)
+{
+	if (!is(f, T_FUNC) && !is(f, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n || blocks <= 0 || block <= 0 || block > 1024)
+		return CUDA_ERROR_INVALID_VALUE;
+	*n = (size_t)vc_standin_attrs[CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN];
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_occupancy_f(int *n, CUfunction f, int block, size_t smem, unsigned flags)
 {
 	(void)flags;
@@ -1548,6 +1678,9 @@ static void build(void)
 	d->cuEventElapsedTime_v2 = s_event_elapsed;
 	d->cuOccupancyMaxActiveBlocksPerMultiprocessor = s_occupancy;
 	d->cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags = s_occupancy_f;
+	d->cuOccupancyAvailableDynamicSMemPerBlock = s_avail_smem;
+	d->cuOccupancyMaxActiveClusters = s_max_clusters;
+	d->cuGetExportTable = s_export_table;
 }
 
 static uint64_t g_req_limit;
