@@ -207,7 +207,7 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSERVER) $(LIBSHARED)
 # NVIDIA's CUDA runtime over the guest library: an nvcc-built program, with
 # static (nvcc's default) and shared cudart.
 NVCC := $(CUDA_HOME)/bin/nvcc
-CUDART_SMOKE := $(BUILD)/tests/cudart_smoke_static $(BUILD)/tests/cudart_smoke_shared
+CUDART_SMOKE := $(BUILD)/tests/cudart_smoke_static $(BUILD)/tests/cudart_smoke_shared $(BUILD)/tests/libs_smoke
 cudart-smoke: $(CUDART_SMOKE)
 $(BUILD)/tests/cudart_smoke_static: tests/integration/cudart/cudart_smoke.cu
 	@mkdir -p $(@D)
@@ -215,6 +215,10 @@ $(BUILD)/tests/cudart_smoke_static: tests/integration/cudart/cudart_smoke.cu
 $(BUILD)/tests/cudart_smoke_shared: tests/integration/cudart/cudart_smoke.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -cudart shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $<
+# cuBLAS, cuFFT and cuRAND (shared, as applications use them) over the guest library.
+$(BUILD)/tests/libs_smoke: tests/integration/cudart/libs_smoke.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -cudart shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $< -lcublas -lcufft -lcurand
 
 # ---- variants ------------------------------------------------------------------
 asan:

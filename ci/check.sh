@@ -66,6 +66,9 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 		echo "== NVIDIA cudart ($v) over the guest library"
 		LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_$v || rc=1
 	done
+	echo "== cuBLAS, cuFFT and cuRAND over the guest library (every call succeeds)"
+	LD_LIBRARY_PATH=$PWD/$g build/release/tests/libs_smoke | tail -n 1
+	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
 	stop_server || rc=1
 	return $rc
 }
@@ -75,20 +78,24 @@ integration_asan() {
 }
 
 # The VM's payload disk (how the GPU suite reaches the guest on the GPU
-# machine), here with NVIDIA's cudart programs over the stand-in: the guest's
-# results must match the host's byte for byte.
+# machine), here with NVIDIA's cudart programs and cuBLAS, cuFFT and cuRAND
+# over the stand-in: the guest's results must match the host's byte for byte.
 vm_disk() {
 	local d=$VC_TMP/gs v
 	mkdir -p "$d"/suite/{static,shared} "$d"/native/{static,shared}
 	start_server build/release/bin/vcuda-server || return 1
 	for v in static shared; do
 		cp "build/release/tests/cudart_smoke_$v" "$d/suite/$v/cudart_smoke"
-		LD_LIBRARY_PATH=$PWD/build/release/guest "$d/suite/$v/cudart_smoke" >"$d/native/$v/cudart_smoke.out"
-		echo $? >"$d/native/$v/cudart_smoke.rc"
+	done
+	cp build/release/tests/libs_smoke "$d/suite/shared/libs_smoke"
+	for p in "$d"/suite/*/*; do
+		v=$(basename "$(dirname "$p")")
+		LD_LIBRARY_PATH=$PWD/build/release/guest "$p" >"$d/native/$v/${p##*/}.out"
+		echo $? >"$d/native/$v/${p##*/}.rc"
 	done
 	stop_server || return 1
-	GPU_SUITE=$d/suite GPU_EXPECT=$d/native VM_ONLY=gpu-static-cudart_smoke,gpu-shared-cudart_smoke \
-		bash ci/vm-test.sh
+	GPU_SUITE=$d/suite GPU_EXPECT=$d/native \
+		VM_ONLY=gpu-static-cudart_smoke,gpu-shared-cudart_smoke,gpu-shared-libs_smoke bash ci/vm-test.sh
 }
 
 dead_server() { # a client must notice a killed server with an error, not hang
@@ -149,7 +156,7 @@ step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared"
 step "client detects a killed server" dead_server
 step "QEMU 10.0.2 + virtio-vcuda-pci (cached build) and its qtest" qemu_build
 step "VM: TCG guest, vcuda.ko, device, CI stand-in behind the server" bash ci/vm-test.sh
-step "VM: payload disk, guest results equal to the host's" vm_disk
+step "VM: payload disk (cudart, cuBLAS, cuFFT, cuRAND), results equal to the host's" vm_disk
 step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
