@@ -93,6 +93,12 @@ CUresult vc_cu_error(int rc);
 /** vc_cu_take_error() - report a pending asynchronous error (CUDA semantics), or CUDA_SUCCESS. */
 CUresult vc_cu_take_error(void);
 
+/**
+ * vc_cu_console_check() - after a call that may have synchronised: write the
+ * device printf output the host captured meanwhile to stdout (console.c).
+ */
+void vc_cu_console_check(void);
+
 /** vc_cu_unsupported() - what an entry point vcuda does not implement answers. */
 int vc_cu_unsupported(const char *name);
 
