@@ -85,7 +85,7 @@ else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
        $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
 else
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
@@ -24,6 +25,7 @@ struct obj {
 	struct obj *ctx;   /* owning context (contexts: themselves) */
 	unsigned flags;
 	int priority;
+	int printer;       /* functions and kernels: VC_STANDIN_PRINTF_NAME */
 	uint64_t id;
 	uint64_t done_at; /* events: when the simulated work before them ends */
 };
@@ -101,6 +103,74 @@ static void del_obj(void *h)
 {
 	((struct obj *)h)->tag = 0;
 	free(h);
+}
+
+/* ---- device printf (a test double, see cu_standin.h) --------------------------- */
+
+#define PRINTF_FIFO 4096 /* launches waiting for a synchronisation; more are lost */
+
+static int g_pf[PRINTF_FIFO];   /* each waiting launch's n, under g_mu */
+static unsigned g_pf_n;
+static int g_pf_budget = VC_STANDIN_PRINTF_LINES; /* lines this process may still print */
+static pthread_mutex_t g_pf_mu = PTHREAD_MUTEX_INITIALIZER; /* one writer at a time, in order */
+
+/* A synchronisation point: write what the launches so far printed. */
+static void printf_flush(void)
+{
+	char buf[16384];
+	size_t used = 0;
+	unsigned n;
+	int *q;
+
+	pthread_mutex_lock(&g_pf_mu);
+	pthread_mutex_lock(&g_mu);
+	n = g_pf_n;
+	q = n ? malloc(n * sizeof(*q)) : NULL;
+	if (q)
+		memcpy(q, g_pf, n * sizeof(*q));
+	g_pf_n = 0;
+	pthread_mutex_unlock(&g_mu);
+	for (unsigned k = 0; q && k < n; k++) {
+		for (int i = 0; i < q[k]; i++) {
+			if (sizeof(buf) - used < 64) {
+				fwrite(buf, 1, used, stdout);
+				used = 0;
+			}
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, VC_STANDIN_PRINTF_LINE, i, q[k]);
+		}
+	}
+	if (used)
+		fwrite(buf, 1, used, stdout);
+	if (n)
+		fflush(stdout);
+	pthread_mutex_unlock(&g_pf_mu);
+	free(q);
+}
+
+/* The launch's int parameter, from the packed buffer or the pointer array. */
+static int printf_arg(void **params, void **extra)
+{
+	void *buf = NULL;
+	size_t size = 0;
+	int v = 0;
+
+	if (params && params[0])
+		memcpy(&v, params[0], sizeof(v));
+	for (int i = 0; extra && i < 8 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+			size = *(size_t *)extra[i + 1];
+	}
+	if (buf && size >= sizeof(v))
+		memcpy(&v, buf, sizeof(v));
+	return v < 0 ? 0 : v;
+}
+
+static CUresult synced(CUresult rc)
+{
+	printf_flush();
+	return rc;
 }
 
 /* ---- driver and device ------------------------------------------------------- */
@@ -203,6 +273,7 @@ static CUresult s_ctx_destroy(CUcontext c)
 {
 	if (!is(c, T_CTX))
 		return CUDA_ERROR_INVALID_CONTEXT;
+	printf_flush();
 	pthread_mutex_lock(&g_mu);
 	vc_smem_free_owner(&g_mem, c);
 	pthread_mutex_unlock(&g_mu);
@@ -237,7 +308,7 @@ static CUresult s_ctx_sync(void)
 {
 	wait_host_funcs();
 	sim_drain();
-	return need_ctx();
+	return synced(need_ctx());
 }
 
 static CUresult s_ctx_sync2(CUcontext c)
@@ -425,34 +496,35 @@ static CUresult copy(void *dst, uint64_t ddev, const void *src, uint64_t sdev, s
 	return rc;
 }
 
+/* Blocking copies are synchronisation points; asynchronous ones are not. */
 static CUresult s_htod(CUdeviceptr d, const void *s, size_t n)
 {
-	return copy(NULL, d, s, 0, n);
+	return synced(copy(NULL, d, s, 0, n));
 }
 
 static CUresult s_dtoh(void *d, CUdeviceptr s, size_t n)
 {
-	return copy(d, 0, NULL, s, n);
+	return synced(copy(d, 0, NULL, s, n));
 }
 
 static CUresult s_dtod(CUdeviceptr d, CUdeviceptr s, size_t n)
 {
-	return copy(NULL, d, NULL, s, n);
+	return synced(copy(NULL, d, NULL, s, n));
 }
 
 static CUresult s_htod_a(CUdeviceptr d, const void *s, size_t n, CUstream st)
 {
-	return stream_ok(st) ? s_htod(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+	return stream_ok(st) ? copy(NULL, d, s, 0, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_dtoh_a(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
-	return stream_ok(st) ? s_dtoh(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+	return stream_ok(st) ? copy(d, 0, NULL, s, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_dtod_a(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
-	return stream_ok(st) ? s_dtod(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+	return stream_ok(st) ? copy(NULL, d, NULL, s, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult fill(CUdeviceptr d, uint32_t v, unsigned elem, size_t n)
@@ -588,13 +660,21 @@ static CUresult s_mod_unload(CUmodule m)
 	if (!is(m, T_MOD))
 		return CUDA_ERROR_INVALID_HANDLE;
 	del_obj(m);
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
+}
+
+static CUresult named(enum tag t, void **out, const char *name)
+{
+	CUresult rc = make(t, out);
+
+	if (rc == CUDA_SUCCESS && name && !strcmp(name, VC_STANDIN_PRINTF_NAME))
+		((struct obj *)*out)->printer = 1;
+	return rc;
 }
 
 static CUresult s_mod_func(CUfunction *f, CUmodule m, const char *name)
 {
-	(void)name;
-	return is(m, T_MOD) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+	return is(m, T_MOD) ? named(T_FUNC, (void **)f, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_lib_load(CUlibrary *l, const void *code, CUjit_option *jo, void **jv, unsigned nj,
@@ -609,18 +689,21 @@ static CUresult s_lib_unload(CUlibrary l)
 	if (!is(l, T_LIB))
 		return CUDA_ERROR_INVALID_HANDLE;
 	del_obj(l);
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 static CUresult s_lib_kernel(CUkernel *k, CUlibrary l, const char *name)
 {
-	(void)name;
-	return is(l, T_LIB) ? make(T_KERN, (void **)k) : CUDA_ERROR_INVALID_HANDLE;
+	return is(l, T_LIB) ? named(T_KERN, (void **)k, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_kernel_func(CUfunction *f, CUkernel k)
 {
-	return is(k, T_KERN) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+	CUresult rc = is(k, T_KERN) ? make(T_FUNC, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+
+	if (rc == CUDA_SUCCESS)
+		((struct obj *)*f)->printer = ((struct obj *)k)->printer;
+	return rc;
 }
 
 static CUresult s_no_global(CUdeviceptr *d, size_t *n, void *owner, const char *name)
@@ -640,18 +723,26 @@ static CUresult s_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char 
 	return s_no_global(d, n, l, name);
 }
 
+/* The printf test double's one int parameter. */
+static CUresult printer_params(const void *f, size_t i, size_t *off, size_t *size)
+{
+	if (!((const struct obj *)f)->printer || i != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = 0;
+	*size = sizeof(int);
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_func_params(CUfunction f, size_t i, size_t *off, size_t *size)
 {
-	(void)i, (void)off, (void)size;
 	/* The layout is in the image's .nv.info, which the stand-in does not
 	 * read: "no parameter", so launches carry none. */
-	return is(f, T_FUNC) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	return is(f, T_FUNC) ? printer_params(f, i, off, size) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_kernel_params(CUkernel k, size_t i, size_t *off, size_t *size)
 {
-	(void)i, (void)off, (void)size;
-	return is(k, T_KERN) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	return is(k, T_KERN) ? printer_params(k, i, off, size) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static int attr_value(int a)
@@ -717,7 +808,6 @@ static CUresult s_loading_mode(CUmoduleLoadingMode *m)
 
 static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-	(void)params, (void)extra;
 	if (!is(f, T_FUNC) && !is(f, T_KERN))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!c->gridDimX || !c->gridDimY || !c->gridDimZ || !c->blockDimX || !c->blockDimY || !c->blockDimZ ||
@@ -731,6 +821,13 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 		uint64_t now = sim_now();
 
 		g_busy_until = (g_busy_until > now ? g_busy_until : now) + g_sim_ns;
+	}
+	if (t_ctx && ((struct obj *)f)->printer && g_pf_n < PRINTF_FIFO) {
+		int n = printf_arg(params, extra);
+
+		n = n < g_pf_budget ? n : g_pf_budget;
+		g_pf_budget -= n;
+		g_pf[g_pf_n++] = n;
 	}
 	pthread_mutex_unlock(&g_mu);
 	return need_ctx();
@@ -770,7 +867,7 @@ static CUresult s_stream_sync(CUstream s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	wait_host_funcs();
 	sim_drain();
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 static CUresult s_stream_query(CUstream s)
@@ -850,7 +947,7 @@ static CUresult s_event_sync(CUevent e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	wait_host_funcs(); /* an event recorded after host functions completes after them */
 	sim_drain();
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 static CUresult s_event_query(CUevent e)
