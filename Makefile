@@ -50,13 +50,14 @@ SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
               host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
               host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c host-backend/gpushare.c host-backend/cu_sched.c \
-              host-backend/cu_pool.c host-backend/cu_names.c host-backend/cu_graph.c
+              host-backend/cu_pool.c host-backend/cu_names.c host-backend/cu_graph.c host-backend/console.c
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
                guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/graph.c \
+               guest-lib/libcuda/console.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 
@@ -85,7 +86,8 @@ else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects \
        $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
 else
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS)
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
+       $(BUILD)/tests/test_cuda_objects
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test

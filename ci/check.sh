@@ -48,6 +48,11 @@ integration() { # VARIANT
 	"build/$v/tests/test_vm_link" || rc=1
 	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
 	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
+	if [ "$v" = asan ]; then
+		echo "== driver API suites (device printf, pools, graphs): guest library and server under ASan+UBSan"
+		"build/$v/tests/test_cuda_api" || rc=1
+		"build/$v/tests/test_cuda_objects" || rc=1
+	fi
 	stop_server || rc=1
 	return $rc
 }

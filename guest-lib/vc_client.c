@@ -590,6 +590,11 @@ int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_f
 	return rc;
 }
 
+uint64_t vc_client_console(struct vc_client *c)
+{
+	return vc_ring_guest_console(&c->ring);
+}
+
 uint32_t vc_client_inline_max(struct vc_client *c)
 {
 	return c->ring.layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);

@@ -108,6 +108,12 @@ int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_f
 /** vc_client_take_error() - the pending asynchronous error at or before @seq, consumed; 0 if none. */
 int vc_client_take_error(struct vc_client *c, uint64_t seq);
 
+/**
+ * vc_client_console() - bytes of device printf output the server has captured
+ * for this session so far (free-running; one load of a control word).
+ */
+uint64_t vc_client_console(struct vc_client *c);
+
 /** vc_client_inline_max() - the largest reply payload (reply slot capacity). */
 uint32_t vc_client_inline_max(struct vc_client *c);
 

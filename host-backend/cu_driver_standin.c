@@ -39,6 +39,7 @@ struct obj {
 	struct obj *ctx;   /* owning context (contexts: themselves) */
 	unsigned flags;
 	int priority;
+	int printer;       /* functions and kernels: VC_STANDIN_PRINTF_NAME */
 	uint64_t id;
 	uint64_t done_at; /* events: when the simulated work before them ends */
 	char name[64];    /* functions and kernels */
@@ -155,6 +156,74 @@ static void del_obj(void *h)
 	free(h);
 }
 
+/* ---- device printf (a test double, see cu_standin.h) --------------------------- */
+
+#define PRINTF_FIFO 4096 /* launches waiting for a synchronisation; more are lost */
+
+static int g_pf[PRINTF_FIFO];   /* each waiting launch's n, under g_mu */
+static unsigned g_pf_n;
+static int g_pf_budget = VC_STANDIN_PRINTF_LINES; /* lines this process may still print */
+static pthread_mutex_t g_pf_mu = PTHREAD_MUTEX_INITIALIZER; /* one writer at a time, in order */
+
+/* A synchronisation point: write what the launches so far printed. */
+static void printf_flush(void)
+{
+	char buf[16384];
+	size_t used = 0;
+	unsigned n;
+	int *q;
+
+	pthread_mutex_lock(&g_pf_mu);
+	pthread_mutex_lock(&g_mu);
+	n = g_pf_n;
+	q = n ? malloc(n * sizeof(*q)) : NULL;
+	if (q)
+		memcpy(q, g_pf, n * sizeof(*q));
+	g_pf_n = 0;
+	pthread_mutex_unlock(&g_mu);
+	for (unsigned k = 0; q && k < n; k++) {
+		for (int i = 0; i < q[k]; i++) {
+			if (sizeof(buf) - used < 64) {
+				fwrite(buf, 1, used, stdout);
+				used = 0;
+			}
+			used += (size_t)snprintf(buf + used, sizeof(buf) - used, VC_STANDIN_PRINTF_LINE, i, q[k]);
+		}
+	}
+	if (used)
+		fwrite(buf, 1, used, stdout);
+	if (n)
+		fflush(stdout);
+	pthread_mutex_unlock(&g_pf_mu);
+	free(q);
+}
+
+/* The launch's int parameter, from the packed buffer or the pointer array. */
+static int printf_arg(void **params, void **extra)
+{
+	void *buf = NULL;
+	size_t size = 0;
+	int v = 0;
+
+	if (params && params[0])
+		memcpy(&v, params[0], sizeof(v));
+	for (int i = 0; extra && i < 8 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = extra[i + 1];
+		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
+			size = *(size_t *)extra[i + 1];
+	}
+	if (buf && size >= sizeof(v))
+		memcpy(&v, buf, sizeof(v));
+	return v < 0 ? 0 : v;
+}
+
+static CUresult synced(CUresult rc)
+{
+	printf_flush();
+	return rc;
+}
+
 /* ---- driver and device ------------------------------------------------------- */
 
 static CUresult s_init(unsigned int f)
@@ -255,6 +324,7 @@ static CUresult s_ctx_destroy(CUcontext c)
 {
 	if (!is(c, T_CTX))
 		return CUDA_ERROR_INVALID_CONTEXT;
+	printf_flush();
 	pthread_mutex_lock(&g_mu);
 	vc_smem_free_owner(&g_mem, c);
 	pthread_mutex_unlock(&g_mu);
@@ -289,7 +359,7 @@ static CUresult s_ctx_sync(void)
 {
 	wait_host_funcs();
 	sim_drain();
-	return need_ctx();
+	return synced(need_ctx());
 }
 
 static CUresult s_ctx_sync2(CUcontext c)
@@ -590,34 +660,35 @@ static CUresult copy(void *dst, uint64_t ddev, const void *src, uint64_t sdev, s
 	return rc;
 }
 
+/* Blocking copies are synchronisation points; asynchronous ones are not. */
 static CUresult s_htod(CUdeviceptr d, const void *s, size_t n)
 {
-	return copy(NULL, d, s, 0, n);
+	return synced(copy(NULL, d, s, 0, n));
 }
 
 static CUresult s_dtoh(void *d, CUdeviceptr s, size_t n)
 {
-	return copy(d, 0, NULL, s, n);
+	return synced(copy(d, 0, NULL, s, n));
 }
 
 static CUresult s_dtod(CUdeviceptr d, CUdeviceptr s, size_t n)
 {
-	return copy(NULL, d, NULL, s, n);
+	return synced(copy(NULL, d, NULL, s, n));
 }
 
 static CUresult s_htod_a(CUdeviceptr d, const void *s, size_t n, CUstream st)
 {
-	return stream_ok(st) ? s_htod(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+	return stream_ok(st) ? copy(NULL, d, s, 0, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_dtoh_a(void *d, CUdeviceptr s, size_t n, CUstream st)
 {
-	return stream_ok(st) ? s_dtoh(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+	return stream_ok(st) ? copy(d, 0, NULL, s, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_dtod_a(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st)
 {
-	return stream_ok(st) ? s_dtod(d, s, n) : CUDA_ERROR_INVALID_HANDLE;
+	return stream_ok(st) ? copy(NULL, d, NULL, s, n) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult fill(CUdeviceptr d, uint32_t v, unsigned elem, size_t n)
@@ -753,7 +824,7 @@ static CUresult s_mod_unload(CUmodule m)
 	if (!is(m, T_MOD))
 		return CUDA_ERROR_INVALID_HANDLE;
 	del_obj(m);
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 /* A function or kernel object named @name. */
@@ -761,8 +832,10 @@ static CUresult make_named(enum tag t, const char *name, void **out)
 {
 	CUresult rc = make(t, out);
 
-	if (rc == CUDA_SUCCESS && name)
+	if (rc == CUDA_SUCCESS && name) {
 		snprintf(((struct obj *)*out)->name, sizeof(((struct obj *)*out)->name), "%s", name);
+		((struct obj *)*out)->printer = !strcmp(name, VC_STANDIN_PRINTF_NAME);
+	}
 	return rc;
 }
 
@@ -783,7 +856,7 @@ static CUresult s_lib_unload(CUlibrary l)
 	if (!is(l, T_LIB))
 		return CUDA_ERROR_INVALID_HANDLE;
 	del_obj(l);
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 static CUresult s_lib_kernel(CUkernel *k, CUlibrary l, const char *name)
@@ -793,8 +866,12 @@ static CUresult s_lib_kernel(CUkernel *k, CUlibrary l, const char *name)
 
 static CUresult s_kernel_func(CUfunction *f, CUkernel k)
 {
-	return is(k, T_KERN) ? make_named(T_FUNC, ((struct obj *)k)->name, (void **)f)
-			     : CUDA_ERROR_INVALID_HANDLE;
+	CUresult rc = is(k, T_KERN) ? make_named(T_FUNC, ((struct obj *)k)->name, (void **)f)
+				    : CUDA_ERROR_INVALID_HANDLE;
+
+	if (rc == CUDA_SUCCESS)
+		((struct obj *)*f)->printer = ((struct obj *)k)->printer;
+	return rc;
 }
 
 /* Every stand-in module holds one function, as cuFFT's modules do. */
@@ -920,18 +997,26 @@ static CUresult s_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char 
 	return is(l, T_LIB) ? s_global(d, n, l, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
+/* The printf test double's one int parameter. */
+static CUresult printer_params(const void *f, size_t i, size_t *off, size_t *size)
+{
+	if (!((const struct obj *)f)->printer || i != 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	*off = 0;
+	*size = sizeof(int);
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_func_params(CUfunction f, size_t i, size_t *off, size_t *size)
 {
-	(void)i, (void)off, (void)size;
 	/* The layout is in the image's .nv.info, which the stand-in does not
 	 * read: "no parameter", so launches carry none. */
-	return is(f, T_FUNC) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	return is(f, T_FUNC) ? printer_params(f, i, off, size) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_kernel_params(CUkernel k, size_t i, size_t *off, size_t *size)
 {
-	(void)i, (void)off, (void)size;
-	return is(k, T_KERN) ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_HANDLE;
+	return is(k, T_KERN) ? printer_params(k, i, off, size) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static int attr_value(int a)
@@ -1005,7 +1090,6 @@ static CUresult s_loading_mode(CUmoduleLoadingMode *m)
 
 static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, void **extra)
 {
-	(void)params, (void)extra;
 	if (!is(f, T_FUNC) && !is(f, T_KERN))
 		return CUDA_ERROR_INVALID_HANDLE;
 	if (!c->gridDimX || !c->gridDimY || !c->gridDimZ || !c->blockDimX || !c->blockDimY || !c->blockDimZ ||
@@ -1019,6 +1103,13 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 		uint64_t now = sim_now();
 
 		g_busy_until = (g_busy_until > now ? g_busy_until : now) + g_sim_ns;
+	}
+	if (t_ctx && ((struct obj *)f)->printer && g_pf_n < PRINTF_FIFO) {
+		int n = printf_arg(params, extra);
+
+		n = n < g_pf_budget ? n : g_pf_budget;
+		g_pf_budget -= n;
+		g_pf[g_pf_n++] = n;
 	}
 	pthread_mutex_unlock(&g_mu);
 	return need_ctx();
@@ -1283,7 +1374,7 @@ static CUresult s_stream_sync(CUstream s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	wait_host_funcs();
 	sim_drain();
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 static CUresult s_stream_query(CUstream s)
@@ -1363,7 +1454,7 @@ static CUresult s_event_sync(CUevent e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	wait_host_funcs(); /* an event recorded after host functions completes after them */
 	sim_drain();
-	return CUDA_SUCCESS;
+	return synced(CUDA_SUCCESS);
 }
 
 static CUresult s_event_query(CUevent e)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console.h"
 #include "cu_exec_priv.h"
 #include "vcuda/server.h"
 
@@ -407,7 +408,17 @@ static bool cu_busy(void *ctx)
 
 static int cu_cuda_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)
 {
-	return vc_cu_dispatch(ctx, op, req, len, out);
+	int rc = vc_cu_dispatch(ctx, op, req, len, out);
+
+	/* The driver writes device printf to stdout at synchronisation points:
+	 * blocking copies, context destroys, module loads, module and library
+	 * unloads here (synchronisations answered late collect on their own
+	 * thread, cu_sync.c). Collected before the reply lets the guest go on,
+	 * failed calls included: a faulting kernel may have printed first. */
+	if (rc >= 0 && rc != VC_CU_DEFERRED &&
+	    (out->console || op == VC_CU_cuModuleUnload || op == VC_CU_cuLibraryUnload))
+		vc_console_publish(out->ring);
+	return rc;
 }
 
 static int cu_unsupported_transport(void)

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "console.h"
 #include "cu_exec_priv.h"
 #include "gpushare.h"
 
@@ -196,15 +197,16 @@ int vc_cu_manual_cuDevicePrimaryCtxRelease_v2(struct vc_cu_session *x, const uin
 {
 	struct vc_cu_req_ctx rq;
 
-	(void)out;
 	TAKE(rq);
 	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!x->primary[rq.dev] || !x->primary_refs[rq.dev])
 		return CUDA_ERROR_INVALID_CONTEXT;
 	/* As natively: the last release destroys the primary context. */
-	if (--x->primary_refs[rq.dev] == 0)
+	if (--x->primary_refs[rq.dev] == 0) {
+		out->console = true;
 		return destroy_context(x, x->primary[rq.dev]);
+	}
 	return 0;
 }
 
@@ -213,14 +215,15 @@ int vc_cu_manual_cuDevicePrimaryCtxReset_v2(struct vc_cu_session *x, const uint8
 {
 	struct vc_cu_req_ctx rq;
 
-	(void)out;
 	TAKE(rq);
 	void *real = NULL;
 
 	if (rq.dev < 0 || rq.dev >= VC_CU_MAX_DEVICES)
 		return CUDA_ERROR_INVALID_DEVICE;
-	if (x->primary[rq.dev] && !vc_cu_lookup(x, VC_H_CUCONTEXT, x->primary[rq.dev], &real) && real)
+	if (x->primary[rq.dev] && !vc_cu_lookup(x, VC_H_CUCONTEXT, x->primary[rq.dev], &real) && real) {
+		out->console = true;
 		return destroy_context(x, x->primary[rq.dev]);
+	}
 	x->primary_flags[rq.dev] = 0;
 	return 0;
 }
@@ -295,11 +298,11 @@ int vc_cu_manual_cuCtxDestroy_v2(struct vc_cu_session *x, const uint8_t *p, uint
 {
 	struct vc_cu_req_ctx rq;
 
-	(void)out;
 	TAKE(rq);
 	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
 		if (rq.target && x->primary[d] == rq.target)
 			return CUDA_ERROR_INVALID_CONTEXT; /* a primary context is released, not destroyed */
+	out->console = true;
 	return destroy_context(x, rq.target);
 }
 
@@ -391,6 +394,7 @@ int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	im = image(x, rq.image);
 	if (!im)
 		return CUDA_ERROR_INVALID_HANDLE;
+	out->console = true; /* the driver flushes device printf at a module load */
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		goto out;
 	if (rq.kind == VC_CU_LOAD_MODULE) {
@@ -729,6 +733,7 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	int rc;
 
 	TAKE(rq);
+	out->console = !rq.async; /* a blocking copy synchronises */
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
 		return rc;
 	if (rq.dir == VC_CU_COPY_DTOD) {
@@ -794,8 +799,8 @@ int vc_cu_manual_vcMemcpy2D(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 	void *stream;
 	int rc;
 
-	(void)out;
 	TAKE(rq);
+	out->console = !rq.async; /* a blocking copy synchronises */
 	if (!rq.height || !rq.width)
 		return 0;
 	if (rq.dpitch < rq.width || rq.spitch < rq.width ||
@@ -1025,4 +1030,22 @@ int vc_cu_manual_vcExportSlot(struct vc_cu_session *x, const uint8_t *p, uint32_
 		return rc;
 	}
 	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* ---- device printf output ------------------------------------------------------------------ */
+
+int vc_cu_manual_vcConsole(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcConsole rq;
+	struct vc_cu_rep_vcConsole rp = {0};
+	uint32_t cap;
+
+	(void)x;
+	TAKE(rq);
+	if (!out->data)
+		return CUDA_ERROR_INVALID_VALUE;
+	cap = rq.max < out->data_cap ? rq.max : out->data_cap;
+	out->data_len = vc_console_take(out->data, cap, &rp.end, &rp.left);
+	REPLY(rp);
+	return 0;
 }

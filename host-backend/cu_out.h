@@ -21,6 +21,7 @@ struct vc_cu_out {
 	uint32_t data_len;
 	struct vc_ring_host *ring; /* for staging-arena ranges */
 	bool bulk;         /* it moved arena data: publish progress right after it */
+	bool console;      /* it may have flushed device printf: collect before the reply */
 	void (*wake)(void *arg); /* signal the guest's sleeping threads */
 	void *wake_arg;
 	int mem_fd;        /* the region's memfd, -1 when unknown */

@@ -14,6 +14,21 @@
 
 #include "vc_cuda_driver_gen.h"
 
+/*
+ * Device printf, as a TEST DOUBLE: a function named VC_STANDIN_PRINTF_NAME
+ * (from any module or library) takes one int parameter n. Each launch queues
+ * n lines of VC_STANDIN_PRINTF_LINE, with the line's index from 0 and n, in
+ * the stand-in's printf FIFO; the next synchronisation (context, stream or
+ * event synchronise, blocking copy, context destroy, module or library
+ * unload) writes them to stdout, in launch order, as the real driver writes a
+ * kernel's printf output. A process prints at most VC_STANDIN_PRINTF_LINES
+ * lines in its life (a worker serves one session), so that a fuzzer that
+ * finds the name cannot flood its output; launches past that print less.
+ */
+#define VC_STANDIN_PRINTF_NAME "vc_standin_printf"
+#define VC_STANDIN_PRINTF_LINE "vc_standin_printf: line %d of %d\n"
+#define VC_STANDIN_PRINTF_LINES (1 << 20)
+
 /** vc_cuda_driver_standin() - the process's stand-in driver (created once). */
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit);
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "console.h"
 #include "cu_exec_priv.h"
 
 struct sync_job {
@@ -24,9 +25,35 @@ struct sync_job {
 	CUcontext ctx;
 	CUevent ev;
 	int own_event; /* recorded by us: destroy after the wait */
+	CUcontext *all; /* VC_CU_SYNC_ALL: the session's contexts when it was asked */
+	uint32_t nall;
 	uint32_t slot;
 	uint64_t seq;
 };
+
+static void job_free(struct sync_job *j)
+{
+	free(j->all);
+	free(j);
+}
+
+/* Wait for the job's work; the first error, as a synchronisation reports it. */
+static CUresult job_wait(struct vc_cu_session *x, struct sync_job *j)
+{
+	CUresult rc = CUDA_SUCCESS, r;
+
+	if (j->kind == VC_CU_SYNC_ALL) {
+		for (uint32_t i = 0; i < j->nall; i++)
+			if ((r = x->drv->cuCtxSetCurrent(j->all[i])) || (r = x->drv->cuCtxSynchronize()))
+				rc = rc ? rc : r;
+		return rc;
+	}
+	x->drv->cuCtxSetCurrent(j->ctx);
+	rc = j->kind == VC_CU_SYNC_CTX ? x->drv->cuCtxSynchronize() : x->drv->cuEventSynchronize(j->ev);
+	if (j->own_event)
+		x->drv->cuEventDestroy_v2(j->ev);
+	return rc;
+}
 
 static void *syncer(void *arg)
 {
@@ -46,18 +73,19 @@ static void *syncer(void *arg)
 		x->sync_head = j->next;
 		pthread_mutex_unlock(&x->cb_mu);
 
-		x->drv->cuCtxSetCurrent(j->ctx);
-		rc = j->kind == VC_CU_SYNC_CTX ? x->drv->cuCtxSynchronize() : x->drv->cuEventSynchronize(j->ev);
-		if (j->own_event)
-			x->drv->cuEventDestroy_v2(j->ev);
+		rc = job_wait(x, j);
 
 		pthread_mutex_lock(&x->cb_mu);
-		/* Shared memory is written only while the session is open. */
-		if (!x->cb_abort)
+		/* Shared memory is written only while the session is open. The
+		 * driver printed the device's printf output during the wait: it
+		 * is collected before the reply lets the guest go on. */
+		if (!x->cb_abort) {
+			vc_console_publish(x->ring);
 			sig = vc_ring_host_reply(x->ring, j->slot, j->seq, rc, NULL, 0);
+		}
 		if (sig)
 			x->wake(x->wake_arg);
-		free(j);
+		job_free(j);
 	}
 	pthread_mutex_unlock(&x->cb_mu);
 	return NULL;
@@ -86,6 +114,51 @@ static int defer(struct vc_cu_session *x, struct sync_job *j, struct vc_cu_out *
 	return VC_CU_DEFERRED;
 }
 
+/* Hand job @j to the helper thread, or wait here when there is no slot to
+ * answer in later. Takes @j. */
+static int submit(struct vc_cu_session *x, struct sync_job *j, struct vc_cu_out *out)
+{
+	int rc;
+
+	if (!out->has_slot) {
+		/* Sent without a reply slot (not by this library): wait here. */
+		rc = job_wait(x, j);
+		if (j->kind == VC_CU_SYNC_ALL)
+			x->cur_id = UINT64_MAX; /* it switched contexts: the next vc_cu_enter() sets one */
+		job_free(j);
+		out->console = true;
+		return rc;
+	}
+	j->slot = out->slot;
+	j->seq = out->seq;
+	rc = defer(x, j, out);
+	if (rc != VC_CU_DEFERRED)
+		job_free(j);
+	return rc;
+}
+
+/* Every context of the session, as natively a process's teardown waits for
+ * each (and the driver prints what their kernels left in the printf FIFO). */
+static int sync_all(struct vc_cu_session *x, struct vc_cu_out *out)
+{
+	struct sync_job *j = calloc(1, sizeof(*j));
+	uint32_t n = 0;
+
+	if (!j)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	j->kind = VC_CU_SYNC_ALL;
+	for (uint32_t i = 0; i < x->nh; i++)
+		n += x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real;
+	if (n && !(j->all = calloc(n, sizeof(*j->all)))) {
+		free(j);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (uint32_t i = 0; i < x->nh; i++)
+		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)
+			j->all[j->nall++] = x->h[i].real;
+	return submit(x, j, out);
+}
+
 int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
 {
 	struct vc_cu_req_sync rq;
@@ -97,8 +170,10 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	if (len < sizeof(rq))
 		return -VC_FATAL_PAYLOAD;
 	memcpy(&rq, p, sizeof(rq));
-	if (rq.kind > VC_CU_SYNC_CTX)
+	if (rq.kind > VC_CU_SYNC_ALL)
 		return -VC_FATAL_PAYLOAD;
+	if (rq.kind == VC_CU_SYNC_ALL)
+		return sync_all(x, out);
 	if (rq.kind == VC_CU_SYNC_CTX && rq.handle)
 		rc = vc_cu_enter(x, rq.handle);
 	else
@@ -138,20 +213,7 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 		}
 		j->ev = h;
 	}
-	if (!out->has_slot) {
-		/* Sent without a reply slot (not by this library): wait here. */
-		rc = j->kind == VC_CU_SYNC_CTX ? x->drv->cuCtxSynchronize() : x->drv->cuEventSynchronize(j->ev);
-		if (j->own_event)
-			x->drv->cuEventDestroy_v2(j->ev);
-		free(j);
-		return rc;
-	}
-	j->slot = out->slot;
-	j->seq = out->seq;
-	rc = defer(x, j, out);
-	if (rc != VC_CU_DEFERRED)
-		goto err;
-	return rc;
+	return submit(x, j, out);
 err:
 	free(j);
 	return rc;

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "console.h"
 #include "handshake.h"
 #include "region.h"
 #include "server_config.h"
@@ -104,6 +105,24 @@ int vc_worker_probe(const struct vc_server_config *cfg)
 		return 1;
 	}
 	return 0;
+}
+
+void vc_worker_capture_stdout(uint32_t id)
+{
+	int rc = vc_console_capture();
+
+	if (rc)
+		vc_log("session %u: cannot capture device printf output for the guest (%s); it goes to this log",
+		       id, strerror(-rc));
+}
+
+void vc_worker_release_stdout(uint32_t id)
+{
+	uint64_t lost = vc_console_stop();
+
+	if (lost)
+		vc_log("session %u: %" PRIu64 " bytes of device printf output were never fetched by the guest", id,
+		       lost);
 }
 
 static volatile sig_atomic_t g_stop;
@@ -191,6 +210,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 	ssize_t n;
 
 	vc_worker_catch_term();
+	vc_worker_capture_stdout(id);
 	n = vc_sock_recv(sock, msg, sizeof(msg), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
 	if (n == -EMSGSIZE)
 		n = (ssize_t)sizeof(msg) + 1; /* oversized: refused below */
@@ -265,6 +285,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 		vc_log("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches", id,
 		       st.commands, st.batches);
 	vc_session_destroy(s);
+	vc_worker_release_stdout(id);
 	vc_region_destroy(&region);
 	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;
 

@@ -15,6 +15,16 @@
 int vc_worker_open_executor(const struct vc_server_config *cfg, const struct vc_executor_ops **ops,
 			    void **factory, char *err, size_t errlen);
 
+/**
+ * vc_worker_capture_stdout() - make this worker's stdout the channel of the
+ * guest's device printf output (console.h); a failure is logged and leaves
+ * the output in the server's log, as without vcuda's capture.
+ */
+void vc_worker_capture_stdout(uint32_t id);
+
+/** vc_worker_release_stdout() - end the capture; log output the guest never fetched. */
+void vc_worker_release_stdout(uint32_t id);
+
 /** vc_worker_catch_term() - SIGTERM and SIGINT end the session being served. */
 void vc_worker_catch_term(void);
 

@@ -51,6 +51,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	int rc;
 
 	vc_worker_catch_term();
+	vc_worker_capture_stdout(a->id);
 	vc_acct_client(a->pid, a->uid, a->comm);
 	if (vc_worker_open_executor(cfg, &ops, &factory, why, sizeof(why))) {
 		report(a->ctl_fd, a, -ENODEV, 0, "vcuda-server: %s", why);
@@ -113,6 +114,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		vc_log("vm %s slot %u: session %u closed after %" PRIu64 " commands", a->vm_name, a->slot, a->id,
 		       st.commands);
 	vc_session_destroy(s);
+	vc_worker_release_stdout(a->id);
 	munmap(base, layout.region_size);
 	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;
 }

@@ -240,11 +240,27 @@ struct vc_cu_rep_host_register {
 #define VC_CU_SYNC_STREAM 0u
 #define VC_CU_SYNC_EVENT 1u
 #define VC_CU_SYNC_CTX 2u
+#define VC_CU_SYNC_ALL 3u /* every context of the session (process exit); handle unused */
 struct vc_cu_req_sync {
 	uint64_t ctx;
 	uint64_t handle; /* stream, event or context id (0: the current context) */
 	uint32_t kind;   /* VC_CU_SYNC_* */
 	uint32_t pad;
+};
+
+/* ---- device printf output ---------------------------------------------------------- */
+/* vcConsole: the next bytes of the device printf output that the host's worker
+ * captured from its stdout, in order, as reply data (at most `max` bytes and
+ * what the slot holds). The guest asks while vc_ctrl.con_total is ahead of
+ * `end`, and writes the bytes to its own stdout. */
+struct vc_cu_req_vcConsole {
+	uint64_t ctx;
+	uint32_t max; /* reply data bytes the guest takes at most */
+	uint32_t pad;
+};
+struct vc_cu_rep_vcConsole {
+	uint64_t end;  /* bytes handed out so far, this reply's included (compare with con_total) */
+	uint64_t left; /* bytes still waiting after this reply */
 };
 
 /* ---- export-table slots the host answers ---------------------------------------- */

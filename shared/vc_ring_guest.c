@@ -273,6 +273,12 @@ bool vc_ring_guest_error(struct vc_ring_guest *g, int32_t *code, uint64_t *seq)
 	return true;
 }
 
+uint64_t vc_ring_guest_console(struct vc_ring_guest *g)
+{
+	/* Pairs with the host's release store in vc_ring_host_console(). */
+	return vc_shm_load64(&g->ctrl->con_total, VC_ACQUIRE);
+}
+
 void vc_ring_guest_ack_error(struct vc_ring_guest *g, uint64_t seq)
 {
 	/* Release pairs with the host's acquire load of err_ack in

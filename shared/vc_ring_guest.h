@@ -121,6 +121,12 @@ int64_t vc_ring_guest_read_reply(struct vc_ring_guest *g, uint32_t slot, uint64_
  */
 bool vc_ring_guest_error(struct vc_ring_guest *g, int32_t *code, uint64_t *seq);
 
+/**
+ * vc_ring_guest_console() - bytes of device printf output the host has
+ * captured so far (free-running; acquire), to compare with what was fetched.
+ */
+uint64_t vc_ring_guest_console(struct vc_ring_guest *g);
+
 /** vc_ring_guest_ack_error() - consume the sticky error of command @seq. */
 void vc_ring_guest_ack_error(struct vc_ring_guest *g, uint64_t seq);
 

@@ -181,6 +181,15 @@ bool vc_ring_host_pending(struct vc_ring_host *h)
 	return vc_shm_load32(&h->ctrl->tail, VC_RELAXED) != h->head;
 }
 
+void vc_ring_host_console(struct vc_ring_host *h, uint64_t total)
+{
+	/* Pairs with the guest's acquire load in vc_ring_guest_console(). The
+	 * reply or done_seq store that follows (seq_cst) orders it before the
+	 * guest's return from the call that synchronised; the bytes themselves
+	 * travel in vcConsole replies, never in shared memory before this. */
+	vc_shm_store64(&h->ctrl->con_total, total, VC_RELEASE);
+}
+
 void vc_ring_host_heartbeat(struct vc_ring_host *h)
 {
 	/* Pairs with the guest's clear of ALIVE (fetch_and) in its wait loop:

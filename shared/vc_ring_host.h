@@ -123,6 +123,13 @@ int vc_ring_host_cb_push(struct vc_ring_host *h, uint64_t cookie, uint32_t *inde
 /** vc_ring_host_cb_done() - how many queued callbacks the guest reports run. */
 uint32_t vc_ring_host_cb_done(struct vc_ring_host *h);
 
+/**
+ * vc_ring_host_console() - publish @total, the bytes of device printf output
+ * captured so far (free-running), before the reply or done_seq that lets the
+ * guest go on. Callers serialise calls and never let @total go back.
+ */
+void vc_ring_host_console(struct vc_ring_host *h, uint64_t total);
+
 /** vc_ring_host_heartbeat() - set ALIVE, telling waiting guests the server lives. */
 void vc_ring_host_heartbeat(struct vc_ring_host *h);
 

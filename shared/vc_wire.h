@@ -118,9 +118,15 @@ struct vc_ctrl {
 	/* line 10: guest writes (release): host callbacks it has run. */
 	uint32_t cb_done;
 	uint8_t pad9[VC_CACHELINE - 4];
-	/* lines 11-: host writes before cb_tail: the guest's cookie of each queued
-	 * callback (cuLaunchHostFunc), in stream order per stream. */
+	/* lines 11-42: host writes before cb_tail: the guest's cookie of each
+	 * queued callback (cuLaunchHostFunc), in stream order per stream. */
 	uint64_t cb_ring[VC_CB_RING];
+	/* line 43: host writes (release), before the reply or done_seq that lets
+	 * the guest go on: bytes of device printf output it has captured so far
+	 * (free-running, markers included). The guest fetches them with vcConsole
+	 * while it has fetched fewer. */
+	uint64_t con_total;
+	uint8_t pad10[VC_CACHELINE - 8];
 };
 static_assert(offsetof(struct vc_ctrl, layout) == 16, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, tail) == 2 * VC_CACHELINE, "ctrl ABI");
@@ -135,7 +141,8 @@ static_assert(offsetof(struct vc_ctrl, err_ack) == 8 * VC_CACHELINE, "ctrl ABI")
 static_assert(offsetof(struct vc_ctrl, cb_tail) == 9 * VC_CACHELINE, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, cb_done) == 10 * VC_CACHELINE, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, cb_ring) == 11 * VC_CACHELINE, "ctrl ABI");
-static_assert(sizeof(struct vc_ctrl) == 11 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
+static_assert(offsetof(struct vc_ctrl, con_total) == 11 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
+static_assert(sizeof(struct vc_ctrl) == 12 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
 static_assert(sizeof(struct vc_ctrl) <= VC_CTRL_SIZE, "ctrl fits its page");
 
 /* Why a session went FATAL (vc_ctrl.fatal_reason). */

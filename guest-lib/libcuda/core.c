@@ -243,6 +243,9 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 			return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	rc = vc_client_call(st->client, op, req, reqlen, data, dlen, buf, cap, &got);
+	/* Device printf output reaches stdout before a synchronising call
+	 * returns, failed ones included (a kernel may print, then fault). */
+	vc_cu_console_check();
 	if (rc < 0) {
 		rc = vc_cu_error(rc);
 	} else if (rc == CUDA_SUCCESS) {

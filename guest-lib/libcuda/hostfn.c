@@ -32,12 +32,20 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t g_cv = PTHREAD_COND_INITIALIZER;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
+static __thread int t_callback_thread;
+
+int vc_cu_in_callback(void)
+{
+	return t_callback_thread;
+}
+
 static void *callback_thread(void *unused)
 {
 	struct vc_cu_state *st = vc_cu_state();
 	uint64_t cookie;
 
 	(void)unused;
+	t_callback_thread = 1;
 	while (st && vc_client_cb_next(st->client, &cookie) == 0) {
 		struct pending p = {0};
 		struct pending *slot = &g_tab[cookie % TABLE];

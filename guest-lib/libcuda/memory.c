@@ -282,6 +282,8 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int
 		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), src, n, &none, 0, NULL, 0, 1);
 	}
 	rc = vc_client_put(st->client, src, n, emit_copy, &c, async);
+	if (!async)
+		vc_cu_console_check(); /* a blocking copy synchronises */
 	return rc < 0 ? vc_cu_error(rc) : (CUresult)rc;
 }
 
@@ -320,6 +322,7 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async
 		return r == CUDA_SUCCESS && got != n ? CUDA_ERROR_UNKNOWN : r;
 	}
 	rc = vc_client_get(st->client, dst, n, emit_copy, &c);
+	vc_cu_console_check(); /* a copy to pageable memory synchronises */
 	return rc < 0 ? vc_cu_error(rc) : (CUresult)rc;
 }
 

@@ -100,6 +100,12 @@ CUresult vc_cu_error(int rc);
 /** vc_cu_take_error() - report a pending asynchronous error (CUDA semantics), or CUDA_SUCCESS. */
 CUresult vc_cu_take_error(void);
 
+/**
+ * vc_cu_console_check() - after a call that may have synchronised: write the
+ * device printf output the host captured meanwhile to stdout (console.c).
+ */
+void vc_cu_console_check(void);
+
 /** vc_cu_unsupported() - what an entry point vcuda does not implement answers. */
 int vc_cu_unsupported(const char *name);
 
@@ -144,6 +150,12 @@ CUresult vc_cu_params_layout(uint64_t func, struct vc_cu_param_layout *out);
  * bytes); their size in *@size.
  */
 CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size);
+
+/**
+ * vc_cu_in_callback() - whether the calling thread is the one that runs host
+ * functions (a stream waits on it: it must not wait for the GPU itself).
+ */
+int vc_cu_in_callback(void);
 
 /** vc_cu_pinned_offset() - the pool offset of pinned address @p. */
 uint64_t vc_cu_pinned_offset(const void *p);

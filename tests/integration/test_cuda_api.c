@@ -11,8 +11,11 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
@@ -382,6 +385,331 @@ START_TEST(out_of_memory_is_reported)
 }
 END_TEST
 
+/* ---- device printf ---------------------------------------------------------------
+ * The CI stand-in's test double for device printf (host-backend/cu_standin.h):
+ * a function named vc_standin_printf takes an int n, and the next
+ * synchronisation writes n lines of PRINTF_LINE to the worker's stdout. The
+ * server captures them; the guest library must write them to this process's
+ * stdout before the synchronising call returns. Like kernel_printf.cu, the
+ * tests put a temporary file on fd 1 and read it back.
+ */
+#define PRINTF_LINE "vc_standin_printf: line %d of %d\n"
+#define CONSOLE_MAX (8u << 20) /* host-backend/console.h: what waits at most */
+
+static int on_standin(void)
+{
+	char name[128];
+
+	CK(cuDeviceGetName(name, sizeof(name), 0));
+	return strstr(name, "stand-in") != NULL;
+}
+
+/* Load any image and get the printing function from it (the stand-in loads anything). */
+static CUfunction printer(CUmodule *m)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry vc_standin_printf(.param .u32 n)\n{\n ret;\n}\n";
+	CUfunction f;
+
+	CK(cuModuleLoadData(m, ptx));
+	CK(cuModuleGetFunction(&f, *m, "vc_standin_printf"));
+	return f;
+}
+
+static void print_on(CUfunction f, CUstream s, int n)
+{
+	void *args[] = {&n};
+
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+}
+
+struct text {
+	char *p;
+	size_t len, cap;
+};
+
+static void text_add(struct text *t, const char *s, size_t n)
+{
+	if (t->len + n + 1 > t->cap) {
+		t->cap = (t->len + n + 1) * 2;
+		t->p = realloc(t->p, t->cap);
+		ck_assert_ptr_nonnull(t->p);
+	}
+	memcpy(t->p + t->len, s, n);
+	t->len += n;
+	t->p[t->len] = 0;
+}
+
+/* What a launch with @n prints. */
+static void text_lines(struct text *t, int n)
+{
+	char line[96];
+
+	for (int i = 0; i < n; i++)
+		text_add(t, line, (size_t)snprintf(line, sizeof(line), PRINTF_LINE, i, n));
+}
+
+struct capture {
+	FILE *f;
+	int saved;
+};
+
+/* fd 1 into a temporary file, as kernel_printf.cu does. */
+static void capture_begin(struct capture *c)
+{
+	fflush(stdout);
+	c->f = tmpfile();
+	ck_assert_ptr_nonnull(c->f);
+	c->saved = dup(1);
+	ck_assert_int_ge(c->saved, 0);
+	ck_assert_int_ge(dup2(fileno(c->f), 1), 0);
+}
+
+/* What reached fd 1 so far, read without flushing anything of ours first:
+ * device output must already be there when the synchronising call returns. */
+static struct text captured(struct capture *c)
+{
+	struct text t = {0};
+	struct stat st;
+	char buf[65536];
+	off_t off = 0;
+	ssize_t n;
+
+	ck_assert_int_eq(fstat(fileno(c->f), &st), 0);
+	text_add(&t, "", 0);
+	while (off < st.st_size && (n = pread(fileno(c->f), buf, sizeof(buf), off)) > 0) {
+		text_add(&t, buf, (size_t)n);
+		off += n;
+	}
+	return t;
+}
+
+static void capture_end(struct capture *c)
+{
+	fflush(stdout);
+	ck_assert_int_ge(dup2(c->saved, 1), 0);
+	close(c->saved);
+	fclose(c->f);
+}
+
+static void assert_text(const struct text *got, const struct text *want)
+{
+	size_t i = 0;
+
+	while (i < got->len && i < want->len && got->p[i] == want->p[i])
+		i++;
+	ck_assert_msg(got->len == want->len && i == got->len,
+		      "device printf text differs at byte %zu (got %zu bytes, want %zu): got \"%.60s\", want \"%.60s\"",
+		      i, got->len, want->len, got->p + i, want->p + i);
+}
+
+START_TEST(device_printf_reaches_stdout_in_order)
+{
+	struct text want = {0}, got;
+	struct capture c;
+	CUmodule m;
+	CUfunction f;
+
+	if (!on_standin())
+		return;
+	f = printer(&m);
+	capture_begin(&c);
+	/* The program's own buffered output comes first, as natively. */
+	printf("program: before\n");
+	print_on(f, NULL, 3);
+	print_on(f, NULL, 1);
+	print_on(f, NULL, 2);
+	CK(cuCtxSynchronize());
+	got = captured(&c);
+	text_add(&want, "program: before\n", 16);
+	text_lines(&want, 3);
+	text_lines(&want, 1);
+	text_lines(&want, 2);
+	assert_text(&got, &want);
+	printf("program: after\n");
+	capture_end(&c);
+	CK(cuModuleUnload(m));
+	free(got.p);
+	free(want.p);
+}
+END_TEST
+
+START_TEST(device_printf_at_every_synchronisation)
+{
+	struct text want = {0}, got;
+	struct capture c;
+	CUmodule m;
+	CUfunction f;
+	CUstream s;
+	CUevent e;
+	CUcontext other;
+	CUdeviceptr d;
+	size_t big = 2 << 20; /* through the staging arena */
+	uint8_t *buf = malloc(big);
+	int k = 1;
+
+	if (!on_standin())
+		return;
+	f = printer(&m);
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&e, 0));
+	CK(cuMemAlloc(&d, big));
+	capture_begin(&c);
+#define EXPECT_AFTER(call)                        \
+	do {                                      \
+		CK(call);                         \
+		text_lines(&want, k);             \
+		got = captured(&c);               \
+		assert_text(&got, &want);         \
+		free(got.p);                      \
+		k++;                              \
+	} while (0)
+	print_on(f, s, k);
+	EXPECT_AFTER(cuStreamSynchronize(s));
+	print_on(f, s, k);
+	CK(cuEventRecord(e, s));
+	EXPECT_AFTER(cuEventSynchronize(e));
+	print_on(f, NULL, k);
+	EXPECT_AFTER(cuMemcpyDtoH(buf, d, 64));
+	print_on(f, NULL, k);
+	EXPECT_AFTER(cuMemcpyHtoD(d, buf, 64));
+	print_on(f, NULL, k);
+	EXPECT_AFTER(cuMemcpyDtoH(buf, d, big));
+	print_on(f, NULL, k);
+	EXPECT_AFTER(cuMemcpyHtoD(d, buf, big));
+	print_on(f, NULL, k);
+	EXPECT_AFTER(cuModuleUnload(m));
+	/* A context's destruction flushes what its kernels printed. */
+	CK(cuCtxCreate(&other, NULL, 0, 0));
+	f = printer(&m);
+	print_on(f, NULL, k);
+	EXPECT_AFTER(cuCtxDestroy(other));
+	CK(cuCtxSetCurrent(g_ctx));
+	/* Asynchronous calls do not synchronise: nothing until the next one that does. */
+	print_on(f = printer(&m), s, k);
+	CK(cuMemcpyHtoDAsync(d, buf, 64, s));
+	got = captured(&c);
+	assert_text(&got, &want);
+	free(got.p);
+	EXPECT_AFTER(cuCtxSynchronize());
+#undef EXPECT_AFTER
+	capture_end(&c);
+	CK(cuModuleUnload(m));
+	CK(cuMemFree(d));
+	CK(cuEventDestroy(e));
+	CK(cuStreamDestroy(s));
+	free(want.p);
+	free(buf);
+}
+END_TEST
+
+START_TEST(device_printf_larger_than_a_reply)
+{
+	struct text want = {0}, got;
+	struct capture c;
+	CUmodule m;
+	CUfunction f;
+
+	if (!on_standin())
+		return;
+	f = printer(&m);
+	capture_begin(&c);
+	print_on(f, NULL, 40000);
+	print_on(f, NULL, 5);
+	CK(cuCtxSynchronize());
+	got = captured(&c);
+	text_lines(&want, 40000);
+	text_lines(&want, 5);
+	ck_assert_uint_gt(want.len, 1u << 20);
+	assert_text(&got, &want);
+	capture_end(&c);
+	CK(cuModuleUnload(m));
+	free(got.p);
+	free(want.p);
+}
+END_TEST
+
+START_TEST(device_printf_past_the_cap_is_dropped_with_a_marker)
+{
+	struct text all = {0}, want = {0}, got;
+	struct capture c;
+	char marker[160];
+	CUmodule m;
+	CUfunction f;
+	int n = 300000;
+
+	if (!on_standin())
+		return;
+	f = printer(&m);
+	capture_begin(&c);
+	print_on(f, NULL, n);
+	CK(cuCtxSynchronize());
+	got = captured(&c);
+	text_lines(&all, n);
+	ck_assert_uint_gt(all.len, CONSOLE_MAX);
+	/* The first CONSOLE_MAX bytes, then the marker on a line of its own. */
+	text_add(&want, all.p, CONSOLE_MAX);
+	if (all.p[CONSOLE_MAX - 1] != '\n')
+		text_add(&want, "\n", 1);
+	snprintf(marker, sizeof(marker), "vcuda: %zu bytes of device printf output dropped (%u MiB were waiting)\n",
+		 all.len - CONSOLE_MAX, CONSOLE_MAX >> 20);
+	text_add(&want, marker, strlen(marker));
+	assert_text(&got, &want);
+	free(got.p);
+	/* Then output flows again. */
+	print_on(f, NULL, 2);
+	CK(cuStreamSynchronize(NULL));
+	text_lines(&want, 2);
+	got = captured(&c);
+	assert_text(&got, &want);
+	capture_end(&c);
+	CK(cuModuleUnload(m));
+	free(got.p);
+	free(want.p);
+	free(all.p);
+}
+END_TEST
+
+/* A program that exits without synchronising still prints, as at context
+ * teardown natively: the library flushes at exit. (A separate process: this
+ * one has not initialised CUDA, so its child may.) */
+START_TEST(device_printf_flushed_at_exit)
+{
+	struct text want = {0}, got;
+	struct capture c;
+	pid_t pid;
+	int st = 0;
+
+	capture_begin(&c);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		CUcontext ctx;
+		CUmodule m;
+		CUfunction f;
+
+		if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx))
+			_exit(3);
+		if (!on_standin())
+			_exit(2);
+		f = printer(&m);
+		print_on(f, NULL, 4);
+		exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	got = captured(&c);
+	capture_end(&c);
+	ck_assert(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 2)
+		return; /* a GPU: no test double */
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+	text_lines(&want, 4);
+	assert_text(&got, &want);
+	free(got.p);
+	free(want.p);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_api");
@@ -402,6 +730,15 @@ int main(void)
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
+	tcase_add_test(t, device_printf_reaches_stdout_in_order);
+	tcase_add_test(t, device_printf_at_every_synchronisation);
+	tcase_add_test(t, device_printf_larger_than_a_reply);
+	tcase_add_test(t, device_printf_past_the_cap_is_dropped_with_a_marker);
+	suite_add_tcase(s, t);
+	/* Without the fixture: the test's child initialises CUDA itself. */
+	t = tcase_create("exit");
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, device_printf_flushed_at_exit);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -58,6 +58,7 @@ fn("vcOccupancyClusters", SYNC, virtual=True)  # cuOccupancyMaxActiveClusters
 fn("vcPinnedBase", SYNC, virtual=True)  # where the guest mapped the pinned pool
 fn("vcHostRegister", SYNC, virtual=True)
 fn("vcHostUnregister", SYNC, virtual=True)
+fn("vcConsole", SYNC, virtual=True)     # device printf output the host captured
 
 # ---- driver and devices -------------------------------------------------------
 fn("cuInit", SYNC, local=True)
