@@ -31,7 +31,8 @@ CUresult vc_cu_list(uint32_t op, uint64_t owner, uint64_t *ids, uint64_t n, uint
 			return rc;
 		if (rp.returned > rq.count || got != rp.returned * sizeof(page[0]))
 			return CUDA_ERROR_INVALID_VALUE;
-		memcpy(ids + done, page, got);
+		if (got)
+			memcpy(ids + done, page, got);
 		done += rp.returned;
 	} while (rp.returned && done < n && done < rp.total);
 	if (total)
