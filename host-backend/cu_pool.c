@@ -8,25 +8,6 @@
  */
 #include "cu_exec_priv.h"
 
-/* Bytes of attribute @attr's value, 0 for an attribute this build does not know. */
-static unsigned attr_size(int32_t attr)
-{
-	switch (attr) {
-	case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-	case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-		return sizeof(int);
-	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-		return sizeof(cuuint64_t);
-	default:
-		return 0;
-	}
-}
-
 int vc_cu_manual_cuMemPoolCreate(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 				 struct vc_cu_out *out)
 {
@@ -65,7 +46,7 @@ int vc_cu_manual_cuMemPoolSetAttribute(struct vc_cu_session *x, const uint8_t *p
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUMEMORYPOOL, rq.pool, &pool)))
 		return rc;
-	switch (attr_size(rq.attr)) {
+	switch (vc_cu_pool_attr_size(rq.attr)) {
 	case sizeof(int):
 		iv = (int)rq.value;
 		return x->drv->cuMemPoolSetAttribute(pool, (CUmemPool_attribute)rq.attr, &iv);
@@ -89,7 +70,7 @@ int vc_cu_manual_cuMemPoolGetAttribute(struct vc_cu_session *x, const uint8_t *p
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUMEMORYPOOL, rq.pool, &pool)))
 		return rc;
-	switch (attr_size(rq.attr)) {
+	switch (vc_cu_pool_attr_size(rq.attr)) {
 	case sizeof(int):
 		rc = x->drv->cuMemPoolGetAttribute(pool, (CUmemPool_attribute)rq.attr, &iv);
 		v = (cuuint64_t)(int64_t)iv;

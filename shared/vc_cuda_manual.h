@@ -405,4 +405,24 @@ struct vc_cu_rep_pool_attr {
 	uint64_t value; /* get */
 };
 
+/* Bytes of pool attribute @attr's value (an int or a cuuint64_t), 0 for an
+ * attribute this version does not know (both sides refuse it). */
+static inline unsigned vc_cu_pool_attr_size(int attr)
+{
+	switch (attr) {
+	case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
+	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
+		return sizeof(int);
+	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
+	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
+	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
+	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
+		return sizeof(cuuint64_t);
+	default:
+		return 0;
+	}
+}
+
 #endif /* VC_CUDA_MANUAL_H */

@@ -25,25 +25,6 @@ CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *poolP
 	return rc;
 }
 
-/* Bytes of attribute @attr's value (an int or a cuuint64_t), 0 if unknown. */
-static size_t attr_size(CUmemPool_attribute attr)
-{
-	switch (attr) {
-	case CU_MEMPOOL_ATTR_REUSE_FOLLOW_EVENT_DEPENDENCIES:
-	case CU_MEMPOOL_ATTR_REUSE_ALLOW_OPPORTUNISTIC:
-	case CU_MEMPOOL_ATTR_REUSE_ALLOW_INTERNAL_DEPENDENCIES:
-		return sizeof(int);
-	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
-	case CU_MEMPOOL_ATTR_RESERVED_MEM_CURRENT:
-	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
-	case CU_MEMPOOL_ATTR_USED_MEM_CURRENT:
-	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
-		return sizeof(cuuint64_t);
-	default:
-		return 0;
-	}
-}
-
 CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute attr, void *value)
 {
 	struct vc_cu_req_pool_attr rq = {.pool = (uint64_t)(uintptr_t)pool, .attr = (int32_t)attr};
@@ -52,7 +33,7 @@ CUresult CUDAAPI cuMemPoolSetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 
 	if (!value)
 		return CUDA_ERROR_INVALID_VALUE;
-	switch (attr_size(attr)) {
+	switch (vc_cu_pool_attr_size(attr)) {
 	case sizeof(int):
 		memcpy(&iv, value, sizeof(iv));
 		rq.value = (uint64_t)(int64_t)iv;
@@ -70,7 +51,7 @@ CUresult CUDAAPI cuMemPoolGetAttribute(CUmemoryPool pool, CUmemPool_attribute at
 {
 	struct vc_cu_req_pool_attr rq = {.pool = (uint64_t)(uintptr_t)pool, .attr = (int32_t)attr};
 	struct vc_cu_rep_pool_attr rp;
-	size_t n = attr_size(attr);
+	size_t n = vc_cu_pool_attr_size(attr);
 	CUresult rc;
 	int iv;
 
