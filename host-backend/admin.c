@@ -23,6 +23,7 @@
 
 #include "gpushare.h"
 #include "server_config.h"
+#include "vc_sock.h"
 
 #define LINE_MAX_BYTES (64u << 10)
 #define MAX_CONNS 16
@@ -322,6 +323,7 @@ static bool conn_read(struct vc_admin *a, struct conn *c)
 		struct iovec iov = {.iov_base = c->buf + c->len, .iov_len = sizeof(c->buf) - c->len};
 		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
 				     .msg_controllen = sizeof(u.buf)};
+		size_t room, got;
 		ssize_t r;
 		char *nl;
 
@@ -336,22 +338,9 @@ static bool conn_read(struct vc_admin *a, struct conn *c)
 			return errno == EAGAIN || errno == EWOULDBLOCK;
 		if (r == 0)
 			return false;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			size_t k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			int got[MAX_FDS];
-
-			if (k > MAX_FDS)
-				k = MAX_FDS;
-			memcpy(got, CMSG_DATA(cm), k * sizeof(int));
-			for (size_t i = 0; i < k; i++) {
-				if (c->nfds < MAX_FDS)
-					c->fds[c->nfds++] = got[i];
-				else
-					close(got[i]);
-			}
-		}
+		room = MAX_FDS - (size_t)c->nfds;
+		got = vc_sock_fds_collect(&msg, c->fds + c->nfds, room);
+		c->nfds += (int)(got < room ? got : room);
 		c->len += (size_t)r;
 		while ((nl = memchr(c->buf, '\n', c->len))) {
 			size_t n = (size_t)(nl - c->buf);

@@ -9,9 +9,24 @@
 #define VC_SOCK_H
 
 #include <stddef.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 
 #define VC_SOCK_MAX_FDS 4
+
+/**
+ * vc_sock_fds_attach() - make @msg carry @nfds descriptors @fds (SCM_RIGHTS),
+ * in control buffer @ctl of @ctl_size bytes (aligned for struct cmsghdr, with
+ * room for CMSG_SPACE of them). Nothing is attached when @nfds is 0.
+ */
+void vc_sock_fds_attach(struct msghdr *msg, void *ctl, size_t ctl_size, const int *fds, int nfds);
+
+/**
+ * vc_sock_fds_collect() - the descriptors a received @msg carried: the first
+ * @room into @fds, the rest closed. Returns how many it carried (more than
+ * @room when some were closed).
+ */
+size_t vc_sock_fds_collect(struct msghdr *msg, int *fds, size_t room);
 
 /**
  * vc_sock_send() - send one message of @len bytes with @nfds descriptors.

@@ -8,6 +8,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "vc_sock.h"
+
 static void terminate(char *s, size_t n)
 {
 	s[n - 1] = 0;
@@ -66,18 +68,8 @@ int vc_vm_send(int sock, const struct vc_vm_msg *m, const int *fds, int nfds)
 		struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1};
 		ssize_t r;
 
-		if (nfds && !done) { /* descriptors ride on the first byte */
-			struct cmsghdr *cm;
-
-			memset(&u, 0, sizeof(u));
-			msg.msg_control = u.buf;
-			msg.msg_controllen = CMSG_SPACE(sizeof(int) * (size_t)nfds);
-			cm = CMSG_FIRSTHDR(&msg);
-			cm->cmsg_level = SOL_SOCKET;
-			cm->cmsg_type = SCM_RIGHTS;
-			cm->cmsg_len = CMSG_LEN(sizeof(int) * (size_t)nfds);
-			memcpy(CMSG_DATA(cm), fds, sizeof(int) * (size_t)nfds);
-		}
+		if (!done) /* descriptors ride on the first byte */
+			vc_sock_fds_attach(&msg, u.buf, sizeof(u.buf), fds, nfds);
 		r = sendmsg(sock, &msg, MSG_NOSIGNAL);
 		if (r < 0 && errno == EINTR)
 			continue;
@@ -107,6 +99,7 @@ int vc_vm_rx_read(int sock, struct vc_vm_rx *rx)
 		char buf[CMSG_SPACE(sizeof(int) * 8)];
 		struct cmsghdr align;
 	} u;
+	size_t room, got;
 	int bad = 0;
 
 	while (rx->have < sizeof(rx->buf)) {
@@ -119,26 +112,12 @@ int vc_vm_rx_read(int sock, struct vc_vm_rx *rx)
 			continue;
 		if (r < 0)
 			return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -errno;
-		for (struct cmsghdr *cm = CMSG_FIRSTHDR(&msg); cm; cm = CMSG_NXTHDR(&msg, cm)) {
-			size_t k;
-			int got[8];
-
-			if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS)
-				continue;
-			k = (cm->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-			if (k > 8)
-				k = 8;
-			memcpy(got, CMSG_DATA(cm), k * sizeof(int));
-			for (size_t i = 0; i < k; i++) {
-				/* Descriptors belong to a frame's first byte. */
-				if (rx->have == 0 && rx->nfds < 4) {
-					rx->fds[rx->nfds++] = got[i];
-				} else {
-					close(got[i]);
-					bad = 1;
-				}
-			}
-		}
+		/* Descriptors belong to a frame's first byte, at most 4. */
+		room = rx->have == 0 ? 4 - (size_t)rx->nfds : 0;
+		got = vc_sock_fds_collect(&msg, rx->fds + rx->nfds, room);
+		rx->nfds += (int)(got < room ? got : room);
+		if (got > room)
+			bad = 1;
 		if (msg.msg_flags & MSG_CTRUNC)
 			bad = 1;
 		if (r == 0)
