@@ -580,8 +580,7 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	extra[4] = CU_LAUNCH_PARAM_END;
 	vc_cu_sched_before(x);
 	rc = x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
-	/* Not into a graph being captured: the tracker's event would be a node. */
-	if (rc == CUDA_SUCCESS && vc_sched_enabled() && !vc_cu_capturing(x, stream)) {
+	if (rc == CUDA_SUCCESS && vc_sched_enabled()) {
 		void *ctx = NULL;
 
 		vc_cu_lookup(x, VC_H_CUCONTEXT, x->cur_id, &ctx);

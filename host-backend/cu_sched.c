@@ -103,6 +103,9 @@ void vc_cu_sched_after(struct vc_cu_session *x, void *ctx, void *stream)
 
 	if (!vc_sched_enabled() || (!s && !vc_sched_competing()))
 		return;
+	/* Not into a graph being captured: the tracking event would be a node. */
+	if (vc_cu_capturing(x, stream))
+		return;
 	if (!s) {
 		s = calloc(1, sizeof(*s));
 		if (!s)
