@@ -47,8 +47,8 @@ struct obj {
 	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
 	struct obj *mfunc; /* modules: their one function (standin_function), once listed */
 	struct sglobal *globals; /* modules and libraries: globals asked for so far */
-	uint64_t pool_u64[2]; /* pools: release threshold, and an int attribute's value per bit */
-	int pool_int[3];
+	uint64_t pool_threshold; /* pools: CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+	int pool_int[3];         /* pools: the three int attributes, by attribute - 1 */
 	/* graphs: their nodes in the order they were added (a valid order to
 	 * run them in); executable graphs: the graph */
 	struct obj **nodes;
@@ -56,8 +56,12 @@ struct obj {
 	struct obj *graph;
 	unsigned refs; /* graphs: executable graphs made of them */
 	int dead;      /* graphs: destroyed while executable graphs still run them */
-	/* nodes */
-	CUgraphNodeType ntype;
+	struct snode *node; /* nodes: what they do */
+};
+
+/* A graph node's work, kept apart so that other objects stay small. */
+struct snode {
+	CUgraphNodeType type;
 	CUDA_KERNEL_NODE_PARAMS kp; /* kernelParams and extra not kept */
 	uint8_t params[4096];       /* the packed parameters */
 	size_t psize;
@@ -139,9 +143,11 @@ static void del_obj(void *h)
 
 	if (o->kern)
 		for (unsigned i = 0; i < LIB_KERNELS; i++)
-			free(o->kern[i]);
+			if (o->kern[i])
+				del_obj(o->kern[i]);
 	free(o->kern);
-	free(o->mfunc);
+	if (o->mfunc)
+		del_obj(o->mfunc);
 	while (o->globals) {
 		struct sglobal *g = o->globals;
 
@@ -150,8 +156,9 @@ static void del_obj(void *h)
 	}
 	if (o->tag == T_GRAPH)
 		for (size_t i = 0; i < o->nnodes; i++)
-			free(o->nodes[i]);
+			del_obj(o->nodes[i]);
 	free(o->nodes);
+	free(o->node);
 	o->tag = 0;
 	free(h);
 }
@@ -504,9 +511,9 @@ static CUresult s_pool_attr(CUmemoryPool p, CUmemPool_attribute a, void *v, int 
 		return CUDA_SUCCESS;
 	case CU_MEMPOOL_ATTR_RELEASE_THRESHOLD:
 		if (set)
-			memcpy(&o->pool_u64[0], v, sizeof(cuuint64_t));
+			memcpy(&o->pool_threshold, v, sizeof(cuuint64_t));
 		else
-			memcpy(v, &o->pool_u64[0], sizeof(cuuint64_t));
+			memcpy(v, &o->pool_threshold, sizeof(cuuint64_t));
 		return CUDA_SUCCESS;
 	case CU_MEMPOOL_ATTR_RESERVED_MEM_HIGH:
 	case CU_MEMPOOL_ATTR_USED_MEM_HIGH:
@@ -1117,7 +1124,7 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 
 /* ---- graphs: built and run here; kernels are counted, copies are made ------------------ */
 
-static CUresult graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, enum tag t,
+static CUresult graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
 			  struct obj **node)
 {
 	struct obj *gr = (struct obj *)g, **nn;
@@ -1133,8 +1140,13 @@ static CUresult graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, 
 	if (!nn)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	gr->nodes = nn;
-	if (make(t, (void **)node))
+	if (make(T_NODE, (void **)node))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!((*node)->node = calloc(1, sizeof(*(*node)->node)))) {
+		del_obj(*node);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	(*node)->node->type = type;
 	(*node)->graph = gr;
 	gr->nodes[gr->nnodes++] = *node;
 	*out = (CUgraphNode)*node;
@@ -1184,13 +1196,13 @@ static CUresult s_node_type(CUgraphNode n, CUgraphNodeType *t)
 {
 	if (!is(n, T_NODE))
 		return CUDA_ERROR_INVALID_HANDLE;
-	*t = ((struct obj *)n)->ntype;
+	*t = ((struct obj *)n)->node->type;
 	return CUDA_SUCCESS;
 }
 
 /* Node parameters @p kept in @o, with the packed parameters (extra form only:
  * vcuda always hands them over packed). */
-static CUresult kernel_set(struct obj *o, const CUDA_KERNEL_NODE_PARAMS *p)
+static CUresult kernel_set(struct snode *o, const CUDA_KERNEL_NODE_PARAMS *p)
 {
 	const void *src = NULL;
 	size_t n = 0;
@@ -1219,31 +1231,34 @@ static CUresult s_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *dep
 			     const CUDA_KERNEL_NODE_PARAMS *p)
 {
 	struct obj *node;
-	CUresult rc = graph_add(out, g, deps, n, T_NODE, &node);
+	CUresult rc = graph_add(out, g, deps, n, CU_GRAPH_NODE_TYPE_KERNEL, &node);
 
 	if (rc)
 		return rc;
-	node->ntype = CU_GRAPH_NODE_TYPE_KERNEL;
-	if ((rc = kernel_set(node, p)))
-		node->ntype = CU_GRAPH_NODE_TYPE_EMPTY;
+	if ((rc = kernel_set(node->node, p))) {
+		/* Refused parameters add no node. */
+		((struct obj *)g)->nnodes--;
+		del_obj(node);
+	}
 	return rc;
 }
 
 static CUresult s_kernel_set(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-	if (!is(n, T_NODE) || ((struct obj *)n)->ntype != CU_GRAPH_NODE_TYPE_KERNEL)
+	if (!is(n, T_NODE) || ((struct obj *)n)->node->type != CU_GRAPH_NODE_TYPE_KERNEL)
 		return CUDA_ERROR_INVALID_VALUE;
-	return kernel_set((struct obj *)n, p);
+	return kernel_set(((struct obj *)n)->node, p);
 }
 
 static CUresult s_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
 {
-	struct obj *o = (struct obj *)n;
+	struct snode *o;
 	static __thread void *extra[5];
 	static __thread size_t size;
 
-	if (!is(n, T_NODE) || o->ntype != CU_GRAPH_NODE_TYPE_KERNEL || !p)
+	if (!is(n, T_NODE) || ((struct obj *)n)->node->type != CU_GRAPH_NODE_TYPE_KERNEL || !p)
 		return CUDA_ERROR_INVALID_VALUE;
+	o = ((struct obj *)n)->node;
 	*p = o->kp;
 	size = o->psize;
 	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
@@ -1274,10 +1289,9 @@ static CUresult s_add_memcpy(CUgraphNode *out, CUgraph g, const CUgraphNode *dep
 	if (!c || c->Height != 1 || c->Depth != 1 || c->srcXInBytes || c->dstXInBytes || c->srcY || c->dstY ||
 	    c->srcZ || c->dstZ)
 		return CUDA_ERROR_NOT_SUPPORTED; /* the stand-in copies 1D only */
-	if ((rc = graph_add(out, g, deps, n, T_NODE, &node)))
+	if ((rc = graph_add(out, g, deps, n, CU_GRAPH_NODE_TYPE_MEMCPY, &node)))
 		return rc;
-	node->ntype = CU_GRAPH_NODE_TYPE_MEMCPY;
-	node->copy = *c;
+	node->node->copy = *c;
 	return CUDA_SUCCESS;
 }
 
@@ -1320,13 +1334,14 @@ static CUresult s_graph_launch(CUgraphExec e, CUstream s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	g = ((struct obj *)e)->graph;
 	for (size_t i = 0; i < g->nnodes && rc == CUDA_SUCCESS; i++) {
-		const CUDA_MEMCPY3D *c = &g->nodes[i]->copy;
+		const struct snode *nd = g->nodes[i]->node;
+		const CUDA_MEMCPY3D *c = &nd->copy;
 
-		if (g->nodes[i]->ntype == CU_GRAPH_NODE_TYPE_KERNEL) {
+		if (nd->type == CU_GRAPH_NODE_TYPE_KERNEL) {
 			pthread_mutex_lock(&g_mu);
 			g_launches++;
 			pthread_mutex_unlock(&g_mu);
-		} else if (g->nodes[i]->ntype == CU_GRAPH_NODE_TYPE_MEMCPY) {
+		} else if (nd->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
 			if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
 				rc = s_htod(c->dstDevice, c->srcHost, c->WidthInBytes);
 			else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_HOST)
