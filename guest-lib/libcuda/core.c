@@ -142,15 +142,6 @@ static CUresult ex_ctx_query(uint32_t table, uint32_t slot, CUcontext ctx, uint6
 	return rc;
 }
 
-static CUresult ex_module_functions(CUmodule mod, CUfunction *fns, unsigned int max, unsigned int *n)
-{
-	CUresult rc = cuModuleGetFunctionCount(n, mod);
-
-	if (rc == CUDA_SUCCESS && max)
-		rc = cuModuleEnumerateFunctions(fns, *n < max ? *n : max, mod);
-	return rc;
-}
-
 static const struct vc_exptab_ops exptab_ops = {
 	.device_count = ex_device_count,
 	.device_ident = ex_device_ident,
@@ -158,7 +149,7 @@ static const struct vc_exptab_ops exptab_ops = {
 	.current_ctx = ex_current_ctx,
 	.primary_ctx = ex_primary_ctx,
 	.ctx_query = ex_ctx_query,
-	.module_functions = ex_module_functions,
+	.module_functions = vc_cu_module_functions,
 };
 
 /* ---- initialisation ------------------------------------------------------------- */

@@ -366,24 +366,26 @@ static CUresult ctxq_slot39(CUcontext ctx, void *obj, int *out)
 static CUresult cufft_slot7(CUcontext ctx, CUmodule mod, void (*cb)(void *arg, void *fn), void *arg)
 {
 	const struct vc_exptab_ops *ops = ops_get();
-	unsigned int n = 0;
-	CUfunction *fns;
+	CUfunction few[16], *fns = few;
+	unsigned int n = 0, cap = 16;
 	CUresult rc;
 
 	(void)ctx; /* the module knows its context */
 	if (!cb || !ops || !ops->module_functions)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = ops->module_functions(mod, NULL, 0, &n)))
+	/* One round trip for the usual module of a few functions. */
+	if ((rc = ops->module_functions(mod, few, cap, &n)))
 		return rc;
-	if (!n)
-		return CUDA_SUCCESS; /* none reported */
-	fns = calloc(n, sizeof(*fns));
-	if (!fns)
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = ops->module_functions(mod, fns, n, &n);
-	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < n; i++)
+	if (n > cap) {
+		if (!(fns = calloc(n, sizeof(*fns))))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		cap = n;
+		rc = ops->module_functions(mod, fns, cap, &n);
+	}
+	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < n && i < cap; i++)
 		cb(arg, fns[i]);
-	free(fns);
+	if (fns != few)
+		free(fns);
 	return rc ? rc : (CUresult)n;
 }
 

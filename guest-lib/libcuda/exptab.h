@@ -63,7 +63,7 @@ struct vc_exptab_ops {
 			      uint64_t *out);
 
 	/* 6e163fbe slot 7: the functions of module @mod, up to @max of them into
-	 * @fns; how many it has in *@n. */
+	 * @fns; how many it has in *@n (more than @max when they did not fit). */
 	CUresult (*module_functions)(CUmodule mod, CUfunction *fns, unsigned int max, unsigned int *n);
 };
 

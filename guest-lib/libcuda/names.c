@@ -5,6 +5,7 @@
  * must stay valid, so the guest keeps one copy per handle (for the life of
  * the process: a handful of bytes per kernel that was ever asked about).
  */
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,21 +59,27 @@ CUresult CUDAAPI cuLibraryEnumerateKernels(CUkernel *kernels, unsigned int numKe
 	return rc;
 }
 
-CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod)
+CUresult vc_cu_module_functions(CUmodule mod, CUfunction *fns, unsigned int max, unsigned int *total)
 {
-	uint64_t *ids;
+	uint64_t *ids = NULL, all = 0;
 	CUresult rc;
 
-	if (!functions || !numFunctions)
-		return CUDA_ERROR_INVALID_VALUE;
-	ids = calloc(numFunctions, sizeof(*ids));
-	if (!ids)
+	if (max && !(ids = calloc(max, sizeof(*ids))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = vc_cu_list(VC_CU_cuModuleEnumerateFunctions, (uint64_t)(uintptr_t)mod, ids, numFunctions, NULL);
-	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < numFunctions && ids[i]; i++)
-		functions[i] = (CUfunction)(uintptr_t)ids[i];
+	rc = vc_cu_list(VC_CU_cuModuleEnumerateFunctions, (uint64_t)(uintptr_t)mod, ids, max, &all);
+	for (unsigned int i = 0; rc == CUDA_SUCCESS && i < max && ids[i]; i++)
+		fns[i] = (CUfunction)(uintptr_t)ids[i];
+	if (rc == CUDA_SUCCESS && total)
+		*total = all > UINT_MAX ? UINT_MAX : (unsigned int)all;
 	free(ids);
 	return rc;
+}
+
+CUresult CUDAAPI cuModuleEnumerateFunctions(CUfunction *functions, unsigned int numFunctions, CUmodule mod)
+{
+	if (!functions || !numFunctions)
+		return CUDA_ERROR_INVALID_VALUE;
+	return vc_cu_module_functions(mod, functions, numFunctions, NULL);
 }
 
 struct name {

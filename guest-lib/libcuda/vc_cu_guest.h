@@ -94,6 +94,12 @@ CUresult vc_cu_submit(uint32_t op, void *req, size_t reqlen, const void *data, s
  */
 CUresult vc_cu_list(uint32_t op, uint64_t owner, uint64_t *ids, uint64_t n, uint64_t *total);
 
+/**
+ * vc_cu_module_functions() - up to @max of module @mod's functions into @fns
+ * (one round trip when they fit a page); how many it has in *@total.
+ */
+CUresult vc_cu_module_functions(CUmodule mod, CUfunction *fns, unsigned int max, unsigned int *total);
+
 /** vc_cu_error() - the CUresult for a transport failure @rc (-errno), said once on stderr. */
 CUresult vc_cu_error(int rc);
 
