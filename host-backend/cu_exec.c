@@ -218,12 +218,14 @@ int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real)
 	return 0;
 }
 
-int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f)
+int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel)
 {
 	/* CUDA 12 lets a CUkernel stand wherever a CUfunction does. */
-	if (vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) == 0)
-		return 0;
-	return vc_cu_lookup(x, VC_H_CUKERNEL, id, f);
+	bool kernel = vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) != 0;
+
+	if (is_kernel)
+		*is_kernel = kernel;
+	return kernel ? vc_cu_lookup(x, VC_H_CUKERNEL, id, f) : 0;
 }
 
 void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id)

@@ -192,8 +192,11 @@ int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
  */
 int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real);
 
-/** vc_cu_lookup_func() - a CUfunction, or a CUkernel standing for one. */
-int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f);
+/**
+ * vc_cu_lookup_func() - a CUfunction, or a CUkernel standing for one; which
+ * of the two in *@is_kernel when not NULL.
+ */
+int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel);
 
 /**
  * vc_cu_publish() - the id of real handle @real (a new one, or the one it

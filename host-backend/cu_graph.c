@@ -151,18 +151,20 @@ static int kernel_request(struct vc_cu_session *x, const struct vc_cu_req_graph_
 			  uint32_t len, CUgraphNode *deps, CUDA_KERNEL_NODE_PARAMS *np, void **extra, size_t *psize)
 {
 	void *f, *ctx = NULL;
+	bool is_kernel;
 	int rc;
 
 	if (rq->ndeps > VC_CU_CAPTURE_DEPS_MAX || rq->k.param_size > VC_LAUNCH_PARAMS_MAX ||
 	    (uint64_t)rq->ndeps * 8 + rq->k.param_size > len - sizeof(*rq))
 		return -VC_FATAL_PAYLOAD;
-	if ((rc = lookup_nodes(x, p + sizeof(*rq), rq->ndeps, deps)) || (rc = vc_cu_lookup_func(x, rq->k.func, &f)))
+	if ((rc = lookup_nodes(x, p + sizeof(*rq), rq->ndeps, deps)) ||
+	    (rc = vc_cu_lookup_func(x, rq->k.func, &f, &is_kernel)))
 		return rc;
 	if (rq->k.kctx && (rc = vc_cu_lookup(x, VC_H_CUCONTEXT, rq->k.kctx, &ctx)))
 		return rc;
 	memset(np, 0, sizeof(*np));
 	/* A CUkernel goes in its own field, with its context (NULL: current). */
-	if (vc_cu_lookup(x, VC_H_CUFUNCTION, rq->k.func, &f) == 0) {
+	if (!is_kernel) {
 		np->func = f;
 	} else {
 		np->kern = f;

@@ -421,12 +421,6 @@ out:
 
 /* ---- kernels ---------------------------------------------------------------------- */
 
-static int func_lookup(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel)
-{
-	*is_kernel = vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) != 0;
-	return vc_cu_lookup_func(x, id, f);
-}
-
 int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct vc_cu_param_layout *pl)
 {
 	memset(pl, 0, sizeof(*pl));
@@ -461,7 +455,7 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 	TAKE(rq);
 	if (!out->data || out->data_cap < sizeof(*pl))
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.func, &f, &is_kernel)))
 		return rc;
 	pl = (struct vc_cu_param_layout *)out->data;
 	if ((rc = vc_cu_func_layout(x, f, is_kernel, pl)))
@@ -538,7 +532,7 @@ int vc_cu_manual_vcOccupancyClusters(struct vc_cu_session *x, const uint8_t *p, 
 	if (rq.nattrs > VC_CU_LAUNCH_ATTRS_MAX ||
 	    (uint64_t)rq.nattrs * sizeof(struct vc_cu_launch_attr) > len - sizeof(rq))
 		return -VC_FATAL_PAYLOAD;
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)) ||
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.func, &f, &is_kernel)) ||
 	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
 	    (rc = launch_config(&rq, p + sizeof(rq), attrs, &cfg, stream)))
 		return rc;
@@ -565,7 +559,7 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	if (rq.nattrs > VC_CU_LAUNCH_ATTRS_MAX || rq.param_size > VC_LAUNCH_PARAMS_MAX ||
 	    (uint64_t)rq.nattrs * sizeof(struct vc_cu_launch_attr) + rq.param_size > len - sizeof(rq))
 		return -VC_FATAL_PAYLOAD;
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = func_lookup(x, rq.func, &f, &is_kernel)) ||
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.func, &f, &is_kernel)) ||
 	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
 	    (rc = launch_config(&rq, p + sizeof(rq), attrs, &cfg, stream)))
 		return rc;

@@ -111,7 +111,7 @@ int vc_cu_manual_cuFuncGetName(struct vc_cu_session *x, const uint8_t *p, uint32
 	int rc;
 
 	TAKE(rq);
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.handle, &f)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.handle, &f, NULL)))
 		return rc;
 	if ((rc = x->drv->cuFuncGetName(&name, f)))
 		return rc;

@@ -404,7 +404,7 @@ def emit_host(funcs):
             o.append("\tif ((rc = vc_cu_enter(x, rq.cur_ctx)))\n\t\treturn rc;")
         for p in ps:
             if p.dir == "in" and p.kind == "handle" and p.base == "CUfunction":
-                o.append("\tif ((rc = vc_cu_lookup_func(x, rq.%s, (void **)&h_%s)))\n\t\treturn rc;" % (p.name, p.name))
+                o.append("\tif ((rc = vc_cu_lookup_func(x, rq.%s, (void **)&h_%s, NULL)))\n\t\treturn rc;" % (p.name, p.name))
             elif p.dir == "in" and p.kind == "handle":
                 kind = "VC_H_" + p.base.upper()
                 o.append("\tif ((rc = vc_cu_lookup(x, %s, rq.%s, (void **)&h_%s)))\n\t\treturn rc;" % (kind, p.name, p.name))
