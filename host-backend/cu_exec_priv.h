@@ -226,9 +226,10 @@ int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct v
 /**
  * vc_cu_list_reply() - answer page @rq of the @total handles @items of kind
  * @kind: their ids in the reply data, the count in the reply (cu_names.c).
+ * With @owned, the items belong to the list's owner (their ids go with it).
  */
 int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, int kind, void *const *items,
-		     uint64_t total, struct vc_cu_out *out);
+		     uint64_t total, bool owned, struct vc_cu_out *out);
 
 /** vc_cu_forget() - drop id @id after its object was destroyed. */
 void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id);

@@ -118,13 +118,7 @@ int vc_cu_manual_cuGraphGetNodes(struct vc_cu_session *x, const uint8_t *p, uint
 	if (total && !(all = calloc(total, sizeof(*all))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!total || !(rc = x->drv->cuGraphGetNodes(graph, all, &total)))
-		rc = vc_cu_list_reply(x, &rq, VC_H_CUGRAPHNODE, (void *const *)all, total, out);
-	/* the listed nodes belong to the graph */
-	for (uint32_t i = 0; rc == 0 && i < ((struct vc_cu_rep_list *)out->rep)->returned; i++) {
-		uint64_t id = ((const uint64_t *)out->data)[i];
-
-		x->h[id & 0xffffffu].owner = (uint32_t)(rq.owner & 0xffffffu);
-	}
+		rc = vc_cu_list_reply(x, &rq, VC_H_CUGRAPHNODE, (void *const *)all, total, true, out);
 	free(all);
 	return rc;
 }
