@@ -41,7 +41,9 @@ LDFLAGS += $(SANITIZE)
 LDLIBS  += -lpthread
 
 CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
-CHECK_LIBS   := $(shell pkg-config --libs check 2>/dev/null)
+# subunit linked statically: the Check suites also run on the GPU machine
+# (make test-gpu), which has no libsubunit.so.0.
+CHECK_LIBS   := $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs check 2>/dev/null))
 
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
               shared/vc_copy.c shared/vc_vm.c
@@ -50,7 +52,8 @@ SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c
               host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
               host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
               host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c host-backend/gpushare.c host-backend/cu_sched.c \
-              host-backend/cu_pool.c host-backend/cu_names.c host-backend/cu_graph.c host-backend/console.c
+              host-backend/cu_pool.c host-backend/cu_names.c host-backend/cu_graph.c host-backend/console.c \
+              host-backend/crash.c
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \

@@ -33,8 +33,13 @@ mkdir -p "$out"
 for t in test_cuda_api test_cuda_objects; do
 	if [ -x "$vb/tests/$t" ]; then
 		echo "== $t (real driver)"
-		"$vb/tests/$t" 2>&1 | tee "$out/$t.log" | tail -3
-		[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+		# The guest library first: LD_LIBRARY_PATH (which may name the
+		# machine's driver) outranks the binaries' RUNPATH.
+		if LD_LIBRARY_PATH="$PWD/$vb/guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			"$vb/tests/$t" >"$out/$t.log" 2>&1; then tail -3 "$out/$t.log"; else
+			tail -30 "$out/$t.log"
+			rc=1
+		fi
 	fi
 done
 bash tests/gpu/run-suite.sh --bin "$bin" --mode both --guest-lib "$PWD/$vb/guest" \
