@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "console.h"
+#include "crash.h"
 #include "cu_exec_priv.h"
 #include "vcuda/server.h"
 
@@ -410,7 +411,11 @@ static bool cu_busy(void *ctx)
 
 static int cu_cuda_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)
 {
-	int rc = vc_cu_dispatch(ctx, op, req, len, out);
+	int rc;
+
+	vc_crash_note_op(op);
+	rc = vc_cu_dispatch(ctx, op, req, len, out);
+	vc_crash_note_op(0);
 
 	/* The driver writes device printf to stdout at synchronisation points:
 	 * blocking copies, context destroys, module loads, module and library

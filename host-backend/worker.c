@@ -25,6 +25,7 @@
 
 #include "acct.h"
 #include "console.h"
+#include "crash.h"
 #include "handshake.h"
 #include "region.h"
 #include "server_config.h"
@@ -210,6 +211,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
 	ssize_t n;
 
 	vc_worker_catch_term();
+	vc_crash_install(id);
 	vc_worker_capture_stdout(id);
 	n = vc_sock_recv(sock, msg, sizeof(msg), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
 	if (n == -EMSGSIZE)

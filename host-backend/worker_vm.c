@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "acct.h"
+#include "crash.h"
 #include "region.h"
 #include "vc_sock.h"
 #include "vm_link.h"
@@ -51,6 +52,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	int rc;
 
 	vc_worker_catch_term();
+	vc_crash_install(a->id);
 	vc_worker_capture_stdout(a->id);
 	vc_acct_client(a->pid, a->uid, a->comm);
 	if (vc_worker_open_executor(cfg, &ops, &factory, why, sizeof(why))) {
