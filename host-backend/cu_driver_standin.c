@@ -7,11 +7,14 @@
  * another; device memory is a vc_smem owned by contexts.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "cu_standin.h"
 #include "standin_mem.h"
@@ -80,9 +83,46 @@ static unsigned g_hf_pending; /* host functions queued or running */
  * Simulated kernel time, for tests of GPU sharing (VCUDA_STANDIN_KERNEL_US,
  * default 0: work completes at once): each launch occupies this process's
  * one simulated engine for that long, and synchronisations and event queries
- * see the work end then.
+ * see the work end then. With VCUDA_STANDIN_ENGINE=FILE the processes that
+ * name the same file share one simulated engine, in submission order, as the
+ * servers of VMs on one GPU share its time.
  */
 static uint64_t g_sim_ns, g_busy_until;
+static uint64_t *g_engine; /* the shared engine's busy-until (ns), or NULL */
+
+/* With g_mu held: the end of a new launch's simulated work. */
+static uint64_t sim_submit(uint64_t now)
+{
+	uint64_t start = g_busy_until > now ? g_busy_until : now, cur;
+
+	if (!g_engine)
+		return start + g_sim_ns;
+	/* Pairs with this same CAS in the other processes of the engine: each
+	 * launch takes the next g_sim_ns of the engine's time. */
+	cur = __atomic_load_n(g_engine, __ATOMIC_ACQUIRE);
+	for (;;) {
+		uint64_t s = cur > start ? cur : start;
+
+		if (__atomic_compare_exchange_n(g_engine, &cur, s + g_sim_ns, 0, __ATOMIC_ACQ_REL,
+						__ATOMIC_ACQUIRE))
+			return s + g_sim_ns;
+	}
+}
+
+static void sim_engine_open(const char *path)
+{
+	int fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	void *m;
+
+	if (fd < 0)
+		return;
+	if (ftruncate(fd, 4096) == 0) {
+		m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m != MAP_FAILED)
+			g_engine = m;
+	}
+	close(fd);
+}
 
 static uint64_t sim_now(void)
 {
@@ -1107,9 +1147,7 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 	pthread_mutex_lock(&g_mu);
 	g_launches++;
 	if (g_sim_ns) {
-		uint64_t now = sim_now();
-
-		g_busy_until = (g_busy_until > now ? g_busy_until : now) + g_sim_ns;
+		g_busy_until = sim_submit(sim_now());
 	}
 	if (t_ctx && ((struct obj *)f)->printer && g_pf_n < PRINTF_FIFO) {
 		int n = printf_arg(params, extra);
@@ -1518,10 +1556,12 @@ static CUresult s_ctxq4(CUcontext c, uint64_t *out, void *scratch)
 	return CUDA_SUCCESS;
 }
 
-static CUresult s_ctxq51(CUcontext c, uint64_t arg, void **out, void *scratch)
+static CUresult s_ctxq51(CUcontext c, CUstream s, void **out, void *scratch)
 {
-	(void)arg, (void)scratch;
-	if (!is(c, T_CTX) || !out)
+	(void)scratch;
+	/* The real driver dereferences the stream: anything but one of its
+	 * streams (or 0) would crash it, so the stand-in refuses it loudly. */
+	if (!is(c, T_CTX) || !out || !stream_ok(s))
 		return CUDA_ERROR_INVALID_VALUE;
 	*out = &g_ctxq_obj;
 	return CUDA_SUCCESS;
@@ -1544,7 +1584,7 @@ static CUresult s_export_table(const void **t, const CUuuid *id)
 					 0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2};
 	CUresult (*f4)(CUcontext, uint64_t *, void *) = s_ctxq4;
 	CUresult (*f39)(CUcontext, void *, int *, void *) = s_ctxq39;
-	CUresult (*f51)(CUcontext, uint64_t, void **, void *) = s_ctxq51;
+	CUresult (*f51)(CUcontext, CUstream, void **, void *) = s_ctxq51;
 
 	if (!t || !id)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -1804,6 +1844,8 @@ const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)
 	g_req_limit = mem_limit;
 	if (sim)
 		g_sim_ns = strtoull(sim, NULL, 10) * 1000;
+	if (g_sim_ns && getenv("VCUDA_STANDIN_ENGINE") && !g_engine)
+		sim_engine_open(getenv("VCUDA_STANDIN_ENGINE"));
 	pthread_once(&g_once, build_once);
 	return &g_drv;
 }

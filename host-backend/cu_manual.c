@@ -946,8 +946,10 @@ int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 /*
  * 21318c60 (asked for by cuBLAS, cuBLASLt and cuFFT): slots 4, 39 and 51, as
  * measured (docs/cuda13-driver-surface.md), asked of the host's own driver on
- * the session's real context. Slot 51's answer is a driver object: the guest
- * gets an opaque id for it, never the host pointer.
+ * the session's real context, made current as it is when the libraries call
+ * them. Slot 51 takes a stream (the guest's id, looked up here: the library's
+ * stream, 0 for the default one) and answers a driver object: the guest gets
+ * an opaque id for it, never the host pointer.
  */
 static int ctx_table_slot(struct vc_cu_session *x, uint32_t slot, uint64_t target, uint64_t arg,
 			  uint64_t *value)
@@ -963,6 +965,8 @@ static int ctx_table_slot(struct vc_cu_session *x, uint32_t slot, uint64_t targe
 		return rc;
 	if (!ctx)
 		return CUDA_ERROR_INVALID_CONTEXT;
+	if ((rc = vc_cu_enter(x, target)))
+		return rc;
 	if ((rc = x->drv->cuGetExportTable(&table, &id)) || !table)
 		return rc ? rc : CUDA_ERROR_NOT_SUPPORTED;
 	t = table;
@@ -979,12 +983,15 @@ static int ctx_table_slot(struct vc_cu_session *x, uint32_t slot, uint64_t targe
 		return fn(ctx, value, scratch);
 	}
 	if (slot == 51) {
-		CUresult (*fn)(CUcontext, uint64_t, void **, void *);
+		CUresult (*fn)(CUcontext, void *, void **, void *);
 		uint64_t scratch[64] = {0};
+		void *stream;
 
+		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, arg, &stream)))
+			return rc;
 		memcpy(&fn, &t[slot], sizeof(fn));
 		obj = NULL;
-		if ((rc = fn(ctx, arg, &obj, scratch)))
+		if ((rc = fn(ctx, stream, &obj, scratch)))
 			return rc;
 		return publish_owned(x, VC_H_VCOPAQUE, obj, value);
 	}

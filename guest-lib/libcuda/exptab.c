@@ -321,7 +321,8 @@ static CUresult ctxq_slot4(CUcontext ctx, uint64_t *out)
 	return rc;
 }
 
-/* Slot 51: (ctx, u64 arg, void **out): an opaque driver object. */
+/* Slot 51: (ctx, stream, void **out): an opaque driver object. cuBLAS passes
+ * its handle's stream (0 for the default one); the host looks the id up. */
 static CUresult ctxq_slot51(CUcontext ctx, uint64_t arg, void **out)
 {
 	uint64_t v = 0;
