@@ -617,6 +617,8 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 {
 	struct range r;
 
+	if (!p)
+		return CUDA_SUCCESS; /* as natively */
 	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!r.owned) { /* registered, not ours to free */
@@ -670,7 +672,9 @@ CUresult CUDAAPI cuMemHostGetFlags(unsigned int *pFlags, void *p)
 
 	if (!pFlags || lookup((uint64_t)(uintptr_t)p, 1, &r) || r.kind != K_HOST)
 		return CUDA_ERROR_INVALID_VALUE;
-	*pFlags = r.flags;
+	/* Pinned-pool memory is mapped whatever was asked, as page-locked
+	 * memory is natively under unified addressing. */
+	*pFlags = r.flags | (r.pinned ? CU_MEMHOSTALLOC_DEVICEMAP : 0);
 	return CUDA_SUCCESS;
 }
 
