@@ -113,7 +113,7 @@ for _ in $(seq 100); do
 done
 [ -S "$VM_SOCK" ] || { cat "$VC_TMP/server.log"; exit 1; }
 
-append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS"
+append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS vmtest.executor=$EXECUTOR"
 [ -n "${VM_ONLY:-}" ] && append="$append vmtest.only=$VM_ONLY"
 log "booting: $QEMU (TCG), $SLOTS session slots in $SHM, executor $EXECUTOR"
 t0=$SECONDS
@@ -146,7 +146,8 @@ if [ $qrc -ne 0 ] && [ $qrc -ne 124 ]; then
 	rc=1
 fi
 # The host must have freed every session the guest opened (the killed
-# process's included): each "opened" has its "closed" or "FATAL".
+# process's included): each "opened" has its "closed" or "FATAL", or, for a
+# worker that died of a signal, the listener's "ended: crashed".
 if kill -0 "$SERVER_PID" 2>/dev/null; then
 	echo "ok - vcuda-server is still serving after everything the guest did"
 else
@@ -155,7 +156,7 @@ else
 fi
 sleep 0.5
 opened=$(grep -c 'session [0-9]* opened' "$VC_TMP/server.log" || true)
-ended=$(grep -cE 'session [0-9]* (closed|FATAL)' "$VC_TMP/server.log" || true)
+ended=$(grep -cE 'session [0-9]* (closed|FATAL)|session [0-9]* \(.*\) ended: crashed' "$VC_TMP/server.log" || true)
 if [ "$opened" -gt 0 ] && [ "$opened" -eq "$ended" ]; then
 	echo "ok - host: all $opened guest sessions freed ($(grep -c FATAL "$VC_TMP/server.log" || true) of them FATAL on bad requests)"
 else
