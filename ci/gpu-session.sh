@@ -6,13 +6,13 @@
 #   make -j2 build && ci/vm-test.sh --pack build/vmpack
 # then on the GPU machine (the toolkit there builds the GPU suite):
 #   OUT=$OUT bash ci/gpu-session.sh [step ...]
-# Steps: smoke test-gpu bench vm gpushare (default: all, in that order).
+# Steps: smoke test-gpu bench vm gpushare mgmt (default: all, in that order).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vcuda-gpu-session}
 mkdir -p "$OUT"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(smoke test-gpu bench vm gpushare)
+[ ${#steps[@]} -gt 0 ] || steps=(smoke test-gpu bench vm gpushare mgmt)
 
 run() { # NAME LIMIT_S CMD...
 	local name=$1 limit=$2 t0=$SECONDS rc
@@ -31,6 +31,7 @@ for s in "${steps[@]}"; do
 	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack GPU_SUITE=build/gpu-tests \
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
 	gpushare) run gpushare 120 env EXECUTOR=cuda bash ci/gpushare-test.sh ;;
+	mgmt) run mgmt 180 bash ci/mgmt-gpu.sh ;;
 	*) echo "gpu-session: unknown step $s" >&2 ;;
 	esac
 done
