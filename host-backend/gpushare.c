@@ -205,6 +205,10 @@ uint64_t vc_sched_gate(void)
 
 		nanosleep(&ts, NULL);
 		now = now_ns();
+		/* Waiting to submit is competing: the others go on tracking and
+		 * charging their work (min_other() reads this) until this one
+		 * runs, or the weights would stop counting mid-wait. */
+		__atomic_store_n(&g_f->vm[g_me].recent, now, __ATOMIC_RELEASE);
 	}
 	return now - t0;
 }
