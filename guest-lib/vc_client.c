@@ -704,6 +704,20 @@ void *vc_client_pinned(struct vc_client *c, uint64_t *size)
 	return *size ? (uint8_t *)c->base + c->ring.layout.pinned_off : NULL;
 }
 
+int vc_client_pinned_alias(struct vc_client *c, uint64_t off, void *addr, uint64_t len)
+{
+	const struct vc_layout *l = &c->ring.layout;
+	uint64_t at = l->pinned_off + off;
+	void *m;
+
+	if (off > l->pinned_size || len > l->pinned_size - off || ((uintptr_t)addr | at | len) & 4095)
+		return -EINVAL;
+	if (c->on_dev)
+		return vc_dev_map_at(&c->dev, at, addr, len);
+	m = mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, c->mem_fd, (off_t)at);
+	return m == MAP_FAILED ? -errno : 0;
+}
+
 int vc_client_cb_next(struct vc_client *c, uint64_t *cookie)
 {
 	return vc_ring_guest_cb_next(&c->ring, cookie);

@@ -124,6 +124,14 @@ uint32_t vc_client_inline_max(struct vc_client *c);
 void *vc_client_pinned(struct vc_client *c, uint64_t *size);
 
 /**
+ * vc_client_pinned_alias() - map @len bytes of the pinned pool, from pool
+ * offset @off, at @addr (page-aligned; MAP_FIXED: whatever was mapped there
+ * is replaced), so that the same pages are seen at both addresses. Returns 0
+ * or -errno.
+ */
+int vc_client_pinned_alias(struct vc_client *c, uint64_t off, void *addr, uint64_t len);
+
+/**
  * vc_client_cb_next() - wait for the next host callback queued for this
  * process (one thread only). Returns 0 with its cookie, or -errno when the
  * session ended.

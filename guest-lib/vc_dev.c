@@ -109,6 +109,14 @@ int vc_dev_wait(struct vc_dev *d, int timeout_ms)
 	return errno == EPIPE || errno == ENODEV ? -EPIPE : -errno;
 }
 
+int vc_dev_map_at(struct vc_dev *d, uint64_t off, void *addr, uint64_t len)
+{
+	void *m = mmap(addr, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, d->fd,
+		       (off_t)(VCUDA_MMAP_REGION + off));
+
+	return m == MAP_FAILED ? -errno : 0;
+}
+
 void vc_dev_close(struct vc_dev *d)
 {
 	if (d->doorbell)

@@ -39,6 +39,13 @@ int vc_dev_kick(struct vc_dev *d);
  */
 int vc_dev_wait(struct vc_dev *d, int timeout_ms);
 
+/**
+ * vc_dev_map_at() - map @len bytes of the session's region from offset @off
+ * at @addr (MAP_FIXED; all page-aligned), beside the whole-region mapping.
+ * Returns 0 or -errno.
+ */
+int vc_dev_map_at(struct vc_dev *d, uint64_t off, void *addr, uint64_t len);
+
 /** vc_dev_close() - unmap and close; the driver ends the session. */
 void vc_dev_close(struct vc_dev *d);
 

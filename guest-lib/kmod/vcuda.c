@@ -674,10 +674,13 @@ static int vcuda_mmap(struct file *file, struct vm_area_struct *vma)
 	if (!(vma->vm_flags & VM_SHARED))
 		return -EINVAL;
 
-	if (off == VCUDA_MMAP_REGION) {
-		if (len > PAGE_ALIGN(s->region_size))
+	if (off < VCUDA_MMAP_DOORBELL) {
+		/* The region, or any page range of it (the library maps
+		 * pinned-pool pages a second time at registered memory). */
+		if (off > PAGE_ALIGN(s->region_size) - VCUDA_MMAP_REGION ||
+		    len > PAGE_ALIGN(s->region_size) - (off - VCUDA_MMAP_REGION))
 			return -EINVAL;
-		phys = vd->shm_addr + (u64)s->slot * vd->slot_size;
+		phys = vd->shm_addr + (u64)s->slot * vd->slot_size + (off - VCUDA_MMAP_REGION);
 		/*
 		 * The sessions BAR is host RAM: keep the shared mapping's
 		 * default write-back type. Nothing else maps this BAR in the

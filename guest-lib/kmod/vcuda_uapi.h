@@ -16,7 +16,8 @@
 
 #define VCUDA_UAPI_VERSION 1
 
-/* mmap offsets: the session region, then the doorbell page */
+/* mmap offsets: the session region (or any page range of it, at its offset
+ * in the region), then the doorbell page */
 #define VCUDA_MMAP_REGION 0ULL
 #define VCUDA_MMAP_DOORBELL (1ULL << 40)
 

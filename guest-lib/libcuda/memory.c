@@ -10,9 +10,11 @@
  * device-to-host copies that fit a reply slot come back in it; larger ones
  * are pipelined through the staging arena.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "vc_client.h"
 #include "vc_cu_guest.h"
@@ -29,8 +31,9 @@ struct range {
 	unsigned flags; /* cuMemHostAlloc flags */
 	enum kind kind;
 	int owned;      /* host memory this library allocated (cuMemHostAlloc) */
-	int pinned;     /* from the pinned pool, registered with the host's driver */
+	int pinned;     /* pinned-pool pages, registered with the host's driver */
 	uint64_t devptr; /* pinned: its device address */
+	uint64_t pool_off; /* pinned: the pool offset of base */
 };
 
 static struct range *g_r; /* sorted by base, non-overlapping */
@@ -53,7 +56,7 @@ static size_t find_index(uint64_t p)
 }
 
 static int track_range(uint64_t base, uint64_t size, enum kind k, unsigned flags, int owned, int pinned,
-		       uint64_t devptr)
+		       uint64_t devptr, uint64_t pool_off)
 {
 	size_t i;
 
@@ -72,7 +75,8 @@ static int track_range(uint64_t base, uint64_t size, enum kind k, unsigned flags
 	i = find_index(base);
 	memmove(&g_r[i + 1], &g_r[i], (g_n - i) * sizeof(*g_r));
 	g_r[i] = (struct range){.base = base, .size = size ? size : 1, .ctx = vc_cu_current(),
-				.flags = flags, .kind = k, .owned = owned, .pinned = pinned, .devptr = devptr};
+				.flags = flags, .kind = k, .owned = owned, .pinned = pinned, .devptr = devptr,
+				.pool_off = pool_off};
 	g_n++;
 	pthread_mutex_unlock(&g_mu);
 	return 0;
@@ -80,7 +84,7 @@ static int track_range(uint64_t base, uint64_t size, enum kind k, unsigned flags
 
 static int track(uint64_t base, uint64_t size, enum kind k, unsigned flags, int owned)
 {
-	return track_range(base, size, k, flags, owned, 0, 0);
+	return track_range(base, size, k, flags, owned, 0, 0, 0);
 }
 
 /* Remove the range starting at @base of kind @k; its record in *@out. */
@@ -136,7 +140,7 @@ static int pinned_range(const void *p, uint64_t n, uint64_t *off)
 
 	if (lookup((uint64_t)(uintptr_t)p, n ? n : 1, &r) || r.kind != K_HOST || !r.pinned)
 		return 0;
-	*off = vc_cu_pinned_offset(p);
+	*off = r.pool_off + ((uint64_t)(uintptr_t)p - r.base);
 	return 1;
 }
 
@@ -568,7 +572,9 @@ CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUst
  * DMA, and it is mapped (a device address). When there is no pool, or it is
  * full, it is ordinary memory, copied through the staging arena. Memory the
  * program registers (cuMemHostRegister) is tracked for attributes and flags;
- * it lives outside the shared region, so its copies are staged too.
+ * where the pool has room, its pages move into the pool (register_alias()),
+ * so that it is page-locked and mapped as natively; else it stays where it
+ * is, and its copies are staged too.
  */
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
@@ -585,7 +591,8 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	if (p) {
 		/* From the pinned pool: registered (and mapped) on the host. */
 		rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
-		if (rc == CUDA_SUCCESS && track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 1, 1, rp.devptr))
+		if (rc == CUDA_SUCCESS &&
+		    track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 1, 1, rp.devptr, rq.off))
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
 		if (rc != CUDA_SUCCESS) {
 			vc_cu_pinned_free(rq.off, rq.size);
@@ -622,11 +629,11 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!r.owned) { /* registered, not ours to free */
-		track_range(r.base, r.size, K_HOST, r.flags, 0, 0, 0);
+		track_range(r.base, r.size, K_HOST, r.flags, 0, r.pinned, r.devptr, r.pool_off);
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	if (r.pinned) {
-		struct vc_cu_req_host_register rq = {.off = vc_cu_pinned_offset(p), .size = r.size};
+		struct vc_cu_req_host_register rq = {.off = r.pool_off, .size = r.size};
 		struct vc_cu_prefix none;
 
 		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
@@ -637,18 +644,107 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 	return CUDA_SUCCESS;
 }
 
+/* Whether host memory of ours on pinned-pool pages touches [@lo, @lo + @len). */
+static int pinned_pages_overlap(uint64_t lo, uint64_t len)
+{
+	int hit = 0;
+
+	pthread_mutex_lock(&g_mu);
+	for (size_t i = 0; i < g_n && !hit; i++) {
+		const struct range *r = &g_r[i];
+		uint64_t a = r->base & ~(uint64_t)4095, b = (r->base + r->size + 4095) & ~(uint64_t)4095;
+
+		hit = r->kind == K_HOST && r->pinned && a < lo + len && lo < b;
+	}
+	pthread_mutex_unlock(&g_mu);
+	return hit;
+}
+
+/* Put anonymous memory with the same bytes back at the pages [@lo, @lo + @len)
+ * of a registration. Returns 0, or -errno (the pages then stay the pool's). */
+static int unalias(uint64_t lo, uint64_t len)
+{
+	void *tmp;
+
+	/* Gone already (the program unmapped it): nothing to copy back. */
+	if (msync((void *)(uintptr_t)lo, len, MS_ASYNC) < 0)
+		return errno == ENOMEM ? 0 : -errno;
+	tmp = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (tmp == MAP_FAILED)
+		return -errno;
+	memcpy(tmp, (void *)(uintptr_t)lo, len);
+	if (mremap(tmp, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, (void *)(uintptr_t)lo) == MAP_FAILED) {
+		int e = errno;
+
+		munmap(tmp, len);
+		return -e;
+	}
+	return 0;
+}
+
+/*
+ * Registered memory, page-locked as natively: the pages holding [p, p + size)
+ * are copied into the pinned pool, and the pool's pages are mapped in their
+ * place (same addresses, same bytes), so that the host registers them with
+ * its driver like any pinned allocation: DMA copies and a device pointer.
+ * Whole pages move, so the bytes around the range in its first and last page
+ * move with it (same bytes, still where they were). Writes by other threads
+ * to those pages while they move would be lost, as a program registering
+ * memory it is writing to meanwhile would be wrong natively too. Returns
+ * CUDA_SUCCESS, or 1 when it cannot (no pool or no room, pages already
+ * shared with another registration): the memory is then only tracked.
+ */
+static CUresult register_alias(void *p, size_t bytesize, unsigned int Flags)
+{
+	uint64_t lo = (uint64_t)(uintptr_t)p & ~(uint64_t)4095;
+	uint64_t len = (((uint64_t)(uintptr_t)p + bytesize + 4095) & ~(uint64_t)4095) - lo;
+	struct vc_cu_req_host_register rq = {.size = len, .flags = Flags};
+	struct vc_cu_rep_host_register rp;
+	CUresult rc;
+	void *q;
+
+	if ((Flags & (CU_MEMHOSTREGISTER_READ_ONLY | CU_MEMHOSTREGISTER_IOMEMORY)) || pinned_pages_overlap(lo, len))
+		return 1;
+	q = vc_cu_pinned_alloc(len, &rq.off);
+	if (!q)
+		return 1;
+	memcpy(q, (void *)(uintptr_t)lo, len);
+	if (vc_cu_pinned_alias(rq.off, (void *)(uintptr_t)lo, len)) {
+		vc_cu_pinned_free(rq.off, len);
+		return 1;
+	}
+	rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	if (rc == CUDA_SUCCESS) {
+		if (!track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0, 1,
+				 rp.devptr + ((uint64_t)(uintptr_t)p - lo), rq.off + ((uint64_t)(uintptr_t)p - lo)))
+			return CUDA_SUCCESS;
+		struct vc_cu_prefix none;
+
+		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (unalias(lo, len) == 0)
+		vc_cu_pinned_free(rq.off, len);
+	return rc;
+}
+
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
 	struct range r;
+	CUresult rc;
 
 	if (!p || !bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)
-		return CUDA_ERROR_NOT_SUPPORTED;
 	if (!lookup((uint64_t)(uintptr_t)p, bytesize, &r))
 		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
+	rc = register_alias(p, bytesize, Flags);
+	if (rc != 1)
+		return rc;
+	/* Staying where it is, it has no device address. */
+	if (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)
+		return CUDA_ERROR_NOT_SUPPORTED;
 	return track((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0) ? CUDA_ERROR_OUT_OF_MEMORY
 									: CUDA_SUCCESS;
 }
@@ -660,8 +756,19 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 	if (r.owned) { /* cuMemHostAlloc memory is not unregistered */
-		track(r.base, r.size, K_HOST, r.flags, 1);
+		track_range(r.base, r.size, K_HOST, r.flags, 1, r.pinned, r.devptr, r.pool_off);
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	}
+	if (r.pinned) {
+		uint64_t lo = r.base & ~(uint64_t)4095, len = ((r.base + r.size + 4095) & ~(uint64_t)4095) - lo;
+		struct vc_cu_req_host_register rq = {.off = r.pool_off - (r.base - lo), .size = len};
+		struct vc_cu_prefix none;
+
+		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+		/* Its pages become ordinary memory again; if they cannot, they
+		 * stay the pool's (the memory stays valid, the pool smaller). */
+		if (unalias(lo, len) == 0)
+			vc_cu_pinned_free(rq.off, len);
 	}
 	return CUDA_SUCCESS;
 }

@@ -6,6 +6,7 @@
  * address where it can, and registers each allocation with the driver, so
  * that copies from and to it are DMA and kernels may use it (mapped memory).
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,7 +118,9 @@ void vc_cu_pinned_free(uint64_t off, uint64_t size)
 	pthread_mutex_unlock(&g_pool.mu);
 }
 
-uint64_t vc_cu_pinned_offset(const void *p)
+int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len)
 {
-	return (uint64_t)((const uint8_t *)p - g_pool.base);
+	struct vc_cu_state *st = vc_cu_state();
+
+	return st && g_pool.base ? vc_client_pinned_alias(st->client, off, addr, len) : -ENODEV;
 }

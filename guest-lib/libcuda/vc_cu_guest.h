@@ -163,8 +163,11 @@ CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint
  */
 int vc_cu_in_callback(void);
 
-/** vc_cu_pinned_offset() - the pool offset of pinned address @p. */
-uint64_t vc_cu_pinned_offset(const void *p);
+/**
+ * vc_cu_pinned_alias() - map the pool's pages [@off, @off + @len) a second
+ * time at @addr (page-aligned, MAP_FIXED). 0 or -errno.
+ */
+int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len);
 
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);

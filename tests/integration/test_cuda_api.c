@@ -267,6 +267,58 @@ START_TEST(pinned_memory_from_the_shared_pool)
 }
 END_TEST
 
+START_TEST(registered_memory_moves_into_the_pool)
+{
+	size_t n = (3 << 20) + 100;
+	uint8_t *raw = malloc(n + 200), *a = raw + 100, *back = malloc(n), *want = malloc(n + 200);
+	CUdeviceptr d, da = 0, dp = 0;
+	unsigned flags = 0;
+	int mapped = 0;
+
+	ck_assert_ptr_nonnull(raw);
+	ck_assert_ptr_nonnull(back);
+	ck_assert_ptr_nonnull(want);
+	for (size_t i = 0; i < n + 200; i++)
+		want[i] = (uint8_t)(i * 7 + 3);
+	memcpy(raw, want, n + 200);
+	CK(cuMemHostRegister(a, n, 0));
+	/* Same address, same bytes (its first and last page's neighbours too),
+	 * now page-locked and mapped: a device pointer, DMA copies. */
+	ck_assert_int_eq(memcmp(raw, want, n + 200), 0);
+	CK(cuMemHostGetDevicePointer(&da, a + 10, 0));
+	ck_assert_uint_ne(da, 0);
+	CK(cuPointerGetAttribute(&dp, CU_POINTER_ATTRIBUTE_DEVICE_POINTER, (CUdeviceptr)(uintptr_t)a));
+	ck_assert_uint_eq(dp + 10, da);
+	CK(cuPointerGetAttribute(&mapped, CU_POINTER_ATTRIBUTE_MAPPED, (CUdeviceptr)(uintptr_t)a));
+	ck_assert_int_eq(mapped, 1);
+	CK(cuMemHostGetFlags(&flags, a));
+	ck_assert_int_eq(cuMemHostRegister(a + 4096, 100, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemcpyHtoD(d, a, n));
+	CK(cuMemsetD8(d, 0xab, 1));
+	memset(a, 0, n);
+	CK(cuMemcpyDtoH(a, d, n));
+	ck_assert_uint_eq(a[0], 0xab);
+	ck_assert_int_eq(memcmp(a + 1, want + 101, n - 1), 0);
+	/* Unregistered: ordinary memory again, with its bytes, still writable. */
+	CK(cuMemHostUnregister(a));
+	ck_assert_int_eq(cuMemHostUnregister(a), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+	ck_assert_int_eq(cuMemHostGetDevicePointer(&da, a, 0), CUDA_ERROR_INVALID_VALUE);
+	memcpy(back, a, n);
+	ck_assert_uint_eq(back[0], 0xab);
+	ck_assert_uint_eq(back[n - 1], (uint8_t)((n - 1 + 100) * 7 + 3));
+	ck_assert_uint_eq(raw[0], 3);
+	memset(raw, 1, n + 200);
+	/* The pool's pages came back: register again, and the pool is reused. */
+	CK(cuMemHostRegister(a, n, 0));
+	CK(cuMemHostUnregister(a));
+	CK(cuMemFree(d));
+	free(raw);
+	free(back);
+	free(want);
+}
+END_TEST
+
 static int g_order[8], g_n, g_release;
 static CUresult g_status = (CUresult)-1;
 
@@ -728,6 +780,7 @@ int main(void)
 	tcase_add_test(t, pointer_attributes);
 	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
+tcase_add_test(t, registered_memory_moves_into_the_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
 	tcase_add_test(t, device_printf_reaches_stdout_in_order);
