@@ -691,47 +691,48 @@ static int unalias(uint64_t lo, uint64_t len)
  * move with it (same bytes, still where they were). Writes by other threads
  * to those pages while they move would be lost, as a program registering
  * memory it is writing to meanwhile would be wrong natively too. Returns
- * CUDA_SUCCESS, or 1 when it cannot (no pool or no room, pages already
- * shared with another registration): the memory is then only tracked.
+ * 1 when the memory moved, 0 when it cannot (no pool or no room in it, pages
+ * shared with another registration, the host refused: past the VM's pinned
+ * quota, say): it is then where it was, with its bytes, for the caller to
+ * track only.
  */
-static CUresult register_alias(void *p, size_t bytesize, unsigned int Flags)
+static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 {
 	uint64_t lo = (uint64_t)(uintptr_t)p & ~(uint64_t)4095;
 	uint64_t len = (((uint64_t)(uintptr_t)p + bytesize + 4095) & ~(uint64_t)4095) - lo;
 	struct vc_cu_req_host_register rq = {.size = len, .flags = Flags};
 	struct vc_cu_rep_host_register rp;
-	CUresult rc;
+	struct vc_cu_prefix none;
 	void *q;
 
 	if ((Flags & (CU_MEMHOSTREGISTER_READ_ONLY | CU_MEMHOSTREGISTER_IOMEMORY)) || pinned_pages_overlap(lo, len))
-		return 1;
+		return 0;
 	q = vc_cu_pinned_alloc(len, &rq.off);
 	if (!q)
-		return 1;
+		return 0;
 	memcpy(q, (void *)(uintptr_t)lo, len);
-	if (vc_cu_pinned_alias(rq.off, (void *)(uintptr_t)lo, len)) {
-		vc_cu_pinned_free(rq.off, len);
-		return 1;
-	}
-	rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
-	if (rc == CUDA_SUCCESS) {
-		if (!track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0, 1,
-				 rp.devptr + ((uint64_t)(uintptr_t)p - lo), rq.off + ((uint64_t)(uintptr_t)p - lo)))
-			return CUDA_SUCCESS;
-		struct vc_cu_prefix none;
+	if (vc_cu_pinned_alias(rq.off, (void *)(uintptr_t)lo, len))
+		goto err_pool;
+	if (vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))
+		goto err_alias;
+	if (track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0, 1,
+			rp.devptr + ((uint64_t)(uintptr_t)p - lo), rq.off + ((uint64_t)(uintptr_t)p - lo)))
+		goto err_host;
+	return 1;
 
-		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	if (unalias(lo, len) == 0)
-		vc_cu_pinned_free(rq.off, len);
-	return rc;
+err_host:
+	vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+err_alias:
+	if (unalias(lo, len))
+		return 0; /* the pages stay the pool's: valid memory, the pool smaller */
+err_pool:
+	vc_cu_pinned_free(rq.off, len);
+	return 0;
 }
 
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
 	struct range r;
-	CUresult rc;
 
 	if (!p || !bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -739,9 +740,8 @@ CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Fla
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (!lookup((uint64_t)(uintptr_t)p, bytesize, &r))
 		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-	rc = register_alias(p, bytesize, Flags);
-	if (rc != 1)
-		return rc;
+	if (register_alias(p, bytesize, Flags))
+		return CUDA_SUCCESS;
 	/* Staying where it is, it has no device address. */
 	if (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)
 		return CUDA_ERROR_NOT_SUPPORTED;
