@@ -78,6 +78,22 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	return $rc
 }
 
+# The GPU suite's own programs (make test-gpu), built with nvcc both ways,
+# through the guest library and vcuda-server with the CI stand-in: each must
+# get through every CUDA call it makes; only kernel results go unchecked
+# (tests/gpu/run-suite.sh --mode standin). The stand-in's known gaps are
+# listed with their reasons in tests/gpu/standin-gaps.txt.
+gpu_suite_standin() {
+	local rc=0
+	make -C tests/gpu -j"$JOBS" OUT="$PWD/build/gpu-tests" >"$VC_TMP/gpu-build.log" 2>&1 ||
+		{ tail -20 "$VC_TMP/gpu-build.log"; return 1; }
+	start_server build/release/bin/vcuda-server || return 1
+	bash tests/gpu/run-suite.sh --bin build/gpu-tests --mode standin --guest-lib build/release/guest \
+		--socket "$VCUDA_SOCKET" --out "$VC_TMP/gpu-suite" --timeout 60 --skip tests/gpu/standin-gaps.txt || rc=1
+	stop_server || rc=1
+	return $rc
+}
+
 integration_asan() {
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 integration asan
 }
@@ -158,6 +174,7 @@ step "host manager end to end: inventory, CI stand-in, QEMU stand-in" bash ci/mg
 step "host manager end to end under ASan+UBSan" bash ci/mgmt-test.sh asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
 step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared" cuda_standin
+step "GPU suite (84 builds) through vcuda, CI stand-in: every CUDA call, kernel results unchecked" gpu_suite_standin
 step "client detects a killed server" dead_server
 step "QEMU 10.0.2 + virtio-vcuda-pci (cached build) and its qtest" qemu_build
 step "VM: TCG guest, vcuda.ko, device, CI stand-in behind the server" bash ci/vm-test.sh
