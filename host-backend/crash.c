@@ -17,6 +17,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "vc_sanitize.h"
 #include "vcuda/server.h"
 
 #define FRAMES 48
@@ -86,14 +87,6 @@ static void on_crash(int sig, siginfo_t *si, void *ucv)
 	raise(sig);
 }
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define VC_SANITIZED 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define VC_SANITIZED 1
-#endif
-#endif
-
 void vc_crash_install(uint32_t id)
 {
 	static const int sigs[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
@@ -101,7 +94,7 @@ void vc_crash_install(uint32_t id)
 	void *warm[1];
 
 	g_id = id;
-#ifdef VC_SANITIZED
+#if defined(VC_ASAN) || defined(VC_TSAN)
 	return; /* the sanitizer's own report says more */
 #endif
 	backtrace(warm, 1); /* loads the unwinder now, not in the handler */

@@ -18,6 +18,7 @@
 
 #include "vc_client.h"
 #include "vc_cu_guest.h"
+#include "vc_sanitize.h"
 
 #define INLINE_HTOD_MAX 4096u
 
@@ -644,29 +645,33 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 	return CUDA_SUCCESS;
 }
 
-/* Whether host memory of ours on pinned-pool pages touches [@lo, @lo + @len). */
+/* The whole pages holding [@base, @base + @size): from *@lo, *@len bytes. */
+static void page_span(uint64_t base, uint64_t size, uint64_t *lo, uint64_t *len)
+{
+	*lo = base & ~(uint64_t)4095;
+	*len = ((base + size + 4095) & ~(uint64_t)4095) - *lo;
+}
+
+/* Whether host memory of ours on pinned-pool pages touches the pages
+ * [@lo, @lo + @len). Ranges do not overlap and @lo is page-aligned, so of
+ * those starting below @lo only the last one can reach into it. */
 static int pinned_pages_overlap(uint64_t lo, uint64_t len)
 {
 	int hit = 0;
+	size_t i;
 
 	pthread_mutex_lock(&g_mu);
-	for (size_t i = 0; i < g_n && !hit; i++) {
+	i = find_index(lo);
+	for (i = i ? i - 1 : 0; i < g_n && g_r[i].base < lo + len && !hit; i++) {
 		const struct range *r = &g_r[i];
-		uint64_t a = r->base & ~(uint64_t)4095, b = (r->base + r->size + 4095) & ~(uint64_t)4095;
+		uint64_t a, n;
 
-		hit = r->kind == K_HOST && r->pinned && a < lo + len && lo < b;
+		page_span(r->base, r->size, &a, &n);
+		hit = r->kind == K_HOST && r->pinned && a < lo + len && lo < a + n;
 	}
 	pthread_mutex_unlock(&g_mu);
 	return hit;
 }
-
-#if defined(__SANITIZE_ADDRESS__)
-#define VC_ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define VC_ASAN 1
-#endif
-#endif
 
 /*
  * Copy whole pages of the program's memory, the bytes around a registered
@@ -731,13 +736,14 @@ static int unalias(uint64_t lo, uint64_t len)
  */
 static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 {
-	uint64_t lo = (uint64_t)(uintptr_t)p & ~(uint64_t)4095;
-	uint64_t len = (((uint64_t)(uintptr_t)p + bytesize + 4095) & ~(uint64_t)4095) - lo;
-	struct vc_cu_req_host_register rq = {.size = len, .flags = Flags};
+	struct vc_cu_req_host_register rq = {.flags = Flags};
 	struct vc_cu_rep_host_register rp;
 	struct vc_cu_prefix none;
+	uint64_t lo, len;
 	void *q;
 
+	page_span((uint64_t)(uintptr_t)p, bytesize, &lo, &len);
+	rq.size = len;
 	if ((Flags & (CU_MEMHOSTREGISTER_READ_ONLY | CU_MEMHOSTREGISTER_IOMEMORY)) || pinned_pages_overlap(lo, len))
 		return 0;
 	q = vc_cu_pinned_alloc(len, &rq.off);
@@ -793,9 +799,12 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
 	}
 	if (r.pinned) {
-		uint64_t lo = r.base & ~(uint64_t)4095, len = ((r.base + r.size + 4095) & ~(uint64_t)4095) - lo;
-		struct vc_cu_req_host_register rq = {.off = r.pool_off - (r.base - lo), .size = len};
+		struct vc_cu_req_host_register rq;
 		struct vc_cu_prefix none;
+		uint64_t lo, len;
+
+		page_span(r.base, r.size, &lo, &len);
+		rq = (struct vc_cu_req_host_register){.off = r.pool_off - (r.base - lo), .size = len};
 
 		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
 		/* Its pages become ordinary memory again; if they cannot, they
