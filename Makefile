@@ -201,6 +201,10 @@ $(BUILD)/demo/vcuda-demo: $(BUILD)/obj/tests/integration/demo.o $(LIBCLIENT) $(L
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
+$(BUILD)/bench/ring_bench: $(BUILD)/obj/bench/ring_bench.o $(BUILD)/obj/bench/pipe_ceiling.o $(LIBCLIENT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)

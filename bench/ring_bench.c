@@ -7,7 +7,9 @@
  *     guest library publishes an asynchronous CUDA call);
  *   - bulk host->device and device->host through the staging arena, 1 MiB to
  *     256 MiB, as a ratio to a plain memcpy of the same size measured in the
- *     same run.
+ *     same run, and to the ceiling of any two-copy transport on this
+ *     machine: the same pipeline (piece size, pieces in flight) between two
+ *     threads of this process, with no protocol at all (pipe_ceiling.c).
  *
  *   ring_bench --socket PATH [--quick]
  */
@@ -17,7 +19,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "pipe_ceiling.h"
 #include "vc_client.h"
 #include "vc_wire.h"
 
@@ -113,27 +117,37 @@ int main(int argc, char **argv)
 	printf("async 64-byte requests: %.2f M requests/s (each published, best of 3 x %" PRIu64 ", until executed)\n",
 	       best / 1e6, nasync);
 
-	/* ---- bulk through the arena vs memcpy -------------------------------- */
+	/* ---- bulk through the arena vs memcpy and vs the pipeline ceiling ---- */
 	static const uint32_t mib[] = {1, 4, 16, 64, 256};
 	size_t maxn = (size_t)256 << 20;
-	uint8_t *src = malloc(maxn), *dst = malloc(maxn);
+	uint8_t *src = malloc(maxn), *dst = malloc(maxn), *dev = malloc(maxn);
+	struct vc_client_info info;
+	struct vc_pipe *pipe;
 	uint64_t dptr;
 
-	if (!src || !dst)
+	if (!src || !dst || !dev)
 		return fail("malloc", -ENOMEM);
 	memset(src, 0x3c, maxn); /* fault everything in before timing */
 	memset(dst, 0xc3, maxn);
+	memset(dev, 0x5a, maxn);
+	vc_client_get_info(c, &info);
+	if ((rc = vc_pipe_open(&pipe, info.arena_size)))
+		return fail("pipeline thread", rc);
 	if ((rc = vc_client_mem_alloc(c, maxn, &dptr)))
 		return fail("mem_alloc 256 MiB", rc);
 	if ((rc = vc_client_htod(c, dptr, src, maxn, 0)))
 		return fail("htod warm-up", rc);
-	printf("%-10s %12s %12s %12s %10s %10s\n", "size", "memcpy GB/s", "HtoD GB/s", "DtoH GB/s",
-	       "HtoD/memcpy", "DtoH/memcpy");
+	printf("%-8s %7s %7s %7s %7s %7s  %-19s %-19s %-19s\n", "", "memcpy", "HtoD", "DtoH", "pipe H", "pipe D",
+	       "vcuda / memcpy", "pipe / memcpy", "vcuda / pipe");
+	printf("%-8s %7s %7s %7s %7s %7s  %-19s %-19s %-19s\n", "size", "GB/s", "GB/s", "GB/s", "GB/s", "GB/s",
+	       "HtoD   DtoH", "HtoD   DtoH", "HtoD   DtoH");
 	for (size_t k = 0; k < sizeof(mib) / sizeof(mib[0]); k++) {
 		size_t n = (size_t)mib[k] << 20;
 		int reps = quick ? 3 : (mib[k] >= 64 ? 5 : mib[k] >= 16 ? 15 : 50);
-		uint64_t tm[50], th[50], td[50];
+		uint64_t tm[50], th[50], td[50], tph[50], tpd[50], piece;
+		uint32_t inflight;
 
+		vc_client_bulk_shape(c, n, &piece, &inflight);
 		/* Each operation in a loop of its own, as a program doing only that
 		 * would run it: no operation inherits another's cache state. */
 		for (int r = 0; r < reps; r++) {
@@ -159,11 +173,28 @@ int main(int argc, char **argv)
 		}
 		if (memcmp(dst, src, n))
 			return fail("bulk data verification", VC_CUDA_ERROR_UNKNOWN);
+		/* The server's worker spins 100 us and yields 200 us after its last
+		 * command before it sleeps: let it, so that the pipeline's two
+		 * threads have both cores, then one untimed round to wake them. */
+		usleep(2000);
+		if (!vc_pipe_copy(pipe, dev, src, n, piece, inflight, 1))
+			return fail("pipeline shape", -EINVAL);
+		for (int r = 0; r < reps; r++)
+			if (!(tph[r] = vc_pipe_copy(pipe, dev, src, n, piece, inflight, 1)))
+				return fail("pipeline shape", -EINVAL);
+		for (int r = 0; r < reps; r++)
+			tpd[r] = vc_pipe_copy(pipe, dst, dev, n, piece, inflight, 0);
+		if (memcmp(dst, src, n))
+			return fail("pipeline data verification", VC_CUDA_ERROR_UNKNOWN);
 		double gm = (double)n / median_ns(tm, (size_t)reps), gh = (double)n / median_ns(th, (size_t)reps);
-		double gd = (double)n / median_ns(td, (size_t)reps);
-		printf("%4u MiB   %12.2f %12.2f %12.2f %9.0f%% %9.0f%%\n", mib[k], gm, gh, gd, 100 * gh / gm,
-		       100 * gd / gm);
+		double gd = (double)n / median_ns(td, (size_t)reps), gph = (double)n / median_ns(tph, (size_t)reps);
+		double gpd = (double)n / median_ns(tpd, (size_t)reps);
+		printf("%4u MiB %7.2f %7.2f %7.2f %7.2f %7.2f  %4.0f%% %5.0f%%        %4.0f%% %5.0f%%        %4.0f%% %5.0f%%\n",
+		       mib[k], gm, gh, gd, gph, gpd, 100 * gh / gm, 100 * gd / gm, 100 * gph / gm, 100 * gpd / gm,
+		       100 * gh / gph, 100 * gd / gpd);
 	}
+	vc_pipe_close(pipe);
+	free(dev);
 	vc_client_mem_free(c, dptr);
 	free(src);
 	free(dst);

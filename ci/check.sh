@@ -169,6 +169,7 @@ step "build TSan" make -j"$JOBS" VARIANT=tsan
 step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
 step "integration: $STRESS_REQUESTS requests, VM link, hostile clients, demo" integration release
 step "integration under ASan+UBSan" integration_asan
+step "make bench runs: ring, arena and the in-process pipeline, data checked (figures not judged here)" bash ci/bench.sh --quick
 step "compute weights: servers weighted 1:3 share a simulated GPU" env SECONDS_RUN=3 bash ci/gpushare-test.sh
 step "host manager end to end: inventory, CI stand-in, QEMU stand-in" bash ci/mgmt-test.sh release
 step "host manager end to end under ASan+UBSan" bash ci/mgmt-test.sh asan

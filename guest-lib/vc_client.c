@@ -681,6 +681,12 @@ int vc_client_launch(struct vc_client *c, uint64_t func, const uint32_t grid[3],
 	return vc_client_submit(c, VC_OP_LAUNCH, &r, sizeof(r), params, param_size, 0, NULL);
 }
 
+void vc_client_bulk_shape(const struct vc_client *c, uint64_t len, uint64_t *piece, uint32_t *inflight)
+{
+	*piece = piece_size(c, len);
+	*inflight = c->ring.window;
+}
+
 void vc_client_get_info(struct vc_client *c, struct vc_client_info *info)
 {
 	const struct vc_layout *l = &c->ring.layout;

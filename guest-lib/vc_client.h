@@ -161,6 +161,13 @@ struct vc_client_info {
 	uint64_t done_seq; /* commands the server has executed */
 };
 
+/**
+ * vc_client_bulk_shape() - how a bulk copy of @len bytes through the arena is
+ * cut: its piece size and the most pieces staged at once (for benchmarks that
+ * compare the transport with the same pipeline run in-process).
+ */
+void vc_client_bulk_shape(const struct vc_client *c, uint64_t len, uint64_t *piece, uint32_t *inflight);
+
 /** vc_client_get_info() - the session's layout and counters. */
 void vc_client_get_info(struct vc_client *c, struct vc_client_info *info);
 
