@@ -12,10 +12,11 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "pipe_ceiling.h"
 #include "vc_copy.h"
+#include "vc_shm.h"
+#include "vc_time.h"
 
 struct vc_pipe {
 	pthread_t thread;
@@ -34,21 +35,6 @@ struct vc_pipe {
 	atomic_size_t filled, drained; /* pieces staged, pieces taken out */
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static inline void relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 /* Stage every piece: piece k waits until piece k - inflight was taken out. */
 static void fill(struct vc_pipe *p)
 {
@@ -60,7 +46,7 @@ static void fill(struct vc_pipe *p)
 		/* Acquire pairs with drain()'s release of @drained: the slot's
 		 * old bytes have been read before we overwrite them. */
 		while (k >= p->inflight && atomic_load_explicit(&p->drained, memory_order_acquire) < k - p->inflight + 1)
-			relax();
+			vc_cpu_relax();
 		memcpy(p->stage + (k % p->inflight) * p->piece, p->src + off, len);
 		/* Release pairs with drain()'s acquire of @filled. */
 		atomic_store_explicit(&p->filled, k + 1, memory_order_release);
@@ -79,7 +65,7 @@ static void drain(struct vc_pipe *p)
 
 		/* Acquire pairs with fill()'s release of @filled. */
 		while (atomic_load_explicit(&p->filled, memory_order_acquire) < k + 1)
-			relax();
+			vc_cpu_relax();
 		if (stream)
 			vc_copy_stream(p->dst + off, s, len);
 		else
@@ -108,7 +94,7 @@ static void *helper(void *arg)
 		 * spinning, so the timed part does not include our wake-up. */
 		atomic_store_explicit(&p->ready, true, memory_order_release);
 		while (!atomic_load_explicit(&p->go, memory_order_acquire))
-			relax();
+			vc_cpu_relax();
 		if (p->to_helper)
 			drain(p);
 		else
@@ -172,19 +158,19 @@ uint64_t vc_pipe_copy(struct vc_pipe *p, void *dst, const void *src, size_t n, s
 	pthread_mutex_unlock(&p->lock);
 	/* Acquire pairs with helper()'s release of @ready. */
 	while (!atomic_load_explicit(&p->ready, memory_order_acquire))
-		relax();
-	t0 = now_ns();
+		vc_cpu_relax();
+	t0 = vc_now_ns();
 	/* Release pairs with helper()'s acquire of @go. */
 	atomic_store_explicit(&p->go, true, memory_order_release);
 	if (to_helper) {
 		fill(p);
 		/* Acquire pairs with drain()'s release: every byte has landed. */
 		while (atomic_load_explicit(&p->drained, memory_order_acquire) < np)
-			relax();
+			vc_cpu_relax();
 	} else {
 		drain(p);
 	}
-	return now_ns() - t0;
+	return vc_now_ns() - t0;
 }
 
 void vc_pipe_close(struct vc_pipe *p)
