@@ -131,7 +131,7 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(ABI_HASH) $(GEN_STAMP)
 
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
 
-$(LIBSHARED): $(call obj,$(SHARED_SRC))
+$(LIBSHARED): $(call obj,$(SHARED_SRC) shared/vc_log.c)
 $(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o \
               $(BUILD)/obj/gen/vc_cuda_driver_unsup_gen.o $(BUILD)/obj/gen/vc_devprofile_gen.o
 $(LIBCLIENT): $(call obj,$(CLIENT_SRC))
@@ -304,7 +304,7 @@ $(MGMTD_BIN): $(call obj,mgmt/mgmtd_main.c) $(LIBMGMT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(MGMT_LIBS) $(LDLIBS) -ldl
 
-$(VCACTL_BIN): $(call obj,mgmt/vcactl_main.c mgmt/ctl_print.c) $(LIBMGMT)
+$(VCACTL_BIN): $(call obj,mgmt/vcactl_main.c mgmt/ctl_print.c) $(LIBMGMT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(MGMT_LIBS) $(LDLIBS)
 
@@ -317,7 +317,7 @@ $(BUILD)/tests/mgmt_qemu: $(BUILD)/obj/tests/mgmt/mgmt_qemu.o $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/fuzz/fuzz_mgmt_request: $(BUILD)/obj/tests/fuzz/fuzz_mgmt_request.o $(LIBMGMT)
+$(BUILD)/fuzz/fuzz_mgmt_request: $(BUILD)/obj/tests/fuzz/fuzz_mgmt_request.o $(LIBMGMT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(MGMT_LIBS) $(LDLIBS) -ldl
 

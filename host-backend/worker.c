@@ -31,6 +31,7 @@
 #include "server_config.h"
 #include "worker_priv.h"
 #include "vc_abi_hash.h"
+#include "vc_log.h"
 #include "vc_sock.h"
 
 #define HANDSHAKE_TIMEOUT_MS 5000
@@ -38,16 +39,11 @@
 
 void vc_log(const char *fmt, ...)
 {
-	char buf[512];
-	struct timespec ts;
 	va_list ap;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vc_log_line("vcuda-server", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "vcuda-server[%d] %lld.%03ld %s\n", (int)getpid(), (long long)ts.tv_sec,
-		ts.tv_nsec / 1000000, buf);
 }
 
 static int cmp_int(const void *a, const void *b)

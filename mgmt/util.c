@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* util.c - helpers shared by vcuda-mgmtd and vcudactl (util.h). */
 #include "util.h"
+#include "vc_log.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -14,16 +15,11 @@
 
 void vc_mlog(const char *fmt, ...)
 {
-	char buf[1024];
-	struct timespec ts;
 	va_list ap;
 
-	clock_gettime(CLOCK_REALTIME, &ts);
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	vc_log_line("vcuda-mgmtd", fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "vcuda-mgmtd[%d] %lld.%03ld %s\n", (int)getpid(), (long long)ts.tv_sec,
-		ts.tv_nsec / 1000000, buf);
 }
 
 int64_t vc_now_ms(void)
