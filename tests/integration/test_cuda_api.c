@@ -18,27 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
+#include "cuda_fixture.h"
 
 /* Exported by every libcuda.so.1; cuda.h declares it only for the driver's own build. */
 CUresult CUDAAPI cuStreamSynchronize_ptsz(CUstream hStream);
-
-static CUcontext g_ctx;
-
-static void setup(void)
-{
-	CUdevice d;
-
-	CK(cuInit(0));
-	CK(cuDeviceGet(&d, 0));
-	CK(cuDevicePrimaryCtxRetain(&g_ctx, d));
-	CK(cuCtxSetCurrent(g_ctx));
-}
-
-static void teardown(void)
-{
-	CK(cuDevicePrimaryCtxRelease(0));
-}
 
 START_TEST(device_facts)
 {
@@ -780,7 +763,7 @@ int main(void)
 	tcase_add_test(t, pointer_attributes);
 	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
-tcase_add_test(t, registered_memory_moves_into_the_pool);
+	tcase_add_test(t, registered_memory_moves_into_the_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
 	tcase_add_test(t, device_printf_reaches_stdout_in_order);

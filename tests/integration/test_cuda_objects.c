@@ -16,24 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
-
-static CUcontext g_ctx;
-
-static void setup(void)
-{
-	CUdevice d;
-
-	CK(cuInit(0));
-	CK(cuDeviceGet(&d, 0));
-	CK(cuDevicePrimaryCtxRetain(&g_ctx, d));
-	CK(cuCtxSetCurrent(g_ctx));
-}
-
-static void teardown(void)
-{
-	CK(cuDevicePrimaryCtxRelease(0));
-}
+#include "cuda_fixture.h"
 
 START_TEST(memory_pools)
 {
