@@ -256,35 +256,46 @@ static int emit_copy(struct vc_client *cl, void *arg, uint64_t off, uint64_t n, 
 	return vc_client_submit(cl, VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, 0, seq);
 }
 
+/* A copy in one command: queued when asynchronous, else waited for. */
+static CUresult send_copy(struct vc_cu_req_memcpy *rq, const void *data, size_t dlen)
+{
+	struct vc_cu_prefix none;
+
+	if (rq->async)
+		return vc_cu_submit(VC_CU_vcMemcpy, rq, sizeof(*rq), data, dlen);
+	return vc_cu_call(VC_CU_vcMemcpy, rq, sizeof(*rq), data, dlen, &none, 0, NULL, 0, 1);
+}
+
+/* A copy from or to page-locked memory at @poff of the pinned pool: the
+ * host's DMA from or to the guest's own pages. */
+static CUresult pinned_copy(const struct copy *c, size_t n, uint64_t poff)
+{
+	struct vc_cu_req_memcpy rq;
+
+	fill(&rq, c, 0, n);
+	rq.host = VC_CU_HOST_PINNED;
+	rq.arena_off = poff;
+	return send_copy(&rq, NULL, 0);
+}
+
 static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int async)
 {
 	struct copy c = {.dir = VC_CU_COPY_HTOD, .dev = dst, .stream = s, .async = async};
 	struct vc_cu_state *st = vc_cu_state();
 	struct vc_cu_req_memcpy rq;
-	struct vc_cu_prefix none;
-	int rc;
-
 	uint64_t poff;
+	int rc;
 
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (n && !src)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (n > INLINE_HTOD_MAX && pinned_range(src, n, &poff)) {
-		/* Page-locked: one DMA from the guest's own pages, no staging. */
-		fill(&rq, &c, 0, n);
-		rq.host = VC_CU_HOST_PINNED;
-		rq.arena_off = poff;
-		if (async)
-			return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0);
-		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
-	}
+	if (n > INLINE_HTOD_MAX && pinned_range(src, n, &poff))
+		return pinned_copy(&c, n, poff); /* one DMA from the guest's own pages, no staging */
 	if (n <= INLINE_HTOD_MAX) {
 		fill(&rq, &c, 0, n);
 		rq.host = VC_CU_HOST_INLINE;
-		if (async)
-			return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), src, n);
-		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), src, n, &none, 0, NULL, 0, 1);
+		return send_copy(&rq, src, n);
 	}
 	rc = vc_client_put(st->client, src, n, emit_copy, &c, async);
 	if (!async)
@@ -298,26 +309,19 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async
 	struct vc_cu_state *st = vc_cu_state();
 	struct vc_cu_req_memcpy rq;
 	struct vc_cu_prefix none;
+	uint64_t poff;
 	size_t got = 0;
 	CUresult r;
 	int rc;
-
-	uint64_t poff;
 
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (n && !dst)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (n && pinned_range(dst, n, &poff)) {
-		/* Into page-locked memory the copy is DMA and, when asynchronous,
-		 * really asynchronous: the data lands when the stream gets there. */
-		fill(&rq, &c, 0, n);
-		rq.host = VC_CU_HOST_PINNED;
-		rq.arena_off = poff;
-		if (async)
-			return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0);
-		return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
-	}
+	/* Into page-locked memory the copy is DMA and, when asynchronous,
+	 * really asynchronous: the data lands when the stream gets there. */
+	if (n && pinned_range(dst, n, &poff))
+		return pinned_copy(&c, n, poff);
 	/* Other device-to-host copies wait for their data even when asynchronous:
 	 * into pageable memory they do natively too. */
 	if (n <= vc_client_inline_max(st->client) - VC_CU_REP_MAX) {
@@ -335,11 +339,8 @@ static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int
 {
 	struct vc_cu_req_memcpy rq = {.dir = VC_CU_COPY_DTOD, .dst = dst, .src = src, .len = n,
 				      .stream = vc_cu_stream_id(s), .async = (uint32_t)async};
-	struct vc_cu_prefix none;
 
-	if (async)
-		return vc_cu_submit(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0);
-	return vc_cu_call(VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 1);
+	return send_copy(&rq, NULL, 0);
 }
 
 CUresult CUDAAPI cuMemcpyHtoD_v2(CUdeviceptr dstDevice, const void *srcHost, size_t ByteCount)
