@@ -47,13 +47,13 @@ CHECK_LIBS   := $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs c
 
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
               shared/vc_copy.c shared/vc_vm.c
-SERVER_SRC := host-backend/worker.c host-backend/session.c host-backend/decode.c host-backend/exec_ci_standin.c \
-              host-backend/handshake.c host-backend/region.c host-backend/cu_exec.c \
-              host-backend/cu_manual.c host-backend/cu_driver.c host-backend/standin_mem.c \
-              host-backend/cu_driver_standin.c host-backend/cu_sync.c host-backend/cu_pinned.c \
-              host-backend/vm_link.c host-backend/worker_vm.c host-backend/acct.c host-backend/cu_quota.c host-backend/gpushare.c host-backend/cu_sched.c \
-              host-backend/cu_pool.c host-backend/cu_names.c host-backend/cu_graph.c host-backend/console.c \
-              host-backend/crash.c
+# host-backend/, one folder per concern (docs/ARCHITECTURE.md): the session
+# core, the CUDA executor and the resources it charges make the server library;
+# the CI stand-in for the driver is a library of its own; server/ is the
+# vcuda-server program around them.
+SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c host-backend/resources/*.c))
+STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
+PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
@@ -68,6 +68,7 @@ obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
 LIBSHARED := $(BUILD)/lib/libvcshared.a
 LIBSERVER := $(BUILD)/lib/libvcserver.a
+LIBSTANDIN := $(BUILD)/lib/libvcstandin.a
 LIBCLIENT := $(BUILD)/lib/libvcclient.a
 LIBEXPTAB := $(BUILD)/lib/libvcexptab.a
 ABI_HASH  := $(BUILD)/gen/vc_abi_hash.h
@@ -132,8 +133,8 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(ABI_HASH) $(GEN_STAMP)
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
 
 $(LIBSHARED): $(call obj,$(SHARED_SRC) shared/vc_log.c)
-$(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o \
-              $(BUILD)/obj/gen/vc_cuda_driver_unsup_gen.o $(BUILD)/obj/gen/vc_devprofile_gen.o
+$(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o
+$(LIBSTANDIN): $(call obj,$(STANDIN_SRC)) $(BUILD)/obj/gen/vc_cuda_driver_unsup_gen.o $(BUILD)/obj/gen/vc_devprofile_gen.o
 $(LIBCLIENT): $(call obj,$(CLIENT_SRC))
 $(LIBEXPTAB): $(call obj,$(EXPTAB_SRC))
 $(BUILD)/lib/%.a:
@@ -149,7 +150,7 @@ $(LIBCUDA): $(call obj,$(LIBCUDA_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.o,$(LIBCU
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
 
 # The listener's admin socket speaks JSON (Jansson); nothing else links it.
-$(SERVER_BIN): $(call obj,host-backend/server_main.c host-backend/admin.c) $(LIBSERVER) $(LIBSHARED)
+$(SERVER_BIN): $(call obj,$(PROGRAM_SRC)) $(LIBSTANDIN) $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ljansson -ldl
 
@@ -176,7 +177,7 @@ $(BUILD)/tests/test_vm_link: $(BUILD)/obj/tests/integration/test_vm_link.o $(LIB
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
-$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSERVER) $(LIBSHARED)
+$(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSTANDIN) $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS) -ldl
 
@@ -209,7 +210,7 @@ $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSERVER) $(LIBSHARED)
+$(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSTANDIN) $(LIBSERVER) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -fsanitize=fuzzer -o $@ $^ $(LDLIBS) -ldl
 

@@ -32,7 +32,6 @@
 #define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
 #define DEFAULT_DEVICE "/dev/vcuda0"
 #define HANDSHAKE_TIMEOUT_MS 10000
-#define INLINE_HTOD_MAX 4096u
 #define PIECE_MIN (32u << 10)
 #define PIECES_MIN 16u
 #define WINDOW_BYTES (16ull << 20)
@@ -469,35 +468,6 @@ int vc_client_take_error(struct vc_client *c, uint64_t seq)
 	return 0;
 }
 
-int vc_client_sync(struct vc_client *c)
-{
-	int rc = vc_client_call(c, VC_OP_SYNC, NULL, 0, NULL, 0, NULL, 0, NULL);
-	int err;
-
-	if (rc < 0)
-		return rc;
-	err = vc_client_take_error(c, vc_ring_guest_done(&c->ring));
-	return err ? err : rc;
-}
-
-int vc_client_mem_alloc(struct vc_client *c, uint64_t size, uint64_t *dptr)
-{
-	struct vc_mem_alloc_req r = {.size = size};
-	struct vc_mem_alloc_rep rep = {0};
-	int rc = vc_client_call(c, VC_OP_MEM_ALLOC, &r, sizeof(r), NULL, 0, &rep, sizeof(rep), NULL);
-
-	if (rc == 0)
-		*dptr = rep.dptr;
-	return rc;
-}
-
-int vc_client_mem_free(struct vc_client *c, uint64_t dptr)
-{
-	struct vc_mem_free_req r = {.dptr = dptr};
-
-	return vc_client_call(c, VC_OP_MEM_FREE, &r, sizeof(r), NULL, 0, NULL, 0, NULL);
-}
-
 int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_emit_fn emit, void *arg,
 		  int async)
 {
@@ -598,87 +568,6 @@ uint64_t vc_client_console(struct vc_client *c)
 uint32_t vc_client_inline_max(struct vc_client *c)
 {
 	return c->ring.layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);
-}
-
-struct xfer {
-	uint64_t dev;
-};
-
-static int emit_htod(struct vc_client *c, void *arg, uint64_t off, uint64_t n, uint64_t aoff,
-		     uint64_t *seq)
-{
-	const struct xfer *x = arg;
-	struct vc_memcpy_htod_req r = {.dst = x->dev + off, .len = n, .arena_off = aoff,
-				       .src = VC_DATA_ARENA};
-
-	return vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), NULL, 0, 0, seq);
-}
-
-static int emit_dtoh(struct vc_client *c, void *arg, uint64_t off, uint64_t n, uint64_t aoff,
-		     uint64_t *seq)
-{
-	const struct xfer *x = arg;
-	struct vc_memcpy_dtoh_req r = {.src = x->dev + off, .len = n, .arena_off = aoff,
-				       .dst = VC_DATA_ARENA};
-
-	return vc_client_submit(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, 0, seq);
-}
-
-int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t len, int async)
-{
-	struct xfer x = {.dev = dst};
-	uint64_t seq;
-	int rc;
-
-	if (len > INLINE_HTOD_MAX)
-		return vc_client_put(c, src, len, emit_htod, &x, async);
-	struct vc_memcpy_htod_req r = {.dst = dst, .len = len, .src = VC_DATA_INLINE};
-
-	rc = vc_client_submit(c, VC_OP_MEMCPY_HTOD, &r, sizeof(r), src, len, 0, &seq);
-	if (rc || async)
-		return rc;
-	rc = vc_client_wait(c, seq);
-	return rc ? rc : vc_client_take_error(c, seq);
-}
-
-int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len)
-{
-	struct xfer x = {.dev = src};
-
-	if (len <= vc_client_inline_max(c)) {
-		struct vc_memcpy_dtoh_req r = {.src = src, .len = len, .dst = VC_DATA_INLINE};
-		size_t got = 0;
-		int rc = vc_client_call(c, VC_OP_MEMCPY_DTOH, &r, sizeof(r), NULL, 0, dst, len, &got);
-
-		if (rc == 0 && got != len)
-			rc = -EPROTO;
-		return rc;
-	}
-	return vc_client_get(c, dst, len, emit_dtoh, &x);
-}
-
-int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,
-		     uint64_t count)
-{
-	struct vc_memset_req r = {.dst = dst, .count = count, .value = value, .elem_size = elem_size};
-
-	if (elem_size != 1 && elem_size != 2 && elem_size != 4)
-		return VC_CUDA_ERROR_INVALID_VALUE;
-	return vc_client_submit(c, VC_OP_MEMSET, &r, sizeof(r), NULL, 0, 0, NULL);
-}
-
-int vc_client_launch(struct vc_client *c, uint64_t func, const uint32_t grid[3],
-		     const uint32_t block[3], uint32_t shared_mem, uint64_t stream,
-		     const void *params, uint32_t param_size)
-{
-	struct vc_launch_req r = {.func = func, .stream = stream, .shared_mem = shared_mem,
-				  .param_size = param_size};
-
-	if (param_size > VC_LAUNCH_PARAMS_MAX)
-		return VC_CUDA_ERROR_INVALID_VALUE;
-	memcpy(r.grid, grid, sizeof(r.grid));
-	memcpy(r.block, block, sizeof(r.block));
-	return vc_client_submit(c, VC_OP_LAUNCH, &r, sizeof(r), params, param_size, 0, NULL);
 }
 
 void vc_client_bulk_shape(const struct vc_client *c, uint64_t len, uint64_t *piece, uint32_t *inflight)

@@ -40,7 +40,7 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 /**
  * vc_client_submit() - an asynchronous command: queued and, unless @more is
  * set, published at once. Its failure becomes the sticky error, reported by
- * the next vc_client_sync(). *@seq (may be NULL) receives its sequence number.
+ * the next synchronising call (vc_client_take_error()). *@seq (may be NULL) receives its sequence number.
  * Returns 0 or -errno.
  */
 int vc_client_submit(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
@@ -51,34 +51,6 @@ int vc_client_flush(struct vc_client *c);
 
 /** vc_client_wait() - wait until command @seq has executed. 0 or -errno. */
 int vc_client_wait(struct vc_client *c, uint64_t seq);
-
-/**
- * vc_client_sync() - wait for everything submitted and the executor's
- * synchronize; returns the first pending asynchronous error (consuming it) or
- * the synchronize's result, or -errno.
- */
-int vc_client_sync(struct vc_client *c);
-
-/** vc_client_mem_alloc() - device allocation; CUDA result or -errno. */
-int vc_client_mem_alloc(struct vc_client *c, uint64_t size, uint64_t *dptr);
-
-/** vc_client_mem_free() - free a device allocation; CUDA result or -errno. */
-int vc_client_mem_free(struct vc_client *c, uint64_t dptr);
-
-/**
- * vc_client_htod() - copy @len bytes from @src to device address @dst: small
- * copies inline in the ring, large ones through the staging arena in pipelined
- * chunks. Asynchronous when @async (returns once @src may be reused; errors
- * become sticky), otherwise waits and returns the copy's CUDA result.
- */
-int vc_client_htod(struct vc_client *c, uint64_t dst, const void *src, uint64_t len, int async);
-
-/**
- * vc_client_dtoh() - copy @len bytes from device address @src to @dst,
- * through the reply slot when small and pipelined arena chunks otherwise.
- * Synchronous. Returns the CUDA result or -errno.
- */
-int vc_client_dtoh(struct vc_client *c, void *dst, uint64_t src, uint64_t len);
 
 /**
  * vc_client_emit_fn - submits the command that moves one piece of a bulk
@@ -140,15 +112,6 @@ int vc_client_cb_next(struct vc_client *c, uint64_t *cookie);
 
 /** vc_client_cb_finish() - the callback taken last has run. */
 void vc_client_cb_finish(struct vc_client *c);
-
-/** vc_client_memset() - asynchronous memset of @count elements of 1, 2 or 4 bytes. */
-int vc_client_memset(struct vc_client *c, uint64_t dst, uint32_t value, uint32_t elem_size,
-		     uint64_t count);
-
-/** vc_client_launch() - asynchronous kernel launch with @param_size bytes of parameters. */
-int vc_client_launch(struct vc_client *c, uint64_t func, const uint32_t grid[3],
-		     const uint32_t block[3], uint32_t shared_mem, uint64_t stream,
-		     const void *params, uint32_t param_size);
 
 struct vc_client_info {
 	uint32_t session_id;

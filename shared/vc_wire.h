@@ -25,7 +25,7 @@
 #error "vcuda's wire format is little-endian; big-endian hosts are not supported"
 #endif
 
-#define VC_PROTO_VERSION 1u
+#define VC_PROTO_VERSION 2u /* 2: the transport test operations are gone */
 #define VC_CTRL_MAGIC 0x41554356u /* "VCUA" */
 #define VC_CACHELINE 64u
 
@@ -187,79 +187,24 @@ static_assert(sizeof(struct vc_cmd_hdr) == 16, "cmd ABI");
 #define VC_CMD_F_REPLY 0x1u /* synchronous: write a reply into `slot` */
 #define VC_CMD_F_MASK VC_CMD_F_REPLY
 
+/*
+ * Operations. Two belong to the transport itself: NOP (payload ignored) and
+ * ECHO (vc_echo_req + data, answered with the same data: the ring's tests use
+ * it to check reply slots). Every other opcode is a CUDA operation, in the
+ * range [VC_CU_OP_BASE, VC_CU_OP_END_) of the generated vc_cuda_wire.h, with
+ * its request struct from vc_cuda_wire.h or vc_cuda_manual.h.
+ */
 enum vc_op {
-	VC_OP_NOP = 1,          /* payload ignored */
-	VC_OP_ECHO = 2,         /* vc_echo_req + data -> reply data */
-	VC_OP_SYNC = 3,         /* executor synchronize; reply status */
-	VC_OP_MEM_ALLOC = 16,   /* vc_mem_alloc_req -> vc_mem_alloc_rep */
-	VC_OP_MEM_FREE = 17,    /* vc_mem_free_req */
-	VC_OP_MEMCPY_HTOD = 18, /* vc_memcpy_htod_req [+ inline data] */
-	VC_OP_MEMCPY_DTOH = 19, /* vc_memcpy_dtoh_req [-> reply data] */
-	VC_OP_MEMCPY_DTOD = 20, /* vc_memcpy_dtod_req */
-	VC_OP_MEMSET = 21,      /* vc_memset_req */
-	VC_OP_LAUNCH = 22,      /* vc_launch_req + parameter bytes */
+	VC_OP_NOP = 1,
+	VC_OP_ECHO = 2,
 	VC_OP_MAX_
 };
-
-/* Where bulk data lives. */
-#define VC_DATA_INLINE 0u /* in the command (HtoD) or in the reply slot (DtoH) */
-#define VC_DATA_ARENA 1u  /* in the staging arena at arena_off */
 
 struct vc_echo_req {
 	uint32_t len; /* bytes of data following this struct */
 	uint32_t pad;
 };
-struct vc_mem_alloc_req {
-	uint64_t size;
-};
-struct vc_mem_alloc_rep {
-	uint64_t dptr;
-};
-struct vc_mem_free_req {
-	uint64_t dptr;
-};
-struct vc_memcpy_htod_req {
-	uint64_t dst;
-	uint64_t len;
-	uint64_t arena_off; /* VC_DATA_ARENA */
-	uint32_t src;       /* VC_DATA_* ; INLINE data follows this struct */
-	uint32_t pad;
-};
-struct vc_memcpy_dtoh_req {
-	uint64_t src;
-	uint64_t len;
-	uint64_t arena_off; /* VC_DATA_ARENA */
-	uint32_t dst;       /* VC_DATA_*; INLINE needs VC_CMD_F_REPLY */
-	uint32_t pad;
-};
-struct vc_memcpy_dtod_req {
-	uint64_t dst;
-	uint64_t src;
-	uint64_t len;
-};
-struct vc_memset_req {
-	uint64_t dst;
-	uint64_t count;     /* elements */
-	uint32_t value;
-	uint32_t elem_size; /* 1, 2 or 4 */
-};
-struct vc_launch_req {
-	uint64_t func;
-	uint64_t stream;
-	uint32_t grid[3];
-	uint32_t block[3];
-	uint32_t shared_mem;
-	uint32_t param_size; /* bytes of parameters following this struct */
-};
 static_assert(sizeof(struct vc_echo_req) == 8, "ABI");
-static_assert(sizeof(struct vc_mem_alloc_req) == 8, "ABI");
-static_assert(sizeof(struct vc_mem_alloc_rep) == 8, "ABI");
-static_assert(sizeof(struct vc_mem_free_req) == 8, "ABI");
-static_assert(sizeof(struct vc_memcpy_htod_req) == 32, "ABI");
-static_assert(sizeof(struct vc_memcpy_dtoh_req) == 32, "ABI");
-static_assert(sizeof(struct vc_memcpy_dtod_req) == 24, "ABI");
-static_assert(sizeof(struct vc_memset_req) == 24, "ABI");
-static_assert(sizeof(struct vc_launch_req) == 48, "ABI");
 
 #define VC_LAUNCH_PARAMS_MAX (32u << 10) /* CUDA 12.1+: 32 KiB of parameters */
 

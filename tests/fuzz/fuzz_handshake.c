@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "handshake.h"
+#include "core/handshake.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

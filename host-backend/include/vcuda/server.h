@@ -10,7 +10,9 @@
  * (vc_session_run), or drives it step by step (vc_session_process).
  *
  * Every command from the guest is copied out of shared memory, validated and
- * only then executed. A protocol violation marks that session FATAL, releases
+ * only then handed to the executor (vcuda/executor.h), which never sees the
+ * ring: what it needs of the session later it reaches through the session
+ * services the session gives it. A protocol violation marks that session FATAL, releases
  * its executor context and stops it; it never exits, aborts or blocks the
  * process.
  */
@@ -21,61 +23,18 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vcuda/executor.h"
+
 struct vc_layout;
 
 /* ---------------------------------------------------------------------------
- * Executor: what carries out the memory, copy and launch commands. Results are
- * CUDA driver error codes (CUresult values: 0 success, 2 out of memory, ...).
- * Every device range an executor is given comes straight from the guest: it
- * must check ranges against the session's own allocations where the device
- * would not catch a stray access.
+ * The executor: the CUDA executor over a driver table, the real NVIDIA driver
+ * (vc_cuda_driver_open()) or the CI stand-in for one (host-backend/standin).
  */
-struct vc_launch {
-	uint64_t func;
-	uint64_t stream;
-	uint32_t grid[3];
-	uint32_t block[3];
-	uint32_t shared_mem;
-};
-
-struct vc_cu_out;
-
-struct vc_executor_ops {
-	const char *name;
-	/** open() - make the per-session context; 0 or -errno. */
-	int (*open)(void *factory, void **ctx);
-	/** close() - free everything the session still holds on the device. */
-	void (*close)(void *ctx);
-	int (*mem_alloc)(void *ctx, uint64_t size, uint64_t *dptr);
-	int (*mem_free)(void *ctx, uint64_t dptr);
-	int (*memcpy_htod)(void *ctx, uint64_t dst, const void *src, uint64_t len);
-	int (*memcpy_dtoh)(void *ctx, void *dst, uint64_t src, uint64_t len);
-	int (*memcpy_dtod)(void *ctx, uint64_t dst, uint64_t src, uint64_t len);
-	int (*memset)(void *ctx, uint64_t dst, uint32_t value, uint32_t elem_size, uint64_t count);
-	int (*launch)(void *ctx, const struct vc_launch *l, const void *params, uint32_t param_size);
-	int (*synchronize)(void *ctx);
-	/**
-	 * cuda_call() - a CUDA driver operation (opcode in the VC_CU_* range,
-	 * see vc_cuda_wire.h) with its request bytes; results into @out.
-	 * Returns a CUDA result, or -enum vc_fatal for a protocol violation.
-	 * NULL: the executor answers CUDA_ERROR_NOT_SUPPORTED.
-	 */
-	int (*cuda_call)(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out);
-	/** busy() - work in flight that the guest waits for (may be NULL). Any thread. */
-	bool (*busy)(void *ctx);
-};
 
 /**
- * vc_exec_ci_standin_ops - the CI STAND-IN FOR A GPU: device memory is host
- * RAM, copies and memsets are real, launches are only recorded. For tests on
- * machines without a GPU; never a default for users. Its factory is a
- * struct vc_standin_config (or NULL for defaults).
- */
-extern const struct vc_executor_ops vc_exec_ci_standin_ops;
-
-/**
- * vc_exec_cuda_ops - the CUDA executor: the real NVIDIA driver, loaded at run
- * time. Its factory is a struct vc_cuda_driver (vc_cuda_driver_open()).
+ * vc_exec_cuda_ops - the CUDA executor. Its factory is a struct
+ * vc_cuda_driver: the real driver, or the CI stand-in's table.
  */
 extern const struct vc_executor_ops vc_exec_cuda_ops;
 
@@ -87,13 +46,6 @@ struct vc_cuda_driver;
  * cuInit. Returns a driver table, or NULL with a reason in @err.
  */
 struct vc_cuda_driver *vc_cuda_driver_open(const char *path, char *err, size_t errlen);
-
-struct vc_standin_config {
-	uint64_t mem_limit; /* bytes of "device" memory per session; 0 = 1 GiB */
-};
-
-/** vc_standin_stats() - launches recorded and bytes held by a stand-in context. */
-void vc_standin_stats(void *ctx, uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs);
 
 /* ---------------------------------------------------------------------------
  * Sessions.
@@ -180,8 +132,5 @@ struct vc_session_stats {
 
 /** vc_session_get_stats() - counters and state, for logs and tests. */
 void vc_session_get_stats(struct vc_session *s, struct vc_session_stats *st);
-
-/** vc_session_exec_ctx() - the executor context (for stand-in statistics in tests). */
-void *vc_session_exec_ctx(struct vc_session *s);
 
 #endif /* VCUDA_SERVER_H */

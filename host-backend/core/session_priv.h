@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: MIT */
+/* session_priv.h - a session's private state, shared by session.c, services.c and decode.c. */
+#ifndef VC_SESSION_PRIV_H
+#define VC_SESSION_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "vc_ring_host.h"
+#include "vcuda/server.h"
+
+struct vc_session {
+	struct vc_ring_host ring;
+	struct vc_layout layout;
+	const struct vc_executor_ops *ops;
+	void *exec; /* executor context; NULL once released */
+	uint64_t seq; /* host-counted sequence number of the last command decoded */
+	int doorbell_fd, complete_fd, hangup_fd, stop_fd, mem_fd;
+	uint64_t mem_off;
+	struct vc_session_services svc; /* handed to the executor at open */
+	uint32_t id, spin_us;
+	int verbose;
+	uint64_t last_beat_ns;
+	/* counters, read by other threads with relaxed loads */
+	uint64_t n_commands, n_batches, n_sleeps;
+	uint32_t stop; /* set by vc_session_stop(), read by the serving thread */
+	uint32_t running;
+	pthread_t thread;
+	bool started;
+};
+
+#endif /* VC_SESSION_PRIV_H */

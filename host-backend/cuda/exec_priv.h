@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_exec_priv.h - the CUDA executor's session state, shared by its core
+ * (cu_exec.c), the generated decoders (vc_cuda_host_gen.c) and the
+ * hand-written handlers (cu_manual.c).
+ *
+ * A session owns every driver object it creates: contexts (its "primary"
+ * contexts are contexts of its own, so that one client's fault never reaches
+ * another's), and through them modules, streams, events and memory. The guest
+ * names them by 64-bit ids from per-session tables; a handle never crosses
+ * between sessions, and host pointers are never shown to the guest.
+ */
+#ifndef VC_CU_EXEC_PRIV_H
+#define VC_CU_EXEC_PRIV_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "vc_cuda_driver_gen.h"
+#include "vc_cuda_manual.h"
+#include "vc_cuda_wire.h"
+#include "vc_wire.h"
+
+#define VC_CU_MAX_DEVICES 16
+#define VC_CU_MAX_HANDLES (1u << 20)
+#define VC_CU_MAX_IMAGES 8
+
+/*
+ * For hand-written handlers (which have @p, @len and @out in scope): copy the
+ * request struct out of the private span first (a short one is a protocol
+ * violation), and set the reply struct.
+ */
+#define TAKE(req)                                    \
+	do {                                         \
+		if (len < sizeof(req))               \
+			return -VC_FATAL_PAYLOAD;    \
+		memcpy(&(req), p, sizeof(req));      \
+	} while (0)
+
+#define REPLY(r_)                                    \
+	do {                                         \
+		memcpy(out->rep, &(r_), sizeof(r_)); \
+		out->rep_len = sizeof(r_);           \
+	} while (0)
+
+struct vc_cu_handle {
+	void *real;
+	uint32_t gen;
+	uint16_t kind;
+	uint16_t live;
+	uint32_t next_free;
+	uint32_t owner; /* index of the context it belongs to, for teardown */
+};
+
+struct vc_cu_image {
+	uint64_t id;
+	uint8_t *buf;
+	uint64_t size;
+};
+
+#include "vcuda/executor.h"
+
+/* A device allocation of the session and what it was charged (cu_quota.c). */
+struct vc_cu_alloc {
+	uint64_t dptr;  /* 0: empty slot */
+	uint64_t bytes;
+	uint64_t ctx;   /* the context id it belongs to; 0: a stream-ordered one */
+};
+
+/* A range of the pinned pool registered with the driver (cu_pinned.c). */
+struct vc_cu_preg {
+	uint64_t off, size;
+};
+
+struct vc_cu_session {
+	const struct vc_cuda_driver *drv;
+	uint64_t cur_id;           /* context id current on the serving thread */
+	/* emulated primary contexts, per device */
+	uint64_t primary[VC_CU_MAX_DEVICES];
+	uint32_t primary_refs[VC_CU_MAX_DEVICES];
+	uint32_t primary_flags[VC_CU_MAX_DEVICES];
+	/* handle table */
+	struct vc_cu_handle *h;
+	uint32_t nh, caph, free_head;
+	/* reverse map (kind, real) -> index + 1, open addressing */
+	uint32_t *rmap;
+	uint32_t rcap;
+	/* stream-ordered allocations (they belong to no context) */
+	uint64_t *async_ptr;
+	uint32_t nasync, capasync;
+	/* every device allocation and its charge against the quota */
+	struct vc_cu_alloc *allocs;
+	uint32_t acap, nalloc;
+	/* staged images */
+	struct vc_cu_image img[VC_CU_MAX_IMAGES];
+	uint64_t next_image;
+	uint64_t img_bytes; /* staged image bytes held, at most VC_CU_IMAGE_MAX */
+	uint64_t mem_limit; /* device memory quota, 0 = none */
+	/* host callbacks: run by the driver's thread, which queues them for the
+	 * guest and holds the stream until the guest has run them */
+	pthread_mutex_t cb_mu;
+	pthread_cond_t cb_cv;
+	const struct vc_session_services *svc; /* the session's, from open to close */
+	bool cb_abort;               /* the session is closing: touch shared memory no more */
+	uint32_t cb_inflight;        /* callbacks handed to the driver, not yet returned */
+	/* the guest's pinned pool (cu_pinned.c) */
+	uint8_t *pinned;        /* its host address, NULL until the guest said where it is */
+	uint64_t pinned_size;
+	bool pinned_identity;   /* mapped at the guest's own address */
+	struct vc_cu_preg *pregs; /* registered ranges, charged as pinned memory */
+	uint32_t npregs, cappregs;
+	/* compute weights: the tracker of work in flight (cu_sched.c), NULL until needed */
+	struct vc_cu_sched *sched;
+	/* synchronisations waiting off the serving thread (cu_sync.c) */
+	struct sync_job *sync_head;
+	pthread_t syncer;
+	bool syncer_started;
+};
+
+/**
+ * vc_cu_pinned_ptr() - host address of [@off, @off + @len) of the pinned pool,
+ * or NULL when it lies outside.
+ */
+void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
+/**
+ * vc_cu_quota_charge() - count @bytes of device memory against the quota
+ * before allocating them. Returns 0 or CUDA_ERROR_OUT_OF_MEMORY.
+ */
+int vc_cu_quota_charge(struct vc_cu_session *x, uint64_t bytes);
+
+/** vc_cu_quota_refund() - give back a charge whose allocation failed or ended. */
+void vc_cu_quota_refund(struct vc_cu_session *x, uint64_t bytes);
+
+/**
+ * vc_cu_quota_track() - remember allocation @dptr of context @ctx (0: stream
+ * ordered) and its charge @bytes, refunded when it is freed. Returns 0 or
+ * CUDA_ERROR_OUT_OF_MEMORY (the table could not grow).
+ */
+int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, uint64_t ctx);
+
+/** vc_cu_quota_untrack() - @dptr was freed: refund its charge (nothing if unknown). */
+void vc_cu_quota_untrack(struct vc_cu_session *x, uint64_t dptr);
+
+/** vc_cu_quota_ctx_gone() - context @ctx was destroyed with its allocations: refund them. */
+void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
+
+/** vc_cu_quota_fini() - free the table (the process or context teardown freed the memory). */
+void vc_cu_quota_fini(struct vc_cu_session *x);
+
+/** vc_cu_sched_before() - before a kernel launch: wait while this server is ahead (gpushare.h). */
+void vc_cu_sched_before(struct vc_cu_session *x);
+
+/**
+ * vc_cu_sched_after() - a kernel was launched on @stream of context @ctx
+ * (real handles): track it while another server competes for the GPU.
+ */
+void vc_cu_sched_after(struct vc_cu_session *x, void *ctx, void *stream);
+
+/** vc_cu_sched_ctx_gone() - context @ctx is about to be destroyed: forget its events. */
+void vc_cu_sched_ctx_gone(struct vc_cu_session *x, void *ctx);
+
+/** vc_cu_sched_stop() - end the tracker and free its events (session teardown). */
+void vc_cu_sched_stop(struct vc_cu_session *x);
+
+/** vc_cu_pinned_fini() - unmap the pool's second mapping. */
+void vc_cu_pinned_fini(struct vc_cu_session *x);
+
+/** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
+void vc_cu_sync_stop(struct vc_cu_session *x);
+
+/* ---- helpers the generated decoders call ---------------------------------- */
+
+/** vc_cu_enter() - make context @id current on the serving thread (0: none). */
+int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
+
+/**
+ * vc_cu_lookup() - the real handle behind id @id of kind @kind. Id 0 is NULL;
+ * stream ids 1 and 2 are CU_STREAM_LEGACY and CU_STREAM_PER_THREAD.
+ * Returns 0 or CUDA_ERROR_INVALID_HANDLE.
+ */
+int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
+
+/**
+ * vc_cu_rebind() - point id @id at another real object (NULL: dormant, its id
+ * kept). Primary contexts keep their handle across a reset, as natively.
+ */
+int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real);
+
+/**
+ * vc_cu_lookup_func() - a CUfunction, or a CUkernel standing for one; which
+ * of the two in *@is_kernel when not NULL.
+ */
+int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel);
+
+/**
+ * vc_cu_publish() - the id of real handle @real (a new one, or the one it
+ * already has). Returns 0 or CUDA_ERROR_OUT_OF_MEMORY (table full).
+ */
+int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
+
+/**
+ * vc_cu_capturing() - whether real stream @stream is capturing into a graph
+ * (then nothing of vcuda's own may be enqueued on it: it would become a node).
+ */
+bool vc_cu_capturing(struct vc_cu_session *x, void *stream);
+
+/**
+ * vc_cu_find() - the id real handle @real already has, without publishing
+ * it. Returns 0, or -ENOENT when the guest was never shown it.
+ */
+int vc_cu_find(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
+
+/**
+ * vc_cu_func_layout() - the parameter layout of function (or, with
+ * @is_kernel, kernel) @f, asked of the driver parameter by parameter.
+ * Returns 0 or CUDA_ERROR_INVALID_VALUE (a layout beyond the launch limit).
+ */
+int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct vc_cu_param_layout *pl);
+
+/**
+ * vc_cu_list_reply() - answer page @rq of the @total handles @items of kind
+ * @kind: their ids in the reply data, the count in the reply (cu_names.c).
+ * With @owned, the items belong to the list's owner (their ids go with it).
+ */
+int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, int kind, void *const *items,
+		     uint64_t total, bool owned, struct vc_cu_out *out);
+
+/** vc_cu_forget() - drop id @id after its object was destroyed. */
+void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id);
+
+/** vc_cu_forget_slot() - drop the handle in table slot @idx. */
+void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx);
+
+/**
+ * vc_cu_string() - the NUL-terminated string of @n bytes at @p (within the @len
+ * bytes available), or NULL when it is not exactly that.
+ */
+const char *vc_cu_string(const uint8_t *p, uint32_t len, uint32_t n);
+
+/**
+ * vc_cu_check_range() - is [@ptr, @ptr + @len) device memory of this session
+ * (in one allocation of one of its contexts, or one of its stream-ordered
+ * allocations)? Returns 0 or CUDA_ERROR_INVALID_VALUE.
+ */
+int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
+
+/** vc_cu_dispatch() - decode and execute CUDA operation @op (generated). */
+int vc_cu_dispatch(struct vc_cu_session *x, uint32_t op, const uint8_t *p, uint32_t len,
+		   struct vc_cu_out *out);
+
+#include "vc_cuda_manual_gen.h"
+
+#endif /* VC_CU_EXEC_PRIV_H */

@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_pinned.c - the guest's page-locked memory, carved from the pinned pool of
+ * the shared region.
+ *
+ * The host maps the pool a second time at the very address where the guest
+ * mapped it (MAP_FIXED_NOREPLACE: only where nothing of ours is), so that a
+ * pinned pointer means the same on both sides and, once registered with the
+ * driver (cuMemHostRegister with DEVICEMAP), is the device address too, as
+ * with unified addressing natively. Where that address is taken, the pool's
+ * ordinary mapping serves, and device pointers differ from host ones. Copies
+ * from and to pinned memory are then DMA straight from the guest's pages.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "resources/acct.h"
+#include "cuda/exec_priv.h"
+
+void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len)
+{
+	if (!x->pinned || !(len <= x->pinned_size && off <= x->pinned_size - len))
+		return NULL;
+	return x->pinned + off;
+}
+
+void vc_cu_pinned_fini(struct vc_cu_session *x)
+{
+	if (x->pinned && x->pinned_identity)
+		munmap(x->pinned, x->pinned_size);
+	x->pinned = NULL;
+}
+
+int vc_cu_manual_vcPinnedBase(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_pinned_base rq;
+	struct vc_cu_rep_pinned_base rp = {0};
+	const uint64_t size = x->svc->pinned.size;
+	void *m;
+
+	TAKE(rq);
+	if (x->pinned || !size)
+		return CUDA_ERROR_INVALID_VALUE; /* once per session, when there is a pool */
+	x->pinned_size = size;
+	m = MAP_FAILED;
+	if (x->svc->pinned.fd >= 0 && rq.guest_base && !(rq.guest_base % VC_PINNED_ALIGN))
+		m = mmap((void *)(uintptr_t)rq.guest_base, size, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, x->svc->pinned.fd, (off_t)x->svc->pinned.fd_off);
+	if (m != MAP_FAILED && (uintptr_t)m == rq.guest_base) {
+		x->pinned = m;
+		x->pinned_identity = true;
+	} else {
+		if (m != MAP_FAILED) /* an old kernel took the address as a hint */
+			munmap(m, size);
+		x->pinned = x->svc->pinned.base;
+	}
+	rp.host_base = (uint64_t)(uintptr_t)x->pinned;
+	rp.identity = x->pinned_identity;
+	memcpy(out->rep, &rp, sizeof(rp));
+	out->rep_len = sizeof(rp);
+	return 0;
+}
+
+int vc_cu_manual_vcHostRegister(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_host_register rq;
+	struct vc_cu_rep_host_register rp = {0};
+	CUdeviceptr d = 0;
+	void *h;
+	int rc;
+
+	TAKE(rq);
+	if (rq.off % 4096 || !rq.size || !(h = vc_cu_pinned_ptr(x, rq.off, rq.size)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)))
+		return rc;
+	if (x->npregs == x->cappregs) {
+		uint32_t cap = x->cappregs ? x->cappregs * 2 : 32;
+		struct vc_cu_preg *n = cap <= VC_CU_MAX_HANDLES ? realloc(x->pregs, cap * sizeof(*n)) : NULL;
+
+		if (!n)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		x->pregs = n;
+		x->cappregs = cap;
+	}
+	/* Page-locked host memory counts against the pinned quota. */
+	if (vc_acct_charge(VC_ACCT_PINNED, rq.size))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* Portable (every context of the session) and mapped (a device address),
+	 * whatever the guest asked: cheap, and what unified addressing gives. */
+	rc = x->drv->cuMemHostRegister_v2(h, rq.size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+	if (rc) {
+		vc_acct_uncharge(VC_ACCT_PINNED, rq.size);
+		return rc;
+	}
+	if ((rc = x->drv->cuMemHostGetDevicePointer_v2(&d, h, 0))) {
+		x->drv->cuMemHostUnregister(h);
+		vc_acct_uncharge(VC_ACCT_PINNED, rq.size);
+		return rc;
+	}
+	x->pregs[x->npregs++] = (struct vc_cu_preg){.off = rq.off, .size = rq.size};
+	rp.devptr = d;
+	memcpy(out->rep, &rp, sizeof(rp));
+	out->rep_len = sizeof(rp);
+	return 0;
+}
+
+int vc_cu_manual_vcHostUnregister(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+				  struct vc_cu_out *out)
+{
+	struct vc_cu_req_host_register rq;
+	void *h;
+	int rc;
+
+	(void)out;
+	uint32_t i;
+
+	TAKE(rq);
+	for (i = 0; i < x->npregs && x->pregs[i].off != rq.off; i++)
+		;
+	if (i == x->npregs || !(h = vc_cu_pinned_ptr(x, rq.off, 1)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)))
+		return rc;
+	rc = x->drv->cuMemHostUnregister(h);
+	if (rc == 0) {
+		vc_acct_uncharge(VC_ACCT_PINNED, x->pregs[i].size);
+		x->pregs[i] = x->pregs[--x->npregs];
+	}
+	return rc;
+}

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_sync.c - synchronisation without blocking the serving thread.
+ *
+ * A guest thread's cuStreamSynchronize may wait on a long kernel, or on a
+ * host function that another guest thread has to release; the session's one
+ * serving thread must go on executing the other threads' calls meanwhile. So
+ * the serving thread records an event where the wait begins (a stream sync
+ * waits for exactly the work before it) and hands the wait to a helper thread
+ * of the session's, which writes the reply into the caller's slot when the GPU
+ * is done and wakes the guest.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cuda/console.h"
+#include "cuda/exec_priv.h"
+
+struct sync_job {
+	struct sync_job *next;
+	uint32_t kind;
+	CUcontext ctx;
+	CUevent ev;
+	int own_event; /* recorded by us: destroy after the wait */
+	CUcontext *all; /* VC_CU_SYNC_ALL: the session's contexts when it was asked */
+	uint32_t nall;
+	uint32_t slot;
+	uint64_t seq;
+};
+
+static void job_free(struct sync_job *j)
+{
+	free(j->all);
+	free(j);
+}
+
+/* Wait for the job's work; the first error, as a synchronisation reports it. */
+static CUresult job_wait(struct vc_cu_session *x, struct sync_job *j)
+{
+	CUresult rc = CUDA_SUCCESS, r;
+
+	if (j->kind == VC_CU_SYNC_ALL) {
+		for (uint32_t i = 0; i < j->nall; i++)
+			if ((r = x->drv->cuCtxSetCurrent(j->all[i])) || (r = x->drv->cuCtxSynchronize()))
+				rc = rc ? rc : r;
+		return rc;
+	}
+	x->drv->cuCtxSetCurrent(j->ctx);
+	rc = j->kind == VC_CU_SYNC_CTX ? x->drv->cuCtxSynchronize() : x->drv->cuEventSynchronize(j->ev);
+	if (j->own_event)
+		x->drv->cuEventDestroy_v2(j->ev);
+	return rc;
+}
+
+static void *syncer(void *arg)
+{
+	struct vc_cu_session *x = arg;
+
+	pthread_mutex_lock(&x->cb_mu);
+	for (;;) {
+		struct sync_job *j;
+		CUresult rc;
+
+		while (!x->sync_head && !x->cb_abort)
+			pthread_cond_wait(&x->cb_cv, &x->cb_mu);
+		if (!x->sync_head)
+			break; /* closing, nothing left */
+		j = x->sync_head;
+		x->sync_head = j->next;
+		pthread_mutex_unlock(&x->cb_mu);
+
+		rc = job_wait(x, j);
+
+		pthread_mutex_lock(&x->cb_mu);
+		/* Shared memory is written only while the session is open. The
+		 * driver printed the device's printf output during the wait: it
+		 * is collected before the reply lets the guest go on. */
+		if (!x->cb_abort) {
+			vc_console_publish(x->svc);
+			x->svc->reply(x->svc->arg, j->slot, j->seq, rc);
+		}
+		job_free(j);
+	}
+	pthread_mutex_unlock(&x->cb_mu);
+	return NULL;
+}
+
+static int defer(struct vc_cu_session *x, struct sync_job *j)
+{
+	struct sync_job **pp;
+
+	pthread_mutex_lock(&x->cb_mu);
+	if (!x->syncer_started) {
+		if (pthread_create(&x->syncer, NULL, syncer, x)) {
+			pthread_mutex_unlock(&x->cb_mu);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		x->syncer_started = true;
+	}
+	for (pp = &x->sync_head; *pp; pp = &(*pp)->next)
+		;
+	*pp = j;
+	pthread_cond_broadcast(&x->cb_cv);
+	pthread_mutex_unlock(&x->cb_mu);
+	return VC_CU_DEFERRED;
+}
+
+/* Hand job @j to the helper thread, or wait here when there is no slot to
+ * answer in later. Takes @j. */
+static int submit(struct vc_cu_session *x, struct sync_job *j, struct vc_cu_out *out)
+{
+	int rc;
+
+	if (!out->has_slot) {
+		/* Sent without a reply slot (not by this library): wait here. */
+		rc = job_wait(x, j);
+		if (j->kind == VC_CU_SYNC_ALL)
+			x->cur_id = UINT64_MAX; /* it switched contexts: the next vc_cu_enter() sets one */
+		job_free(j);
+		out->console = true;
+		return rc;
+	}
+	j->slot = out->slot;
+	j->seq = out->seq;
+	rc = defer(x, j);
+	if (rc != VC_CU_DEFERRED)
+		job_free(j);
+	return rc;
+}
+
+/* Every context of the session, as natively a process's teardown waits for
+ * each (and the driver prints what their kernels left in the printf FIFO). */
+static int sync_all(struct vc_cu_session *x, struct vc_cu_out *out)
+{
+	struct sync_job *j = calloc(1, sizeof(*j));
+	uint32_t n = 0;
+
+	if (!j)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	j->kind = VC_CU_SYNC_ALL;
+	for (uint32_t i = 0; i < x->nh; i++)
+		n += x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real;
+	if (n && !(j->all = calloc(n, sizeof(*j->all)))) {
+		free(j);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	for (uint32_t i = 0; i < x->nh; i++)
+		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)
+			j->all[j->nall++] = x->h[i].real;
+	return submit(x, j, out);
+}
+
+int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_sync rq;
+	struct sync_job *j;
+	CUcontext ctx = NULL;
+	void *h;
+	int rc;
+
+	if (len < sizeof(rq))
+		return -VC_FATAL_PAYLOAD;
+	memcpy(&rq, p, sizeof(rq));
+	if (rq.kind > VC_CU_SYNC_ALL)
+		return -VC_FATAL_PAYLOAD;
+	if (rq.kind == VC_CU_SYNC_ALL)
+		return sync_all(x, out);
+	if (rq.kind == VC_CU_SYNC_CTX && rq.handle)
+		rc = vc_cu_enter(x, rq.handle);
+	else
+		rc = vc_cu_enter(x, rq.ctx);
+	if (rc || (rc = x->drv->cuCtxGetCurrent(&ctx)))
+		return rc;
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	j->kind = rq.kind;
+	j->ctx = ctx;
+	if (rq.kind == VC_CU_SYNC_STREAM) {
+		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.handle, &h)))
+			goto err;
+		/* A capturing stream must not get an event of ours (it would
+		 * become a node): the driver's own answer, at once, ends the
+		 * capture as natively. */
+		if (vc_cu_capturing(x, h)) {
+			rc = x->drv->cuStreamSynchronize(h);
+			goto err;
+		}
+		if ((rc = x->drv->cuEventCreate(&j->ev, CU_EVENT_DISABLE_TIMING)))
+			goto err;
+		j->own_event = 1;
+		if ((rc = x->drv->cuEventRecord(j->ev, h))) {
+			x->drv->cuEventDestroy_v2(j->ev);
+			goto err;
+		}
+	} else if (rq.kind == VC_CU_SYNC_EVENT) {
+		if ((rc = vc_cu_lookup(x, VC_H_CUEVENT, rq.handle, &h)))
+			goto err;
+		if (!h) {
+			rc = CUDA_ERROR_INVALID_HANDLE;
+			goto err;
+		}
+		j->ev = h;
+	}
+	return submit(x, j, out);
+err:
+	free(j);
+	return rc;
+}
+
+void vc_cu_sync_stop(struct vc_cu_session *x)
+{
+	struct timespec ts;
+
+	if (!x->syncer_started)
+		return;
+	pthread_mutex_lock(&x->cb_mu);
+	x->cb_abort = true;
+	pthread_cond_broadcast(&x->cb_cv);
+	pthread_mutex_unlock(&x->cb_mu);
+	/* It may sit in a long GPU wait; the worker exits right after anyway. */
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 3;
+	if (pthread_timedjoin_np(x->syncer, NULL, &ts) == 0)
+		x->syncer_started = false;
+}

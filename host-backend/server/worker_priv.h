@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/* worker_priv.h - what the two kinds of session worker (a host-local client,
+ * worker.c; a VM's session slot, worker_vm.c) share. */
+#ifndef VC_WORKER_PRIV_H
+#define VC_WORKER_PRIV_H
+
+#include <stddef.h>
+
+#include "server/server_config.h"
+
+/**
+ * vc_worker_open_executor() - the executor named in @cfg and its factory,
+ * opened in this process. Returns 0, or -ENODEV with a reason in @err.
+ */
+int vc_worker_open_executor(const struct vc_server_config *cfg, const struct vc_executor_ops **ops,
+			    void **factory, char *err, size_t errlen);
+
+/**
+ * vc_worker_capture_stdout() - make this worker's stdout the channel of the
+ * guest's device printf output (console.h); a failure is logged and leaves
+ * the output in the server's log, as without vcuda's capture.
+ */
+void vc_worker_capture_stdout(uint32_t id);
+
+/** vc_worker_release_stdout() - end the capture; log output the guest never fetched. */
+void vc_worker_release_stdout(uint32_t id);
+
+/** vc_worker_catch_term() - SIGTERM and SIGINT end the session being served. */
+void vc_worker_catch_term(void);
+
+/**
+ * vc_worker_serve() - serve @s on a thread until it ends (hang-up, FATAL,
+ * SIGTERM), keeping ALIVE set while the serving thread is busy in a long
+ * driver call. Returns vc_session_run()'s result.
+ */
+int vc_worker_serve(struct vc_session *s, uint32_t id);
+
+#endif /* VC_WORKER_PRIV_H */

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cu_standin.h - the CI STAND-IN FOR THE CUDA DRIVER: a driver table whose
+ * device is host RAM. Device queries answer from a real H200's recorded
+ * profile (tests/data/devprofile-h200.tsv); contexts, modules, streams and
+ * events are bookkeeping; copies and memsets move real bytes; launches are
+ * checked for shape and counted, never run. For machines without a GPU (CI);
+ * vcuda-server uses it only with --executor ci-standin.
+ */
+#ifndef VC_CU_STANDIN_H
+#define VC_CU_STANDIN_H
+
+#include <stdint.h>
+
+#include "vc_cuda_driver_gen.h"
+
+/*
+ * Device printf, as a TEST DOUBLE: a function named VC_STANDIN_PRINTF_NAME
+ * (from any module or library) takes one int parameter n. Each launch queues
+ * n lines of VC_STANDIN_PRINTF_LINE, with the line's index from 0 and n, in
+ * the stand-in's printf FIFO; the next synchronisation (context, stream or
+ * event synchronise, blocking copy, context destroy, module or library
+ * unload) writes them to stdout, in launch order, as the real driver writes a
+ * kernel's printf output. A process prints at most VC_STANDIN_PRINTF_LINES
+ * lines in its life (a worker serves one session), so that a fuzzer that
+ * finds the name cannot flood its output; launches past that print less.
+ */
+#define VC_STANDIN_PRINTF_NAME "vc_standin_printf"
+#define VC_STANDIN_PRINTF_LINE "vc_standin_printf: line %d of %d\n"
+#define VC_STANDIN_PRINTF_LINES (1 << 20)
+
+struct vc_standin_config {
+	uint64_t mem_limit; /* bytes of "device" memory per process (a worker serves one session); 0 = 1 GiB */
+};
+
+/**
+ * vc_cuda_driver_standin() - the process's stand-in driver (created once, with
+ * the first call's @mem_limit; 0 = 1 GiB), a factory for vc_exec_cuda_ops.
+ */
+const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit);
+
+/** vc_cuda_driver_standin_launches() - kernel launches the stand-in has recorded. */
+uint64_t vc_cuda_driver_standin_launches(void);
+
+/** vc_cuda_driver_fill_unsupported() - every entry answering CUDA_ERROR_NOT_SUPPORTED (generated). */
+void vc_cuda_driver_fill_unsupported(struct vc_cuda_driver *d);
+
+/* The recorded device profile (generated from tests/data). */
+extern const char vc_standin_device_name[];
+extern const unsigned long long vc_standin_device_total_mem;
+extern const int vc_standin_driver_version;
+extern const int vc_standin_attrs[];
+extern const int vc_standin_nattrs;
+
+#endif /* VC_CU_STANDIN_H */
