@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -43,6 +44,7 @@ struct obj {
 	unsigned flags;
 	int priority;
 	int printer;       /* functions and kernels: VC_STANDIN_PRINTF_NAME */
+	int store;         /* functions and kernels: VC_STANDIN_STORE_NAME */
 	uint64_t id;
 	uint64_t done_at; /* events: when the simulated work before them ends */
 	char name[64];    /* functions and kernels */
@@ -245,23 +247,35 @@ static void printf_flush(void)
 	free(q);
 }
 
-/* The launch's int parameter, from the packed buffer or the pointer array. */
-static int printf_arg(void **params, void **extra)
+/* Parameter @i (@size bytes at packed offset @off) of a launch, from the
+ * pointer array or the packed buffer; false when it is not there. */
+static bool launch_arg(void **params, void **extra, int i, size_t off, void *v, size_t size)
 {
 	void *buf = NULL;
-	size_t size = 0;
+	size_t bsize = 0;
+
+	if (params && params[i]) {
+		memcpy(v, params[i], size);
+		return true;
+	}
+	for (int k = 0; extra && k < 8 && extra[k] != CU_LAUNCH_PARAM_END; k += 2) {
+		if (extra[k] == CU_LAUNCH_PARAM_BUFFER_POINTER)
+			buf = extra[k + 1];
+		else if (extra[k] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[k + 1])
+			bsize = *(size_t *)extra[k + 1];
+	}
+	if (!buf || bsize < off + size)
+		return false;
+	memcpy(v, (uint8_t *)buf + off, size);
+	return true;
+}
+
+/* The printf double's int parameter. */
+static int printf_arg(void **params, void **extra)
+{
 	int v = 0;
 
-	if (params && params[0])
-		memcpy(&v, params[0], sizeof(v));
-	for (int i = 0; extra && i < 8 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-		if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
-			buf = extra[i + 1];
-		else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1])
-			size = *(size_t *)extra[i + 1];
-	}
-	if (buf && size >= sizeof(v))
-		memcpy(&v, buf, sizeof(v));
+	launch_arg(params, extra, 0, 0, &v, sizeof(v));
 	return v < 0 ? 0 : v;
 }
 
@@ -909,6 +923,7 @@ static CUresult make_named(enum tag t, const char *name, void **out)
 	if (rc == CUDA_SUCCESS && name) {
 		snprintf(((struct obj *)*out)->name, sizeof(((struct obj *)*out)->name), "%s", name);
 		((struct obj *)*out)->printer = !strcmp(name, VC_STANDIN_PRINTF_NAME);
+		((struct obj *)*out)->store = !strcmp(name, VC_STANDIN_STORE_NAME);
 	}
 	return rc;
 }
@@ -943,8 +958,10 @@ static CUresult s_kernel_func(CUfunction *f, CUkernel k)
 	CUresult rc = is(k, T_KERN) ? make_named(T_FUNC, ((struct obj *)k)->name, (void **)f)
 				    : CUDA_ERROR_INVALID_HANDLE;
 
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS) {
 		((struct obj *)*f)->printer = ((struct obj *)k)->printer;
+		((struct obj *)*f)->store = ((struct obj *)k)->store;
+	}
 	return rc;
 }
 
@@ -1071,14 +1088,23 @@ static CUresult s_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char 
 	return is(l, T_LIB) ? s_global(d, n, l, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
-/* The printf test double's one int parameter. */
+/* The test doubles' parameters: the printf double's int, the store
+ * double's pointer and value. */
 static CUresult printer_params(const void *f, size_t i, size_t *off, size_t *size)
 {
-	if (!((const struct obj *)f)->printer || i != 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	*off = 0;
-	*size = sizeof(int);
-	return CUDA_SUCCESS;
+	const struct obj *o = f;
+
+	if (o->printer && i == 0) {
+		*off = 0;
+		*size = sizeof(int);
+		return CUDA_SUCCESS;
+	}
+	if (o->store && i < 2) {
+		*off = i ? sizeof(CUdeviceptr) : 0;
+		*size = i ? sizeof(unsigned int) : sizeof(CUdeviceptr);
+		return CUDA_SUCCESS;
+	}
+	return CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult s_func_params(CUfunction f, size_t i, size_t *off, size_t *size)
@@ -1175,6 +1201,23 @@ static CUresult s_launch(const CUlaunchConfig *c, CUfunction f, void **params, v
 	g_launches++;
 	if (g_sim_ns) {
 		g_busy_until = sim_submit(sim_now());
+	}
+	if (((struct obj *)f)->store) {
+		CUdeviceptr dst = 0;
+		unsigned int v = 0;
+		uint8_t *at;
+
+		if (!launch_arg(params, extra, 0, 0, &dst, sizeof(dst)) ||
+		    !launch_arg(params, extra, 1, sizeof(dst), &v, sizeof(v))) {
+			pthread_mutex_unlock(&g_mu);
+			return CUDA_ERROR_INVALID_VALUE;
+		}
+		at = vc_smem_ptr(&g_mem, dst, sizeof(v));
+		if (!at) {
+			pthread_mutex_unlock(&g_mu);
+			return CUDA_ERROR_ILLEGAL_ADDRESS; /* where a GPU would fault */
+		}
+		memcpy(at, &v, sizeof(v));
 	}
 	if (t_ctx && ((struct obj *)f)->printer && g_pf_n < PRINTF_FIFO) {
 		int n = printf_arg(params, extra);
@@ -1887,4 +1930,13 @@ uint64_t vc_cuda_driver_standin_launches(void)
 	n = g_launches;
 	pthread_mutex_unlock(&g_mu);
 	return n;
+}
+
+void vc_cuda_driver_standin_stats(uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs)
+{
+	pthread_mutex_lock(&g_mu);
+	*launches = g_launches;
+	*bytes_in_use = g_mem.in_use;
+	*allocs = g_mem.n;
+	pthread_mutex_unlock(&g_mu);
 }

@@ -33,6 +33,17 @@ struct vc_standin_config {
 	uint64_t mem_limit; /* bytes of "device" memory per process (a worker serves one session); 0 = 1 GiB */
 };
 
+/*
+ * A kernel with known semantics, as a TEST DOUBLE: a function named
+ * VC_STANDIN_STORE_NAME takes (CUdeviceptr dst, unsigned int value) and
+ * stores the 4 bytes of value at dst when it runs, in stream order, as the
+ * PTX kernel of the same name in tests/lib does on a GPU. So tests that
+ * launch it check launch parameters end to end, on a GPU and over the
+ * stand-in alike. A dst outside the stand-in's memory is
+ * CUDA_ERROR_ILLEGAL_ADDRESS, where a GPU would fault.
+ */
+#define VC_STANDIN_STORE_NAME "vc_standin_store"
+
 /**
  * vc_cuda_driver_standin() - the process's stand-in driver (created once, with
  * the first call's @mem_limit; 0 = 1 GiB), a factory for vc_exec_cuda_ops.
@@ -41,6 +52,12 @@ const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit);
 
 /** vc_cuda_driver_standin_launches() - kernel launches the stand-in has recorded. */
 uint64_t vc_cuda_driver_standin_launches(void);
+
+/**
+ * vc_cuda_driver_standin_stats() - launches recorded, and bytes and
+ * allocations of "device" memory held now (every context of the process).
+ */
+void vc_cuda_driver_standin_stats(uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs);
 
 /** vc_cuda_driver_fill_unsupported() - every entry answering CUDA_ERROR_NOT_SUPPORTED (generated). */
 void vc_cuda_driver_fill_unsupported(struct vc_cuda_driver *d);
