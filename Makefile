@@ -198,13 +198,28 @@ $(BUILD)/vm/%: $(BUILD)/obj/tests/vm/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(BUILD)/demo/vcuda-demo: $(BUILD)/obj/tests/integration/demo.o $(LIBCLIENT) $(LIBSHARED)
-	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+# The stress test, the demo and the transport benchmark are CUDA programs over
+# the guest library's driver API, the path users take (built against cuda.h
+# as applications are); the benchmark also opens a session of its own to read
+# how the transport cuts bulk copies.
+DRIVER_APP_OBJ := $(BUILD)/obj/tests/integration/stress_client.o $(BUILD)/obj/tests/integration/demo.o \
+                  $(BUILD)/obj/bench/ring_bench.o
+$(DRIVER_APP_OBJ): CSTD := -std=c11 -D_GNU_SOURCE
+$(DRIVER_APP_OBJ): CFLAGS += -Itests/lib
+DRIVER_APP_LINK = -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda
 
-$(BUILD)/bench/ring_bench: $(BUILD)/obj/bench/ring_bench.o $(BUILD)/obj/bench/pipe_ceiling.o $(LIBCLIENT) $(LIBSHARED)
+$(BUILD)/tests/stress_client: $(BUILD)/obj/tests/integration/stress_client.o $(LIBSHARED) $(LIBCUDA)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(DRIVER_APP_LINK) $(LDLIBS)
+
+$(BUILD)/demo/vcuda-demo: $(BUILD)/obj/tests/integration/demo.o $(LIBSHARED) $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(DRIVER_APP_LINK) $(LDLIBS)
+
+$(BUILD)/bench/ring_bench: $(BUILD)/obj/bench/ring_bench.o $(BUILD)/obj/bench/pipe_ceiling.o $(LIBCLIENT) $(LIBSHARED) \
+                           $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o %.a,$^) $(DRIVER_APP_LINK) $(LDLIBS)
 
 $(BUILD)/bench/%: $(BUILD)/obj/bench/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)

@@ -5,9 +5,9 @@ cd "$(dirname "$0")/.."
 . ci/lib.sh
 ci_tmpdir bench
 
-echo "== ring and arena: client process <-> vcuda-server process (CI stand-in executor), $(nproc) cores"
+echo "== ring and arena: a CUDA program over the guest libcuda.so.1 <-> vcuda-server process (CI stand-in driver), $(nproc) cores"
 start_server build/release/bin/vcuda-server
-build/release/bench/ring_bench --socket "$VCUDA_SOCKET" "$@"
+build/release/bench/ring_bench "$@"
 stop_server
 
 # On a machine with an NVIDIA GPU: CUDA native vs through vcuda, same run.

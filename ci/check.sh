@@ -133,9 +133,9 @@ dead_server() { # a client must notice a killed server with an error, not hang
 		rc=1
 	fi
 	sed 's/^/client: /' "$VC_TMP/dead.log"
-	grep -q "server is gone" "$VC_TMP/dead.log" || { echo "no clear error"; rc=1; }
+	grep -q "lost vcuda-server" "$VC_TMP/dead.log" || { echo "no clear error"; rc=1; }
 	[ $((SECONDS - t0)) -le 5 ] || { echo "took $((SECONDS - t0)) s"; rc=1; }
-	[ $rc -eq 0 ] && echo "ok - server killed with SIGKILL: the client stopped within $((SECONDS - t0)) s with \"the server is gone\""
+	[ $rc -eq 0 ] && echo "ok - server killed with SIGKILL: the client stopped within $((SECONDS - t0)) s with \"lost vcuda-server\""
 	return $rc
 }
 

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # make demo: CUDA work through vcuda, first host-locally, then from inside a
 # VM through the virtio-vcuda device:
-#  1. a vcuda-server and client processes: the transport demo, then an
-#     nvcc-built program (NVIDIA's static cudart) over the guest libcuda.so.1;
+#  1. a vcuda-server and client processes: vcuda-demo (the driver API, step
+#     by step: copies through the arena, a memset, a kernel launch, an
+#     error), then an nvcc-built program (NVIDIA's static cudart) over the
+#     guest libcuda.so.1;
 #  2. the main job: QEMU (TCG) with virtio-vcuda-pci, a Debian guest with
 #     vcuda.ko and the guest libcuda.so.1, running the driver API suite and
 #     NVIDIA-runtime programs inside the guest (ci/vm-test.sh).
@@ -26,12 +28,8 @@ echo "== starting vcuda-server --executor $executor"
 build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --executor $executor >"$VC_TMP/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
-echo "== vcuda-demo: the transport, step by step"
-if [ $executor = ci-standin ]; then
-	build/release/demo/vcuda-demo
-else
-	echo "   (the transport demo's memory operations are the stand-in's; skipped on a GPU)"
-fi
+echo "== vcuda-demo: CUDA through vcuda, step by step"
+build/release/demo/vcuda-demo
 if [ -x build/release/tests/cudart_smoke_static ]; then
 	echo "== an nvcc-built program (static cudart) over the guest libcuda.so.1"
 	LD_LIBRARY_PATH=$PWD/build/release/guest build/release/tests/cudart_smoke_static

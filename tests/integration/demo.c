@@ -1,49 +1,34 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * demo.c - vcuda-demo: a client process doing GPU-style work through a running
- * vcuda-server and saying what happened at each step.
+ * demo.c - vcuda-demo: a CUDA program (the driver API of the guest
+ * libcuda.so.1) doing GPU work through a running vcuda-server, saying what
+ * happened at each step. The same on a GPU and over the CI stand-in: its one
+ * kernel stores a word, which the stand-in's test double of the same name
+ * does too (tests/lib/vt_kernels.h). Exits non-zero if a result is wrong.
  *
- *   vcuda-demo [--socket PATH]
+ *   VCUDA_SOCKET=PATH vcuda-demo
  */
-#include <errno.h>
-#include <stdarg.h>
+#include <cuda.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "vc_client.h"
-#include "vc_wire.h"
+#include "vc_time.h"
+#include "vt_kernels.h"
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)vc_now_ns() / 1e9;
 }
 
-static const char *res(int rc)
+static const char *res(CUresult rc)
 {
-	static char buf[64];
+	const char *name = NULL;
 
-	if (rc == 0)
-		return "CUDA_SUCCESS";
-	if (rc < 0)
-		snprintf(buf, sizeof(buf), "transport error: %s", strerror(-rc));
-	else
-		snprintf(buf, sizeof(buf), "CUDA error %d", rc);
-	return buf;
+	return cuGetErrorName(rc, &name) == CUDA_SUCCESS && name ? name : "unknown CUDA error";
 }
-
-#define STEP(rc, ...)                                                        \
-	do {                                                                 \
-		int rc_ = (rc);                                              \
-		printf("  %-58s %s\n", buf_printf(__VA_ARGS__), res(rc_));   \
-		if (rc_ < 0)                                                 \
-			return 1;                                            \
-	} while (0)
 
 static char *buf_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -58,34 +43,45 @@ static char *buf_printf(const char *fmt, ...)
 	return b;
 }
 
-int main(int argc, char **argv)
+/* One step: its description and result; a result other than @want ends the demo. */
+#define STEP_WANT(want, call, ...)                                               \
+	do {                                                                     \
+		CUresult rc_ = (call);                                           \
+		printf("  %-62s %s\n", buf_printf(__VA_ARGS__), res(rc_));       \
+		if (rc_ != (want))                                               \
+			return 1;                                                \
+	} while (0)
+#define STEP(call, ...) STEP_WANT(CUDA_SUCCESS, call, __VA_ARGS__)
+
+static CUresult check(int ok)
 {
-	const char *path = argc > 2 && !strcmp(argv[1], "--socket") ? argv[2] : NULL;
-	struct vc_client *c;
-	struct vc_client_info info;
-	char err[256];
-	uint64_t d, e;
-	size_t n = 64u << 20;
+	return ok ? CUDA_SUCCESS : CUDA_ERROR_UNKNOWN;
+}
+
+int main(void)
+{
+	size_t n = 64u << 20, total = 0;
+	CUdeviceptr d, e;
+	CUdevice dev;
+	CUcontext ctx;
+	CUmodule mod;
+	CUfunction fn;
+	CUstream st;
+	char name[128] = "";
+	int ver = 0;
 	uint8_t *a, *b;
 	double t;
-	int rc;
 
-	if ((rc = vc_client_open(path, &c, err, sizeof(err)))) {
-		fprintf(stderr, "%s\n", err);
-		return 1;
-	}
-	vc_client_get_info(c, &info);
-	printf("vcuda-demo: session %u: %" PRIu64 " KiB shared region, %u KiB ring, %u reply slots, "
-	       "%" PRIu64 " MiB staging arena in %u KiB chunks\n",
-	       info.session_id, info.region_size >> 10, info.ring_size >> 10, info.slot_count,
-	       info.arena_size >> 20, info.chunk_size >> 10);
-
-	struct vc_echo_req er = {.len = 12};
-	char out[16] = {0};
-	size_t got = 0;
-	t = now_s();
-	rc = vc_client_call(c, VC_OP_ECHO, &er, sizeof(er), "hello vcuda!", 12, out, sizeof(out), &got);
-	STEP(rc, "echo \"hello vcuda!\" -> \"%.*s\" (%.1f us)", (int)got, out, (now_s() - t) * 1e6);
+	STEP(cuInit(0), "cuInit: open a session with vcuda-server");
+	STEP(cuDriverGetVersion(&ver), "driver version (the host's): %d.%d", ver / 1000, ver % 1000 / 10);
+	STEP(cuDeviceGet(&dev, 0), "device 0");
+	STEP(cuDeviceGetName(name, sizeof(name), dev), "name: %.40s", name);
+	STEP(cuDeviceTotalMem(&total, dev), "memory: %zu MiB", total >> 20);
+	STEP(cuDevicePrimaryCtxRetain(&ctx, dev), "retain the primary context");
+	STEP(cuCtxSetCurrent(ctx), "make it current");
+	STEP(cuModuleLoadData(&mod, vt_store_ptx), "load a module from PTX (JIT-compiled on the host)");
+	STEP(cuModuleGetFunction(&fn, mod, VT_STORE_KERNEL), "get its kernel %s", VT_STORE_KERNEL);
+	STEP(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING), "create a stream");
 
 	a = malloc(n);
 	b = malloc(n);
@@ -93,44 +89,49 @@ int main(int argc, char **argv)
 		return 1;
 	for (size_t i = 0; i < n; i++)
 		a[i] = (uint8_t)(i * 2654435761u >> 24);
-	STEP(vc_client_mem_alloc(c, n, &d), "allocate 64 MiB of device memory");
-	printf("  %-58s 0x%" PRIx64 "\n", "  device address", d);
-	STEP(vc_client_mem_alloc(c, 4096, &e), "allocate 4 KiB");
+	STEP(cuMemAlloc(&d, n), "allocate 64 MiB of device memory");
+	printf("  %-62s 0x%llx\n", "  device address (the GPU's own)", (unsigned long long)d);
+	STEP(cuMemAlloc(&e, 4096), "allocate 4 KiB");
 
 	t = now_s();
-	rc = vc_client_htod(c, d, a, n, 0);
-	STEP(rc, "copy 64 MiB host->device through the arena (%.2f GB/s)", (double)n / (now_s() - t) / 1e9);
+	STEP(cuMemcpyHtoD(d, a, n), "copy 64 MiB host->device through the arena (%.2f GB/s)",
+	     (double)n / (now_s() - t + 1e-9) / 1e9);
 	t = now_s();
-	rc = vc_client_dtoh(c, b, d, n);
-	STEP(rc, "copy 64 MiB device->host (%.2f GB/s)", (double)n / (now_s() - t) / 1e9);
-	STEP(memcmp(a, b, n) ? VC_CUDA_ERROR_UNKNOWN : 0, "compare all 64 MiB byte for byte");
+	STEP(cuMemcpyDtoH(b, d, n), "copy 64 MiB device->host (%.2f GB/s)", (double)n / (now_s() - t + 1e-9) / 1e9);
+	STEP(check(!memcmp(a, b, n)), "compare all 64 MiB byte for byte");
 
-	STEP(vc_client_memset(c, e, 0xC0FFEE11, 4, 1024), "memset32 4 KiB to 0xC0FFEE11 (async)");
-	uint32_t grid[3] = {256, 1, 1}, block[3] = {256, 1, 1};
-	uint64_t params[2] = {d, n};
-	STEP(vc_client_launch(c, 0x1, grid, block, 0, 0, params, sizeof(params)),
-	     "launch kernel 0x1 <<<256, 256>>> (recorded by the stand-in)");
-	STEP(vc_client_sync(c), "synchronize");
-	uint32_t word = 0;
-	STEP(vc_client_dtoh(c, &word, e + 4092, 4), "read back the last word of the memset");
-	printf("  %-58s 0x%08x\n", "  value", word);
+	CUdeviceptr at = e;
+	unsigned int v = 0x600DCAFE;
+	void *params[2] = {&at, &v};
+	uint32_t word = 0, last = 0;
+
+	STEP(cuMemsetD32Async(e, 0xC0FFEE11, 1024, st), "memset32 4 KiB to 0xC0FFEE11 (asynchronous)");
+	STEP(cuLaunchKernel(fn, 1, 1, 1, 1, 1, 1, 0, st, params, NULL),
+	     "launch %s<<<1, 1>>>(4 KiB buffer, 0x%08x)", VT_STORE_KERNEL, v);
+	STEP(cuStreamSynchronize(st), "synchronize the stream");
+	STEP(cuMemcpyDtoH(&word, e, 4), "read back the word the kernel stored");
+	printf("  %-62s 0x%08x\n", "  value", word);
+	STEP(cuMemcpyDtoH(&last, e + 4092, 4), "read back the last word of the memset");
+	printf("  %-62s 0x%08x\n", "  value", last);
+	STEP(check(word == v && last == 0xC0FFEE11), "both are what was written");
 
 	/* A CUDA error is a result, not a crash: read from a freed allocation. */
-	STEP(vc_client_mem_free(c, e), "free the 4 KiB allocation");
-	rc = vc_client_dtoh(c, &word, e, 4);
-	STEP(rc, "read from the freed allocation (expected: an error)");
+	STEP(cuMemFree(e), "free the 4 KiB allocation");
+	STEP_WANT(CUDA_ERROR_INVALID_VALUE, cuMemcpyDtoH(&word, e, 4),
+		  "read from the freed allocation (expected: an error)");
+
+	CUresult rc = CUDA_SUCCESS;
 
 	t = now_s();
-	for (int i = 0; i < 10000; i++)
-		if ((rc = vc_client_call(c, VC_OP_ECHO, &er, sizeof(er), "hello vcuda!", 12, out, 16, NULL)))
-			break;
-	STEP(rc, "10000 synchronous round trips: %.2f us each", (now_s() - t) * 1e6 / 10000);
-	STEP(vc_client_mem_free(c, d), "free 64 MiB");
-	vc_client_get_info(c, &info);
-	printf("vcuda-demo: %" PRIu64 " commands executed by the server, %" PRIu64
-	       " doorbells rung; done\n", info.done_seq, info.kicks);
+	for (int i = 0; i < 10000 && rc == CUDA_SUCCESS; i++)
+		rc = cuStreamQuery(st);
+	STEP(rc, "10000 synchronous round trips (cuStreamQuery): %.2f us each", (now_s() - t) * 1e6 / 10000);
+	STEP(cuMemFree(d), "free 64 MiB");
+	STEP(cuStreamDestroy(st), "destroy the stream");
+	STEP(cuModuleUnload(mod), "unload the module");
+	STEP(cuDevicePrimaryCtxRelease(dev), "release the primary context");
+	printf("vcuda-demo: done\n");
 	free(a);
 	free(b);
-	vc_client_close(c);
 	return 0;
 }
