@@ -24,7 +24,7 @@ export VCUDA_STANDIN_KERNEL_US=$KERNEL_US
 export LD_LIBRARY_PATH="$PWD/$B/guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 
 # Each server's time with work in flight and its virtual time, from the scheduling file
-# (struct vc_sched_file in host-backend/gpushare.h).
+# (struct vc_sched_file in host-backend/resources/gpushare.h).
 sched_report() { # FILE
 	python3 - "$1" <<'EOF'
 import struct, sys
