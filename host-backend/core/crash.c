@@ -17,8 +17,8 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "vc_cuda_wire.h"
 #include "vc_sanitize.h"
-#include "vcuda/server.h"
 
 #define FRAMES 48
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * console.c - the worker's stdout, captured for the guest (see console.h).
+ * console.c - the worker's stdout, captured for the guest (see console.h),
+ * and the vcConsole handler that hands it over.
  *
  * fd 1 is the write end of a pipe; a thread of ours reads it into a ring
  * buffer as soon as anything arrives, so that the driver never blocks on a
@@ -24,6 +25,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include "cuda/exec_priv.h"
 #include "vcuda/executor.h"
 
 #define MARKER_MAX 160u
@@ -299,4 +301,22 @@ uint64_t vc_console_stop(void)
 	g.rd = g.stop_fd = -1;
 	pthread_mutex_unlock(&g.mu);
 	return lost;
+}
+
+/* ---- device printf output ------------------------------------------------------------------ */
+
+int vc_cu_manual_vcConsole(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_vcConsole rq;
+	struct vc_cu_rep_vcConsole rp = {0};
+	uint32_t cap;
+
+	(void)x;
+	TAKE(rq);
+	if (!out->data)
+		return CUDA_ERROR_INVALID_VALUE;
+	cap = rq.max < out->data_cap ? rq.max : out->data_cap;
+	out->data_len = vc_console_take(out->data, cap, &rp.end, &rp.left);
+	REPLY(rp);
+	return 0;
 }

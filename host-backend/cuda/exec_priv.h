@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_exec_priv.h - the CUDA executor's session state, shared by its core
- * (cu_exec.c), the generated decoders (vc_cuda_host_gen.c) and the
- * hand-written handlers (cu_manual.c).
+ * exec_priv.h - the CUDA executor's session state, shared by its interface
+ * (exec.c), its handle table (handles.c), the generated decoders
+ * (vc_cuda_host_gen.c) and the hand-written handlers, one file per API family
+ * (ctx.c, device.c, module.c, launch.c, memory.c, hostfn.c, export.c,
+ * console.c, sync.c, pinned.c, pool.c, names.c, graph.c).
+ *
+ * Each handler copies its request out of the private span first, validates
+ * it, then calls the driver. Protocol violations return -VC_FATAL_*; CUDA
+ * errors return the driver's code.
  *
  * A session owns every driver object it creates: contexts (its "primary"
  * contexts are contexts of its own, so that one client's fault never reaches
@@ -170,6 +176,23 @@ void vc_cu_pinned_fini(struct vc_cu_session *x);
 
 /** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
 void vc_cu_sync_stop(struct vc_cu_session *x);
+
+/* ---- shared by the hand-written files ------------------------------------- */
+
+/** vc_cu_handles_init() - an empty handle table for a new session: 0 or -ENOMEM (handles.c). */
+int vc_cu_handles_init(struct vc_cu_session *x);
+
+/** vc_cu_handles_fini() - free the handle table and its reverse map (session teardown). */
+void vc_cu_handles_fini(struct vc_cu_session *x);
+
+/** vc_cu_not_capturing() - 0, or CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED while @stream captures (handles.c). */
+int vc_cu_not_capturing(struct vc_cu_session *x, void *stream);
+
+/** vc_cu_publish_owned() - vc_cu_publish() a handle owned by the current context (ctx.c). */
+int vc_cu_publish_owned(struct vc_cu_session *x, int kind, void *real, uint64_t *id);
+
+/** vc_cu_primary_get() - the id of device @dev's primary context, made if needed, no retain (ctx.c). */
+int vc_cu_primary_get(struct vc_cu_session *x, int32_t dev, uint64_t *id);
 
 /* ---- helpers the generated decoders call ---------------------------------- */
 

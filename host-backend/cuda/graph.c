@@ -3,7 +3,7 @@
  * cu_graph.c - graphs. They live in the host driver. Capture happens there,
  * on the session's real stream: launches, copies and memsets the guest sends
  * to a capturing stream are recorded as they would be natively (copies
- * staged through the arena are refused, cu_manual.c). cuStreamGetCaptureInfo
+ * staged through the arena are refused, memory.c). cuStreamGetCaptureInfo
  * answers with ids for the graph and its dependency nodes. Nodes built by
  * hand: kernel nodes take the guest's packed parameters as a buffer; memcpy
  * nodes reach host memory only in the guest's pinned pool, which stays

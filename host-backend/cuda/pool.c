@@ -2,7 +2,7 @@
 /*
  * cu_pool.c - memory pools: cuMemPoolCreate and the pool attributes, whose
  * values are an int or a cuuint64_t by attribute. Allocations from a pool go
- * through vcMemAlloc (cu_manual.c), which charges them to the quota like any
+ * through vcMemAlloc (memory.c), which charges them to the quota like any
  * other; memory a pool keeps after frees (its release threshold) is not
  * charged, as it is not the guest's to use.
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * standin_mem.h - "device memory" for the CI stand-ins: host RAM behind
+ * mem.h - "device memory" for the CI stand-ins: host RAM behind
  * synthetic device addresses, with a guard gap after every allocation so that
  * an overrun never lands in a neighbour. Not thread-safe: each user holds its
  * own lock or is single-threaded.

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_standin.h - the CI STAND-IN FOR THE CUDA DRIVER: a driver table whose
+ * standin.h - the CI STAND-IN FOR THE CUDA DRIVER: a driver table whose
  * device is host RAM. Device queries answer from a real H200's recorded
  * profile (tests/data/devprofile-h200.tsv); contexts, modules, streams and
  * events are bookkeeping; copies and memsets move real bytes; launches are

@@ -67,9 +67,6 @@ struct vc_session_params {
 	int verbose;      /* log every CUDA operation that fails */
 };
 
-/** vc_cu_op_name() - the name of CUDA operation @op (for logs). */
-const char *vc_cu_op_name(uint32_t op);
-
 /**
  * vc_session_create() - initialise the shared region's control page, open an
  * executor context and make a session ready to serve.

@@ -1,0 +1,326 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * handles.c - a session's handle table: the ids the guest names driver
+ * objects by, the reverse map from driver object to id, the current-context
+ * switch, capture and device-range checks. Every family of the executor
+ * (and the generated decoders) call these; they call nothing of the
+ * executor's.
+ *
+ * The guest is untrusted: every id it sends is looked up in this session's
+ * own table (kind and generation checked), never dereferenced; every device
+ * range a host-side copy touches is checked against the driver's own record
+ * of which context owns it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/exec_priv.h"
+
+/* Ids: a tag that is never a small integer or a plausible host pointer, the
+ * kind, a generation and the slot index. 0, 1 and 2 are never issued. */
+#define ID_TAG (0x7cull << 56)
+#define ID_KIND_SHIFT 48
+#define ID_GEN_SHIFT 24
+#define ID_INDEX_MASK 0xffffffu
+
+static uint64_t make_id(uint32_t kind, uint32_t gen, uint32_t idx)
+{
+	return ID_TAG | ((uint64_t)kind << ID_KIND_SHIFT) | ((uint64_t)(gen & 0xffffff) << ID_GEN_SHIFT) | idx;
+}
+
+static uint32_t rhash(int kind, const void *real, uint32_t cap)
+{
+	uint64_t v = (uint64_t)(uintptr_t)real * 0x9e3779b97f4a7c15ull ^ (uint64_t)kind;
+
+	return (uint32_t)(v >> 32) & (cap - 1);
+}
+
+static int rmap_grow(struct vc_cu_session *x)
+{
+	uint32_t cap = x->rcap ? x->rcap * 2 : 1024;
+	uint32_t *m = calloc(cap, sizeof(*m));
+
+	if (!m)
+		return -ENOMEM;
+	for (uint32_t i = 0; i < x->nh; i++) {
+		struct vc_cu_handle *h = &x->h[i];
+		uint32_t k;
+
+		if (!h->live)
+			continue;
+		for (k = rhash(h->kind, h->real, cap); m[k]; k = (k + 1) & (cap - 1))
+			;
+		m[k] = i + 1;
+	}
+	free(x->rmap);
+	x->rmap = m;
+	x->rcap = cap;
+	return 0;
+}
+
+/* Slot of (kind, real) in the reverse map: its entry, or the empty one. */
+static uint32_t rmap_find(struct vc_cu_session *x, int kind, const void *real)
+{
+	uint32_t k = rhash(kind, real, x->rcap);
+
+	while (x->rmap[k]) {
+		const struct vc_cu_handle *h = &x->h[x->rmap[k] - 1];
+
+		if (h->kind == kind && h->real == real)
+			break;
+		k = (k + 1) & (x->rcap - 1);
+	}
+	return k;
+}
+
+static void rmap_delete(struct vc_cu_session *x, uint32_t k)
+{
+	/* Backward-shift deletion keeps probe chains intact without tombstones. */
+	uint32_t mask = x->rcap - 1, j = k;
+
+	x->rmap[k] = 0;
+	for (;;) {
+		j = (j + 1) & mask;
+		if (!x->rmap[j])
+			return;
+		const struct vc_cu_handle *h = &x->h[x->rmap[j] - 1];
+		uint32_t home = rhash(h->kind, h->real, x->rcap);
+
+		if ((j > k && (home <= k || home > j)) || (j < k && home <= k && home > j)) {
+			x->rmap[k] = x->rmap[j];
+			x->rmap[j] = 0;
+			k = j;
+		}
+	}
+}
+
+int vc_cu_handles_init(struct vc_cu_session *x)
+{
+	return rmap_grow(x);
+}
+
+void vc_cu_handles_fini(struct vc_cu_session *x)
+{
+	free(x->h);
+	free(x->rmap);
+}
+
+bool vc_cu_capturing(struct vc_cu_session *x, void *stream)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	return x->drv->cuStreamIsCapturing(stream, &st) == CUDA_SUCCESS && st != CU_STREAM_CAPTURE_STATUS_NONE;
+}
+
+/*
+ * Work that cannot be recorded into a graph: a copy staged through the arena
+ * (its bytes are gone when the graph runs) and a host function (its record
+ * is freed when it has run once). On a capturing stream it is refused, as
+ * natively an unsupported operation is, instead of being recorded wrongly.
+ */
+int vc_cu_not_capturing(struct vc_cu_session *x, void *stream)
+{
+	return vc_cu_capturing(x, stream) ? CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED : 0;
+}
+
+int vc_cu_find(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+{
+	uint32_t k;
+
+	if (!real || !x->rcap)
+		return -ENOENT;
+	k = rmap_find(x, kind, real);
+	if (!x->rmap[k])
+		return -ENOENT;
+	*id = make_id((uint32_t)kind, x->h[x->rmap[k] - 1].gen, x->rmap[k] - 1);
+	return 0;
+}
+
+int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+{
+	struct vc_cu_handle *h;
+	uint32_t idx, k;
+
+	if (!real) {
+		*id = 0;
+		return 0;
+	}
+	if ((x->nh + 1) * 2 > x->rcap && rmap_grow(x))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	k = rmap_find(x, kind, real);
+	if (x->rmap[k]) {
+		idx = x->rmap[k] - 1;
+		*id = make_id((uint32_t)kind, x->h[idx].gen, idx);
+		return 0;
+	}
+	if (x->free_head) {
+		idx = x->free_head - 1;
+		x->free_head = x->h[idx].next_free;
+	} else {
+		if (x->nh == x->caph) {
+			uint32_t cap = x->caph ? x->caph * 2 : 256;
+			struct vc_cu_handle *nh;
+
+			if (cap > VC_CU_MAX_HANDLES)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			nh = realloc(x->h, cap * sizeof(*nh));
+			if (!nh)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			x->h = nh;
+			x->caph = cap;
+		}
+		idx = x->nh++;
+		x->h[idx].gen = 0;
+	}
+	h = &x->h[idx];
+	h->real = real;
+	h->kind = (uint16_t)kind;
+	h->live = 1;
+	h->gen++;
+	h->next_free = 0;
+	h->owner = UINT32_MAX; /* none until the publisher says (a reused slot kept its last) */
+	x->rmap[rmap_find(x, kind, real)] = idx + 1;
+	*id = make_id((uint32_t)kind, h->gen, idx);
+	return 0;
+}
+
+static struct vc_cu_handle *slot(struct vc_cu_session *x, int kind, uint64_t id)
+{
+	uint32_t idx = (uint32_t)(id & ID_INDEX_MASK);
+	struct vc_cu_handle *h;
+
+	if ((id & (0xffull << 56)) != ID_TAG || ((id >> ID_KIND_SHIFT) & 0xff) != (uint64_t)kind)
+		return NULL;
+	if (idx >= x->nh)
+		return NULL;
+	h = &x->h[idx];
+	if (!h->live || h->kind != kind || (h->gen & 0xffffff) != ((id >> ID_GEN_SHIFT) & 0xffffff))
+		return NULL;
+	return h;
+}
+
+int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
+{
+	struct vc_cu_handle *h;
+
+	if (id == 0) {
+		*real = NULL;
+		return 0;
+	}
+	if (kind == VC_H_CUSTREAM && (id == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
+				      id == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)) {
+		*real = (void *)(uintptr_t)id;
+		return 0;
+	}
+	h = slot(x, kind, id);
+	if (!h)
+		return kind == VC_H_CUCONTEXT ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+	*real = h->real;
+	return 0;
+}
+
+int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real)
+{
+	struct vc_cu_handle *h = slot(x, kind, id);
+	uint32_t k;
+
+	if (!h)
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (h->real)
+		rmap_delete(x, rmap_find(x, kind, h->real));
+	h->real = real;
+	if (real) {
+		if ((x->nh + 1) * 2 > x->rcap && rmap_grow(x))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		k = rmap_find(x, kind, real);
+		x->rmap[k] = (uint32_t)(h - x->h) + 1;
+	}
+	return 0;
+}
+
+int vc_cu_lookup_func(struct vc_cu_session *x, uint64_t id, void **f, bool *is_kernel)
+{
+	/* CUDA 12 lets a CUkernel stand wherever a CUfunction does. */
+	bool kernel = vc_cu_lookup(x, VC_H_CUFUNCTION, id, f) != 0;
+
+	if (is_kernel)
+		*is_kernel = kernel;
+	return kernel ? vc_cu_lookup(x, VC_H_CUKERNEL, id, f) : 0;
+}
+
+void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id)
+{
+	struct vc_cu_handle *h = slot(x, kind, id);
+
+	if (h)
+		vc_cu_forget_slot(x, (uint32_t)(h - x->h));
+}
+
+void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx)
+{
+	struct vc_cu_handle *h = &x->h[idx];
+
+	if (!h->live)
+		return;
+	rmap_delete(x, rmap_find(x, h->kind, h->real));
+	h->live = 0;
+	h->real = NULL;
+	h->next_free = x->free_head;
+	x->free_head = idx + 1;
+}
+
+const char *vc_cu_string(const uint8_t *p, uint32_t len, uint32_t n)
+{
+	if (n == 0 || n > len || n > VC_CU_STR_MAX || p[n - 1] != 0 || memchr(p, 0, n) != p + n - 1)
+		return NULL;
+	return (const char *)p;
+}
+
+int vc_cu_enter(struct vc_cu_session *x, uint64_t id)
+{
+	void *ctx;
+	int rc;
+
+	if (id == x->cur_id)
+		return 0;
+	if ((rc = vc_cu_lookup(x, VC_H_CUCONTEXT, id, &ctx)))
+		return rc;
+	rc = x->drv->cuCtxSetCurrent(ctx);
+	if (rc == CUDA_SUCCESS)
+		x->cur_id = id;
+	return rc;
+}
+
+static bool owns_context(struct vc_cu_session *x, CUcontext c)
+{
+	uint32_t k;
+
+	if (!c || !x->rcap)
+		return false;
+	k = rmap_find(x, VC_H_CUCONTEXT, c);
+	return x->rmap[k] != 0;
+}
+
+int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
+{
+	CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
+					CU_POINTER_ATTRIBUTE_RANGE_SIZE};
+	CUcontext c = NULL;
+	CUdeviceptr start = 0;
+	size_t size = 0;
+	void *data[3] = {&c, &start, &size};
+	bool mine;
+
+	/* The driver knows which context owns an address and the extent of its
+	 * allocation, for every kind of allocation (plain, pitched, module
+	 * globals, pools); we only accept ranges that stay inside one of ours. */
+	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
+		return CUDA_ERROR_INVALID_VALUE;
+	mine = owns_context(x, c);
+	for (uint32_t i = 0; !mine && !c && i < x->nasync; i++)
+		mine = x->async_ptr[i] == start;
+	if (!mine || ptr < start || len > size || ptr - start > size - len)
+		return CUDA_ERROR_INVALID_VALUE;
+	return 0;
+}

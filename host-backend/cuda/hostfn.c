@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * hostfn.c - host functions (cuLaunchHostFunc): the driver's thread queues
+ * each for the guest, which runs it, and holds the stream until it has.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cuda/exec_priv.h"
+
+struct hostcb {
+	struct vc_cu_session *x;
+	uint64_t cookie;
+};
+
+/* The driver's thread, when the stream reaches the callback: queue it for the
+ * guest, wake the guest, and hold the stream until the guest has run it. */
+static void CUDA_CB host_cb(void *arg)
+{
+	struct hostcb *c = arg;
+	struct vc_cu_session *x = c->x;
+	uint32_t idx = 0, wait_us = 5;
+	int sig = -EAGAIN;
+
+	pthread_mutex_lock(&x->cb_mu);
+	while (!x->cb_abort) {
+		sig = x->svc->cb_push(x->svc->arg, c->cookie, &idx);
+		if (sig != -EAGAIN)
+			break;
+		pthread_mutex_unlock(&x->cb_mu);
+		usleep(100); /* the guest's queue is full: it is running callbacks */
+		pthread_mutex_lock(&x->cb_mu);
+	}
+	/* Shared memory is read only under cb_mu with cb_abort clear: the
+	 * session's teardown sets cb_abort before the region goes away. */
+	while (sig >= 0 && !x->cb_abort && (int32_t)(x->svc->cb_done(x->svc->arg) - idx) <= 0) {
+		pthread_mutex_unlock(&x->cb_mu);
+		usleep(wait_us);
+		wait_us = wait_us < 1000 ? wait_us * 2 : 1000;
+		pthread_mutex_lock(&x->cb_mu);
+	}
+	x->cb_inflight--;
+	pthread_cond_broadcast(&x->cb_cv);
+	pthread_mutex_unlock(&x->cb_mu);
+	free(c);
+}
+
+int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+			    struct vc_cu_out *out)
+{
+	struct vc_cu_req_hostfunc rq;
+	struct hostcb *c;
+	void *stream;
+	int rc;
+
+	(void)out; /* asynchronous: no reply */
+	TAKE(rq);
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
+	    (rc = vc_cu_not_capturing(x, stream)))
+		return rc;
+	c = malloc(sizeof(*c));
+	if (!c)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	c->x = x;
+	c->cookie = rq.cookie;
+	pthread_mutex_lock(&x->cb_mu);
+	x->cb_inflight++;
+	pthread_mutex_unlock(&x->cb_mu);
+	rc = x->drv->cuLaunchHostFunc(stream, host_cb, c);
+	if (rc) {
+		pthread_mutex_lock(&x->cb_mu);
+		x->cb_inflight--;
+		pthread_mutex_unlock(&x->cb_mu);
+		free(c);
+	}
+	return rc;
+}

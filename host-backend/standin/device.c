@@ -1,0 +1,97 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * device.c - the CI stand-in's driver and device queries: one device, whose
+ * attributes and driver version are a real H200's recorded profile (standin.h).
+ */
+#include <string.h>
+
+#include "standin/standin_priv.h"
+
+/* ---- driver and device ------------------------------------------------------- */
+
+static CUresult s_init(unsigned int f)
+{
+	return f ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+static CUresult s_version(int *v)
+{
+	*v = vc_standin_driver_version;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_count(int *n)
+{
+	*n = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_device_get(CUdevice *d, int ordinal)
+{
+	if (ordinal != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*d = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_attr(int *v, CUdevice_attribute a, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if ((int)a < 1 || (int)a >= vc_standin_nattrs)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = vc_standin_attrs[a];
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_name(char *name, int len, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Says what it is wherever a program prints the device's name. */
+	strncpy(name, "vcuda CI stand-in (no GPU)", (size_t)len - 1);
+	name[len - 1] = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_uuid(CUuuid *u, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	memcpy(u->bytes, "vcuda-ci-standin", 16);
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_total(size_t *b, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	*b = g_limit;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_pci(char *id, int len, CUdevice d)
+{
+	if (d != 0)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if (len <= 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	strncpy(id, "0000:00:00.0", (size_t)len - 1);
+	id[len - 1] = 0;
+	return CUDA_SUCCESS;
+}
+
+void vc_si_fill_device(struct vc_cuda_driver *d)
+{
+	d->cuInit = s_init;
+	d->cuDriverGetVersion = s_version;
+	d->cuDeviceGetCount = s_count;
+	d->cuDeviceGet = s_device_get;
+	d->cuDeviceGetAttribute = s_attr;
+	d->cuDeviceGetName = s_name;
+	d->cuDeviceGetUuid_v2 = s_uuid;
+	d->cuDeviceTotalMem_v2 = s_total;
+	d->cuDeviceGetPCIBusId = s_pci;
+}

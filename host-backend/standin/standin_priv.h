@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * standin_priv.h - what the files of the CI STAND-IN FOR THE CUDA DRIVER
+ * (standin.h) share: the object records, the global state and the helpers
+ * that more than one API family calls. One file per API family fills its part
+ * of the driver table (vc_si_fill_*()); core.c holds the rest.
+ *
+ * One per process, like the real driver, and thread-safe like it: sessions
+ * are served on threads of their own. Objects are small heap records with a
+ * tag, so that a handle of one kind is never taken for another; device memory
+ * is a vc_smem owned by contexts.
+ */
+#ifndef VC_STANDIN_PRIV_H
+#define VC_STANDIN_PRIV_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "standin/standin.h"
+#include "standin/mem.h"
+
+/* A module's or library's global, made when first asked for: the image is
+ * not parsed, so every global has GLOBAL_BYTES of zeroed device memory. */
+#define GLOBAL_BYTES 65536u
+struct sglobal {
+	struct sglobal *next;
+	char name[128];
+	CUdeviceptr d;
+};
+
+enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL, T_GRAPH, T_NODE,
+	   T_EXEC };
+
+/* Every stand-in library holds this many kernels (more than one page of
+ * cuLibraryEnumerateKernels), named standin_kernel_<i>. */
+#define LIB_KERNELS 600u
+
+struct obj {
+	enum tag tag;
+	struct obj *ctx;   /* owning context (contexts: themselves) */
+	unsigned flags;
+	int priority;
+	int printer;       /* functions and kernels: VC_STANDIN_PRINTF_NAME */
+	int store;         /* functions and kernels: VC_STANDIN_STORE_NAME */
+	uint64_t id;
+	uint64_t done_at; /* events: when the simulated work before them ends */
+	char name[64];    /* functions and kernels */
+	int max_dyn_smem; /* functions and kernels: raised with cuFuncSetAttribute, 0: the default */
+	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
+	struct obj *mfunc; /* modules: their one function (standin_function), once listed */
+	struct sglobal *globals; /* modules and libraries: globals asked for so far */
+	uint64_t pool_threshold; /* pools: CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
+	int pool_int[3];         /* pools: the three int attributes, by attribute - 1 */
+	/* graphs: their nodes in the order they were added (a valid order to
+	 * run them in); executable graphs: the graph */
+	struct obj **nodes;
+	size_t nnodes;
+	struct obj *graph;
+	unsigned refs; /* graphs: executable graphs made of them */
+	int dead;      /* graphs: destroyed while executable graphs still run them */
+	struct snode *node; /* nodes: what they do */
+};
+
+/* A graph node's work, kept apart so that other objects stay small. */
+struct snode {
+	CUgraphNodeType type;
+	CUDA_KERNEL_NODE_PARAMS kp; /* kernelParams and extra not kept */
+	uint8_t params[4096];       /* the packed parameters */
+	size_t psize;
+	CUDA_MEMCPY3D copy;
+};
+
+/* ---- the global state (core.c) ------------------------------------------------- */
+
+extern struct vc_smem g_mem;   /* the "device" memory, under g_mu */
+extern pthread_mutex_t g_mu;   /* the stand-in's shared state */
+extern uint64_t g_limit;       /* bytes of "device" memory, set once by the first vc_cuda_driver_standin() */
+extern uint64_t g_launches;    /* kernel launches recorded, under g_mu */
+extern __thread struct obj *t_ctx; /* the calling thread's current context, or NULL */
+/* The simulated engine (see core.c): kernel time per launch in ns (0: work
+ * completes at once), and when this process's queued work ends (under g_mu). */
+extern uint64_t g_sim_ns, g_busy_until;
+
+/* ---- objects (core.c) ------------------------------------------------------------ */
+
+/** vc_si_new_obj() - a zeroed record tagged @t, of the current context, or NULL. */
+struct obj *vc_si_new_obj(enum tag t);
+
+/** vc_si_make() - a new object tagged @t in *@out; CUDA_ERROR_OUT_OF_MEMORY if none. */
+CUresult vc_si_make(enum tag t, void **out);
+
+/** vc_si_is() - whether handle @h is an object tagged @t (special handles, small integers, are not). */
+int vc_si_is(const void *h, enum tag t);
+
+/** vc_si_stream_ok() - whether @s is a stream, NULL or one of the two special handles. */
+int vc_si_stream_ok(CUstream s);
+
+/** vc_si_del_obj() - free object @h and what it owns (kernels, globals' records, nodes). */
+void vc_si_del_obj(void *h);
+
+/* ---- the simulated engine (core.c) ----------------------------------------------- */
+
+/** vc_si_sim_now() - CLOCK_MONOTONIC in ns. */
+uint64_t vc_si_sim_now(void);
+
+/** vc_si_sim_submit() - with g_mu held: when a launch made at @now ends (ns). */
+uint64_t vc_si_sim_submit(uint64_t now);
+
+/** vc_si_sim_drain() - wait for the simulated work queued so far. */
+void vc_si_sim_drain(void);
+
+/**
+ * vc_si_sim_setup() - read the simulated engine's settings
+ * (VCUDA_STANDIN_KERNEL_US, VCUDA_STANDIN_ENGINE) and open a shared engine.
+ */
+void vc_si_sim_setup(void);
+
+/* ---- helpers of the API families ------------------------------------------------- */
+
+/** vc_si_need_ctx() - CUDA_SUCCESS with a current context, else CUDA_ERROR_INVALID_CONTEXT (core.c). */
+CUresult vc_si_need_ctx(void);
+
+/** vc_si_printf_flush() - a synchronisation point: write the printf double's queued lines (printf.c). */
+void vc_si_printf_flush(void);
+
+/** vc_si_printf_queue() - with g_mu held: a launch of the printf double prints @n lines at the next flush. */
+void vc_si_printf_queue(int n);
+
+/** vc_si_synced() - vc_si_printf_flush(), then @rc: for calls that synchronise (printf.c). */
+CUresult vc_si_synced(CUresult rc);
+
+/** vc_si_wait_host_funcs() - wait until no host function is queued or running (stream.c). */
+void vc_si_wait_host_funcs(void);
+
+/** vc_si_alloc() - cuMemAlloc: @n bytes of the current context's device memory (memory.c). */
+CUresult vc_si_alloc(CUdeviceptr *d, size_t n);
+
+/** vc_si_alloc_async() - cuMemAllocAsync: vc_si_alloc() once @s is a valid stream (memory.c). */
+CUresult vc_si_alloc_async(CUdeviceptr *d, size_t n, CUstream s);
+
+/** vc_si_htod() - cuMemcpyHtoD, a synchronisation point (memory.c). */
+CUresult vc_si_htod(CUdeviceptr d, const void *s, size_t n);
+
+/** vc_si_dtoh() - cuMemcpyDtoH, a synchronisation point (memory.c). */
+CUresult vc_si_dtoh(void *d, CUdeviceptr s, size_t n);
+
+/** vc_si_dtod() - cuMemcpyDtoD, a synchronisation point (memory.c). */
+CUresult vc_si_dtod(CUdeviceptr d, CUdeviceptr s, size_t n);
+
+/* ---- the table: each family sets its entries (core.c's build() calls them) ---------- */
+
+/** vc_si_fill_device() - driver version and device queries (device.c). */
+void vc_si_fill_device(struct vc_cuda_driver *d);
+
+/** vc_si_fill_ctx() - contexts (ctx.c). */
+void vc_si_fill_ctx(struct vc_cuda_driver *d);
+
+/** vc_si_fill_memory() - allocations, copies, memsets, host memory (memory.c). */
+void vc_si_fill_memory(struct vc_cuda_driver *d);
+
+/** vc_si_fill_pool() - memory pools and allocations from them (pool.c). */
+void vc_si_fill_pool(struct vc_cuda_driver *d);
+
+/** vc_si_fill_module() - modules, libraries, functions and kernels (module.c). */
+void vc_si_fill_module(struct vc_cuda_driver *d);
+
+/** vc_si_fill_launch() - kernel launches and occupancy (launch.c). */
+void vc_si_fill_launch(struct vc_cuda_driver *d);
+
+/** vc_si_fill_graph() - graphs and stream capture (graph.c). */
+void vc_si_fill_graph(struct vc_cuda_driver *d);
+
+/** vc_si_fill_stream() - streams, events and host functions (stream.c). */
+void vc_si_fill_stream(struct vc_cuda_driver *d);
+
+/** vc_si_fill_export() - cuGetExportTable (export.c). */
+void vc_si_fill_export(struct vc_cuda_driver *d);
+
+#endif /* VC_STANDIN_PRIV_H */
