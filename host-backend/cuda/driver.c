@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_driver.c - loading the host's real CUDA driver at run time.
+ * driver.c - loading the host's real CUDA driver at run time.
  *
  * vcuda-server is built without linking libcuda, so that the same binary runs
  * (with the CI stand-in) where there is no driver, and so that it can refuse

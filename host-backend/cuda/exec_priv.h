@@ -68,14 +68,14 @@ struct vc_cu_image {
 
 #include "vcuda/executor.h"
 
-/* A device allocation of the session and what it was charged (cu_quota.c). */
+/* A device allocation of the session and what it was charged (quota.c). */
 struct vc_cu_alloc {
 	uint64_t dptr;  /* 0: empty slot */
 	uint64_t bytes;
 	uint64_t ctx;   /* the context id it belongs to; 0: a stream-ordered one */
 };
 
-/* A range of the pinned pool registered with the driver (cu_pinned.c). */
+/* A range of the pinned pool registered with the driver (pinned.c). */
 struct vc_cu_preg {
 	uint64_t off, size;
 };
@@ -111,15 +111,15 @@ struct vc_cu_session {
 	const struct vc_session_services *svc; /* the session's, from open to close */
 	bool cb_abort;               /* the session is closing: touch shared memory no more */
 	uint32_t cb_inflight;        /* callbacks handed to the driver, not yet returned */
-	/* the guest's pinned pool (cu_pinned.c) */
+	/* the guest's pinned pool (pinned.c) */
 	uint8_t *pinned;        /* its host address, NULL until the guest said where it is */
 	uint64_t pinned_size;
 	bool pinned_identity;   /* mapped at the guest's own address */
 	struct vc_cu_preg *pregs; /* registered ranges, charged as pinned memory */
 	uint32_t npregs, cappregs;
-	/* compute weights: the tracker of work in flight (cu_sched.c), NULL until needed */
+	/* compute weights: the tracker of work in flight (sched.c), NULL until needed */
 	struct vc_cu_sched *sched;
-	/* synchronisations waiting off the serving thread (cu_sync.c) */
+	/* synchronisations waiting off the serving thread (sync.c) */
 	struct sync_job *sync_head;
 	pthread_t syncer;
 	bool syncer_started;
@@ -245,7 +245,7 @@ int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct v
 
 /**
  * vc_cu_list_reply() - answer page @rq of the @total handles @items of kind
- * @kind: their ids in the reply data, the count in the reply (cu_names.c).
+ * @kind: their ids in the reply data, the count in the reply (names.c).
  * With @owned, the items belong to the list's owner (their ids go with it).
  */
 int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, int kind, void *const *items,

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_graph.c - graphs. They live in the host driver. Capture happens there,
+ * graph.c - graphs. They live in the host driver. Capture happens there,
  * on the session's real stream: launches, copies and memsets the guest sends
  * to a capturing stream are recorded as they would be natively (copies
  * staged through the arena are refused, memory.c). cuStreamGetCaptureInfo

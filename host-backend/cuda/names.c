@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_names.c - what the driver answers with memory of its own: lists of
+ * names.c - what the driver answers with memory of its own: lists of
  * handles (a page of ids at a time) and kernel and
  * function names (the string itself, which the guest keeps).
  */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_pinned.c - the guest's page-locked memory, carved from the pinned pool of
+ * pinned.c - the guest's page-locked memory, carved from the pinned pool of
  * the shared region.
  *
  * The host maps the pool a second time at the very address where the guest

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_pool.c - memory pools: cuMemPoolCreate and the pool attributes, whose
+ * pool.c - memory pools: cuMemPoolCreate and the pool attributes, whose
  * values are an int or a cuuint64_t by attribute. Allocations from a pool go
  * through vcMemAlloc (memory.c), which charges them to the quota like any
  * other; memory a pool keeps after frees (its release threshold) is not

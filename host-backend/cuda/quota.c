@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_quota.c - a session's device allocations, charged against the server's
+ * quota.c - a session's device allocations, charged against the server's
  * quotas (acct.h): every allocation path charges before (or, for pitched
  * allocations, right after) it allocates, and its free gives back exactly
  * what was charged, looked up in a table of the session's allocations (the

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_sched.c - a session's part in compute weights (gpushare.h): before a kernel
+ * sched.c - a session's part in compute weights (gpushare.h): before a kernel
  * launch, wait if this server is ahead of its competitors; after it, while a
  * competitor exists, record an event on the launch's stream and let a
  * tracker thread measure how long this session has work in flight, charging

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cu_sync.c - synchronisation without blocking the serving thread.
+ * sync.c - synchronisation without blocking the serving thread.
  *
  * A guest thread's cuStreamSynchronize may wait on a long kernel, or on a
  * host function that another guest thread has to release; the session's one
