@@ -162,6 +162,7 @@ fuzz() { # TARGET SECONDS
 
 echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"
 step "build release (-Werror)" make -j"$JOBS" VARIANT=release
+step "hand-kept copies of the VM link ABI match shared/ (QEMU patch, kmod)" python3 tools/check_copies.py
 step "unit tests (Check)" unit release
 step "host-backend layers: no call or include cycles, folder rules, files under 800 lines" python3 tools/check_layers.py build/release
 step "build ASan+UBSan" make -j"$JOBS" VARIANT=asan

@@ -22,14 +22,6 @@ void vc_mlog(const char *fmt, ...)
 	va_end(ap);
 }
 
-int64_t vc_now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t vc_wall_ms(void)
 {
 	struct timespec ts;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * util.h - small helpers shared by vcuda-mgmtd and vcudactl: the log line,
- * clocks, byte sizes with suffixes, VM names and GPU identifiers.
+ * the wall clock (the monotonic one is shared/vc_time.h's), byte sizes with
+ * suffixes, VM names and GPU identifiers.
  */
 #ifndef VC_MGMT_UTIL_H
 #define VC_MGMT_UTIL_H
@@ -10,13 +11,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vc_time.h" /* vc_now_ms(): the monotonic clock */
+
 #define VC_VM_NAME_MAX 48 /* characters; the socket paths must fit sun_path */
 
 /** vc_mlog() - one timestamped line on stderr: "vcuda-mgmtd[pid] s.ms text". */
 void vc_mlog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-/** vc_now_ms() - CLOCK_MONOTONIC in milliseconds. */
-int64_t vc_now_ms(void);
 
 /** vc_wall_ms() - CLOCK_REALTIME in milliseconds since the epoch. */
 int64_t vc_wall_ms(void);

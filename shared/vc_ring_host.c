@@ -199,6 +199,7 @@ void vc_ring_host_heartbeat(struct vc_ring_host *h)
 
 uint32_t vc_ring_host_fatal_reason(const struct vc_ring_host *h)
 {
+	/* Process-private word (vc_ring_host_set_fatal()), read for statistics. */
 	return __atomic_load_n(&h->fatal, __ATOMIC_RELAXED);
 }
 

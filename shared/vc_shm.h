@@ -21,6 +21,7 @@
 #ifndef VC_SHM_H
 #define VC_SHM_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define VC_RELAXED __ATOMIC_RELAXED
@@ -53,6 +54,18 @@ static inline void vc_shm_store64(uint64_t *p, uint64_t v, int mo)
 	__atomic_store_n(p, v, mo);
 }
 
+/** vc_shm_loadi32() - load a shared signed 32-bit word (a pid) with memory order @mo. */
+static inline int32_t vc_shm_loadi32(const int32_t *p, int mo)
+{
+	return __atomic_load_n(p, mo);
+}
+
+/** vc_shm_storei32() - store a shared signed 32-bit word (a pid) with memory order @mo. */
+static inline void vc_shm_storei32(int32_t *p, int32_t v, int mo)
+{
+	__atomic_store_n(p, v, mo);
+}
+
 /** vc_shm_or32() - atomically OR @v into a shared word; returns the old value. */
 static inline uint32_t vc_shm_or32(uint32_t *p, uint32_t v, int mo)
 {
@@ -75,6 +88,35 @@ static inline uint32_t vc_shm_add32(uint32_t *p, uint32_t v, int mo)
 static inline uint32_t vc_shm_sub32(uint32_t *p, uint32_t v, int mo)
 {
 	return __atomic_fetch_sub(p, v, mo);
+}
+
+/** vc_shm_add64() - atomically add @v to a shared 64-bit word; returns the old value. */
+static inline uint64_t vc_shm_add64(uint64_t *p, uint64_t v, int mo)
+{
+	return __atomic_fetch_add(p, v, mo);
+}
+
+/** vc_shm_sub64() - atomically subtract @v from a shared 64-bit word; returns the old value. */
+static inline uint64_t vc_shm_sub64(uint64_t *p, uint64_t v, int mo)
+{
+	return __atomic_fetch_sub(p, v, mo);
+}
+
+/** vc_shm_xchg64() - atomically replace a shared 64-bit word with @v; returns the old value. */
+static inline uint64_t vc_shm_xchg64(uint64_t *p, uint64_t v, int mo)
+{
+	return __atomic_exchange_n(p, v, mo);
+}
+
+/**
+ * vc_shm_cas64() - if the shared 64-bit word holds *@expected, replace it with
+ * @desired (memory order @mo) and return true; else load it into *@expected
+ * (memory order @mo_fail) and return false. Strong: fails only on a real
+ * difference.
+ */
+static inline bool vc_shm_cas64(uint64_t *p, uint64_t *expected, uint64_t desired, int mo, int mo_fail)
+{
+	return __atomic_compare_exchange_n(p, expected, desired, false, mo, mo_fail);
 }
 
 /** vc_cpu_relax() - spin-loop hint. */

@@ -5,7 +5,8 @@
  * -chardev socket, served by vcuda-server --vm-socket).
  *
  * QEMU's copy of these definitions is in include/hw/virtio/virtio-vcuda.h
- * (qemu-patches/); the two must stay identical. docs/VM.md explains the
+ * (qemu-patches/); the two must stay identical, which tools/check_copies.py
+ * (a make check step) verifies. docs/VM.md explains the
  * exchange:
  *
  *   QEMU -> server  HELLO  + [memfd of the sessions region]   once per connection

@@ -4,7 +4,8 @@
  *
  * This is the guest's view of virtio-vcuda-pci. The same definitions are in
  * QEMU's include/standard-headers/linux/virtio_vcuda.h (qemu-patches/); the
- * two must stay identical. docs/VM.md explains the device.
+ * two must stay identical (tools/check_copies.py, a make check step,
+ * compares them). docs/VM.md explains the device.
  *
  * The device (virtio 1.x, modern only) has:
  *  - virtqueue 0, the control queue: the driver adds one request (device

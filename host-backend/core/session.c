@@ -124,6 +124,8 @@ void vc_session_heartbeat(struct vc_session *s)
 
 bool vc_session_busy(struct vc_session *s)
 {
+	/* Process-private: the worker's main thread asks while the serving
+	 * thread runs (not shared memory; vc_shm.h's rule does not apply). */
 	void *exec = __atomic_load_n(&s->exec, __ATOMIC_ACQUIRE);
 
 	return exec && s->ops->busy && s->ops->busy(exec);

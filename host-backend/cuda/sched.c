@@ -14,6 +14,7 @@
 
 #include "cuda/exec_priv.h"
 #include "resources/gpushare.h"
+#include "vc_time.h"
 
 #define TRACKS 16
 #define TICK_NS 500000L
@@ -33,19 +34,11 @@ struct vc_cu_sched {
 	struct track t[TRACKS];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 /* With mu held: charge the time since the last look; end busy when nothing is pending. */
 static void settle(struct vc_cu_sched *s)
 {
 	bool pending = false;
-	uint64_t now = now_ns();
+	uint64_t now = vc_now_ns();
 
 	for (int i = 0; i < TRACKS; i++) {
 		struct track *t = &s->t[i];
@@ -141,7 +134,7 @@ void vc_cu_sched_after(struct vc_cu_session *x, void *ctx, void *stream)
 		t->pending = true;
 		if (!s->busy) {
 			s->busy = true;
-			s->last_ns = now_ns();
+			s->last_ns = vc_now_ns();
 			vc_sched_busy(true);
 			pthread_cond_signal(&s->cv);
 		}

@@ -7,12 +7,28 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "vc_shm.h"
+#include "vc_time.h"
+
 /*
- * Every field that more than one process changes is changed with atomic
- * read-modify-write operations on this shared mapping; readers (the listener
- * answering a status request) use relaxed loads: the figures are reports,
- * not synchronisation, except used[] against quota[], which only charge()
- * decides on, with a compare-and-swap.
+ * The page is shared by the listener and its workers (never a guest); its
+ * words go through vc_shm.h:
+ *  - state publishes an entry's client: the worker writes pid, uid and comm,
+ *    then stores 2 with release (vc_acct_client()); the listener loads state
+ *    with acquire before it reads them (server_main.c, admin.c).
+ *  - used[], commands and active_ns are counts and figures: every change is
+ *    one atomic read-modify-write or store, so that no update is lost, and
+ *    they publish nothing, so every access is relaxed. used[] against
+ *    quota[] is decided by charge() alone, with a compare-and-swap.
+ *  - quota[], weight and idle_timeout_s are set by the listener (main()
+ *    before any fork, then admin.c) and read relaxed: quota[] by the workers
+ *    (a new quota applies from their next charge), the others by the
+ *    listener alone.
+ * The other fields of an entry (id, kind, slot, worker, opened_at, announced,
+ * stop_why) are the listener's own: no worker reads or writes them, so the
+ * listener uses plain accesses. It writes an entry's fields before forking
+ * its worker (fork orders them for the child) and frees the entry only after
+ * reaping it.
  */
 static struct vc_acct *g_acct;
 static struct vc_acct_entry *g_self;
@@ -32,14 +48,6 @@ const char *vc_acct_end_reason(const struct vc_acct_entry *e, int status)
 	return "failed";
 }
 
-uint64_t vc_acct_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct vc_acct *vc_acct_create(void)
 {
 	void *p = mmap(NULL, sizeof(struct vc_acct), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -55,16 +63,21 @@ int vc_acct_reserve(struct vc_acct *a, uint32_t id, uint32_t kind, uint32_t slot
 	for (uint32_t i = 0; i < VC_ACCT_MAX; i++) {
 		struct vc_acct_entry *e = &a->e[i];
 
-		/* Only the listener reserves and releases: no race on state 0. */
-		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE))
+		/* Only the listener (this process) stores 0, in vc_acct_release(),
+		 * after reaping the entry's worker: no other process touches an
+		 * entry read as 0, so relaxed. */
+		if (vc_shm_load32(&e->state, VC_RELAXED))
 			continue;
 		memset(e, 0, sizeof(*e));
 		e->id = id;
 		e->kind = kind;
 		e->slot = slot;
-		e->active_ns = vc_acct_now_ns();
-		e->opened_at = (uint64_t)time(NULL);
-		__atomic_store_n(&e->state, 1, __ATOMIC_RELEASE);
+		e->active_ns = vc_now_ns();
+		e->opened_at = (uint64_t)time(NULL); /* wall clock: shown to people */
+		/* Relaxed: the entry's worker is forked after this (fork orders the
+		 * stores above for it), and the listener's readers of state look
+		 * for 2 only. */
+		vc_shm_store32(&e->state, 1, VC_RELAXED);
 		return (int)i;
 	}
 	return -ENOSPC;
@@ -75,11 +88,17 @@ uint64_t vc_acct_release(struct vc_acct *a, int i)
 	struct vc_acct_entry *e = &a->e[i];
 	uint64_t held[2];
 
+	/* The worker was reaped: its last changes of e->used[] came before its
+	 * exit. The totals are counts that other workers change concurrently
+	 * (relaxed RMWs in charge() and uncharge()): an atomic exchange and
+	 * subtraction lose none of them, and order nothing, so relaxed. */
 	for (int r = 0; r < 2; r++) {
-		held[r] = __atomic_exchange_n(&e->used[r], 0, __ATOMIC_ACQ_REL);
-		__atomic_fetch_sub(&a->used[r], held[r], __ATOMIC_ACQ_REL);
+		held[r] = vc_shm_xchg64(&e->used[r], 0, VC_RELAXED);
+		vc_shm_sub64(&a->used[r], held[r], VC_RELAXED);
 	}
-	__atomic_store_n(&e->state, 0, __ATOMIC_RELEASE);
+	/* Read only by this process (vc_acct_reserve(), the readers of state
+	 * 2): relaxed. */
+	vc_shm_store32(&e->state, 0, VC_RELAXED);
 	return held[VC_ACCT_MEM];
 }
 
@@ -96,7 +115,10 @@ void vc_acct_client(uint32_t pid, uint32_t uid, const char *comm)
 	g_self->pid = pid;
 	g_self->uid = uid;
 	strncpy(g_self->comm, comm, sizeof(g_self->comm) - 1);
-	__atomic_store_n(&g_self->state, 2, __ATOMIC_RELEASE); /* pairs with the listener's acquire */
+	/* Release pairs with the listener's acquire loads of state (reap() and
+	 * watch_sessions() in server_main.c, status() in admin.c): a listener
+	 * that sees 2 sees pid, uid and comm above. */
+	vc_shm_store32(&g_self->state, 2, VC_RELEASE);
 }
 
 int vc_acct_charge(enum vc_acct_res res, uint64_t bytes)
@@ -105,14 +127,21 @@ int vc_acct_charge(enum vc_acct_res res, uint64_t bytes)
 
 	if (!g_self)
 		return 0;
-	quota = __atomic_load_n(&g_acct->quota[res], __ATOMIC_RELAXED);
-	used = __atomic_load_n(&g_acct->used[res], __ATOMIC_RELAXED);
+	/* The listener's relaxed store in admin.c set(), or its value at start:
+	 * a new quota applies from the next charge; it publishes nothing. */
+	quota = vc_shm_load64(&g_acct->quota[res], VC_RELAXED);
+	/* The total is a count that every worker changes with relaxed RMWs
+	 * (this compare-and-swap, uncharge(), vc_acct_release()): the CAS alone
+	 * decides against the quota, so no two charges both slip under it; a
+	 * count publishes nothing: relaxed. */
+	used = vc_shm_load64(&g_acct->used[res], VC_RELAXED);
 	do {
 		if (quota && (bytes > quota || used > quota - bytes))
 			return -ENOMEM;
-	} while (!__atomic_compare_exchange_n(&g_acct->used[res], &used, used + bytes, false, __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
-	__atomic_fetch_add(&g_self->used[res], bytes, __ATOMIC_RELAXED);
+	} while (!vc_shm_cas64(&g_acct->used[res], &used, used + bytes, VC_RELAXED, VC_RELAXED));
+	/* This session's count: read relaxed by the listener's status, and by
+	 * vc_acct_release() after this worker was reaped. */
+	vc_shm_add64(&g_self->used[res], bytes, VC_RELAXED);
 	return 0;
 }
 
@@ -122,19 +151,23 @@ void vc_acct_uncharge(enum vc_acct_res res, uint64_t bytes)
 
 	if (!g_self)
 		return;
-	/* Never below zero, whatever a caller miscounted. */
-	mine = __atomic_load_n(&g_self->used[res], __ATOMIC_RELAXED);
+	/* Never below zero, whatever a caller miscounted. Counts, as in
+	 * charge(): relaxed; only this worker changes its own. */
+	mine = vc_shm_load64(&g_self->used[res], VC_RELAXED);
 	if (bytes > mine)
 		bytes = mine;
-	__atomic_fetch_sub(&g_self->used[res], bytes, __ATOMIC_RELAXED);
-	__atomic_fetch_sub(&g_acct->used[res], bytes, __ATOMIC_ACQ_REL);
+	vc_shm_sub64(&g_self->used[res], bytes, VC_RELAXED);
+	vc_shm_sub64(&g_acct->used[res], bytes, VC_RELAXED);
 }
 
 void vc_acct_activity(uint64_t n)
 {
 	if (!g_self)
 		return;
+	/* Figures for the listener's relaxed loads (status, and the idle check
+	 * in watch_sessions(): a late view only delays a reclaim by one look).
+	 * The serving thread and the worker's main thread both come here. */
 	if (n)
-		__atomic_fetch_add(&g_self->commands, n, __ATOMIC_RELAXED);
-	__atomic_store_n(&g_self->active_ns, vc_acct_now_ns(), __ATOMIC_RELAXED);
+		vc_shm_add64(&g_self->commands, n, VC_RELAXED);
+	vc_shm_store64(&g_self->active_ns, vc_now_ns(), VC_RELAXED);
 }

@@ -37,7 +37,7 @@ struct vc_acct_entry {
 	char comm[16];
 	uint64_t used[2];   /* bytes held, by enum vc_acct_res */
 	uint64_t commands;  /* executed so far */
-	uint64_t active_ns; /* CLOCK_MONOTONIC of the last command or pending work */
+	uint64_t active_ns; /* vc_now_ns() of the last command or pending work */
 	uint64_t opened_at; /* CLOCK_REALTIME seconds */
 	/* the listener's own bookkeeping */
 	uint32_t announced;  /* session-opened reported */
@@ -98,8 +98,5 @@ void vc_acct_uncharge(enum vc_acct_res res, uint64_t bytes);
 
 /** vc_acct_activity() - @n commands executed, or pending work (n = 0): not idle now. */
 void vc_acct_activity(uint64_t n);
-
-/** vc_acct_now_ns() - CLOCK_MONOTONIC in nanoseconds (the clock of active_ns). */
-uint64_t vc_acct_now_ns(void);
 
 #endif /* VC_ACCT_H */

@@ -5,8 +5,16 @@
  * The scheduling file is shared by host processes only (the servers of one
  * GPU, and their workers); no guest ever sees it. Entries are claimed under
  * an flock; every other access is a single atomic load, store or
- * read-modify-write on one field, so a reader may see one field updated
- * before another, which only shifts a decision by one round.
+ * read-modify-write on one field (vc_shm.h), so a reader may see one field
+ * updated before another, which only shifts a decision by one round.
+ *
+ * The fields are figures (weight, active, vtime, beat, busy_ns, recent):
+ * they publish nothing, so they are read and written relaxed; the counts
+ * that several workers change (active, vtime, busy_ns) change by atomic
+ * read-modify-writes only, so that none is lost. The one ordering is the
+ * owner word: the claiming listener resets the entry, then stores owner with
+ * release; readers load owner with acquire (live(), vc_sched_attach())
+ * before they read the rest, so a claimed entry is never seen half reset.
  */
 #include "resources/gpushare.h"
 
@@ -20,6 +28,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "vc_shm.h"
+#include "vc_time.h"
+
 #define SCHED_MAGIC 0x44484353u /* "SCHD" */
 #define SCHED_VERSION 1u
 #define QUANTUM_NS 2000000ull    /* how far ahead (virtual ns) a server may run */
@@ -32,24 +43,14 @@
 static struct vc_sched_file *g_f;
 static int g_me = -1;
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t ld64(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
-}
-
 static bool live(const struct vc_sched_vm *v, uint64_t now)
 {
-	uint64_t beat = ld64(&v->beat);
-
-	return __atomic_load_n(&v->owner, __ATOMIC_ACQUIRE) && now - beat < STALE_NS;
+	/* Acquire pairs with the release store of owner in vc_sched_attach():
+	 * seeing the owner, we see the entry it reset before taking it. */
+	if (!vc_shm_loadi32(&v->owner, VC_ACQUIRE))
+		return false;
+	/* A figure (vc_sched_beat(), relaxed): only its age matters. */
+	return now - vc_shm_load64(&v->beat, VC_RELAXED) < STALE_NS;
 }
 
 /* The least virtual time among the other live servers with work in flight;
@@ -64,9 +65,12 @@ static bool min_other(uint64_t now, uint64_t *min)
 
 		if ((int)i == g_me || !live(v, now))
 			continue;
-		if (!__atomic_load_n(&v->active, __ATOMIC_ACQUIRE) && now - ld64(&v->recent) > RECENT_NS)
+		/* Figures of the other server's workers (the relaxed RMWs and
+		 * stores in vc_sched_busy(), vc_sched_gate(), vc_sched_charge()
+		 * and raise_to()): relaxed. */
+		if (!vc_shm_load32(&v->active, VC_RELAXED) && now - vc_shm_load64(&v->recent, VC_RELAXED) > RECENT_NS)
 			continue;
-		uint64_t t = ld64(&v->vtime);
+		uint64_t t = vc_shm_load64(&v->vtime, VC_RELAXED);
 
 		if (t < *min)
 			*min = t;
@@ -78,9 +82,12 @@ static bool min_other(uint64_t now, uint64_t *min)
 /* Raise our virtual time to at least @floor (idle time earns no credit). */
 static void raise_to(uint64_t floor)
 {
-	uint64_t *vt = &g_f->vm[g_me].vtime, cur = ld64(vt);
+	/* vtime is a count that this server's workers raise concurrently
+	 * (vc_sched_charge()'s add, this CAS): atomic so that none is lost; it
+	 * publishes nothing, so relaxed. */
+	uint64_t *vt = &g_f->vm[g_me].vtime, cur = vc_shm_load64(vt, VC_RELAXED);
 
-	while (cur < floor && !__atomic_compare_exchange_n(vt, &cur, floor, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+	while (cur < floor && !vc_shm_cas64(vt, &cur, floor, VC_RELAXED, VC_RELAXED))
 		;
 }
 
@@ -107,32 +114,42 @@ int vc_sched_attach(const char *path, uint32_t weight)
 		goto out;
 	}
 	g_f = m;
-	if (g_f->magic != SCHED_MAGIC || g_f->version != SCHED_VERSION) {
+	/* magic and version are read and written under the flock only, which
+	 * orders them: relaxed. A file without them is new (or of another
+	 * layout): no server of this version uses it yet. */
+	if (vc_shm_load32(&g_f->magic, VC_RELAXED) != SCHED_MAGIC ||
+	    vc_shm_load32(&g_f->version, VC_RELAXED) != SCHED_VERSION) {
 		memset(g_f, 0, sizeof(*g_f));
-		g_f->version = SCHED_VERSION;
-		__atomic_store_n(&g_f->magic, SCHED_MAGIC, __ATOMIC_RELEASE);
+		vc_shm_store32(&g_f->version, SCHED_VERSION, VC_RELAXED);
+		vc_shm_store32(&g_f->magic, SCHED_MAGIC, VC_RELAXED);
 	}
 	for (unsigned i = 0; i < VC_SCHED_MAX && g_me < 0; i++) {
 		struct vc_sched_vm *v = &g_f->vm[i];
-		int32_t owner = __atomic_load_n(&v->owner, __ATOMIC_ACQUIRE);
+		/* Acquire pairs with the release store of 0 in vc_sched_detach()
+		 * (claims themselves are serialised by the flock): the last
+		 * owner's stores come before the reset below. */
+		int32_t owner = vc_shm_loadi32(&v->owner, VC_ACQUIRE);
+		uint64_t min, vtime = 0;
 
 		/* free, or left behind by a server that died */
 		if (owner && !(kill(owner, 0) < 0 && errno == ESRCH))
 			continue;
-		v->weight = weight ? weight : 100;
-		v->active = 0;
-		v->busy_ns = 0;
-		__atomic_store_n(&v->beat, now_ns(), __ATOMIC_RELEASE);
+		/* The reset: relaxed, published by the release store of owner
+		 * below. (A server that reads a dead owner's entry until then
+		 * sees a figure of either, which shifts one decision.) */
+		vc_shm_store32(&v->weight, weight ? weight : 100, VC_RELAXED);
+		vc_shm_store32(&v->active, 0, VC_RELAXED);
+		vc_shm_store64(&v->busy_ns, 0, VC_RELAXED);
+		vc_shm_store64(&v->beat, vc_now_ns(), VC_RELAXED);
 		g_me = (int)i;
-		v->vtime = 0;
-		{
-			uint64_t min;
-
-			/* join at the others' pace, not with a head start */
-			if (min_other(now_ns(), &min))
-				v->vtime = min;
-		}
-		__atomic_store_n(&v->owner, (int32_t)getpid(), __ATOMIC_RELEASE);
+		/* join at the others' pace, not with a head start */
+		if (min_other(vc_now_ns(), &min))
+			vtime = min;
+		vc_shm_store64(&v->vtime, vtime, VC_RELAXED);
+		/* Release pairs with the acquire loads of owner in the other
+		 * servers' live() and in the next claimant's loop above: who sees
+		 * this owner sees the reset entry. */
+		vc_shm_storei32(&v->owner, (int32_t)getpid(), VC_RELEASE);
 	}
 	if (g_me < 0) {
 		munmap(g_f, sizeof(*g_f));
@@ -150,8 +167,13 @@ void vc_sched_detach(void)
 {
 	if (!g_f)
 		return;
-	__atomic_store_n(&g_f->vm[g_me].active, 0, __ATOMIC_RELEASE);
-	__atomic_store_n(&g_f->vm[g_me].owner, 0, __ATOMIC_RELEASE);
+	/* A figure, relaxed: ordered before the free entry is claimed again by
+	 * the release store of owner below. */
+	vc_shm_store32(&g_f->vm[g_me].active, 0, VC_RELAXED);
+	/* Release pairs with the acquire load of owner in the next claimant's
+	 * vc_sched_attach(): our last stores come before its reset. Readers in
+	 * live() that see 0 skip the entry. */
+	vc_shm_storei32(&g_f->vm[g_me].owner, 0, VC_RELEASE);
 	munmap(g_f, sizeof(*g_f));
 	g_f = NULL;
 	g_me = -1;
@@ -159,14 +181,20 @@ void vc_sched_detach(void)
 
 void vc_sched_set_weight(uint32_t weight)
 {
-	if (g_f && weight)
-		__atomic_store_n(&g_f->vm[g_me].weight, weight, __ATOMIC_RELEASE);
+	if (!g_f || !weight)
+		return;
+	/* A figure for this server's workers (the relaxed load in
+	 * vc_sched_charge()): a new weight applies from their next charge. */
+	vc_shm_store32(&g_f->vm[g_me].weight, weight, VC_RELAXED);
 }
 
 void vc_sched_beat(void)
 {
-	if (g_f)
-		__atomic_store_n(&g_f->vm[g_me].beat, now_ns(), __ATOMIC_RELEASE);
+	if (!g_f)
+		return;
+	/* A figure for the other servers' live() (relaxed): only its age
+	 * matters. */
+	vc_shm_store64(&g_f->vm[g_me].beat, vc_now_ns(), VC_RELAXED);
 }
 
 bool vc_sched_enabled(void)
@@ -178,7 +206,7 @@ bool vc_sched_competing(void)
 {
 	uint64_t min;
 
-	return g_f && min_other(now_ns(), &min);
+	return g_f && min_other(vc_now_ns(), &min);
 }
 
 uint64_t vc_sched_gate(void)
@@ -187,10 +215,12 @@ uint64_t vc_sched_gate(void)
 
 	if (!g_f)
 		return 0;
-	t0 = now = now_ns();
+	t0 = now = vc_now_ns();
 	/* Back after a pause: idleness earns no credit, so start no further
-	 * behind the others than one quantum. */
-	if (now - __atomic_exchange_n(&g_f->vm[g_me].recent, now, __ATOMIC_ACQ_REL) > IDLE_NS &&
+	 * behind the others than one quantum. recent is a figure that this
+	 * server's workers all set (atomic, so one of them sees the pause) and
+	 * the other servers' min_other() reads: relaxed. */
+	if (now - vc_shm_xchg64(&g_f->vm[g_me].recent, now, VC_RELAXED) > IDLE_NS &&
 	    min_other(now, &min) && min > QUANTUM_NS)
 		raise_to(min - QUANTUM_NS);
 	for (;;) {
@@ -198,17 +228,17 @@ uint64_t vc_sched_gate(void)
 
 		if (!min_other(now, &min))
 			break;
-		mine = ld64(&g_f->vm[g_me].vtime);
+		mine = vc_shm_load64(&g_f->vm[g_me].vtime, VC_RELAXED); /* a figure, as in min_other() */
 		if (mine <= min + QUANTUM_NS || now - t0 > MAX_WAIT_NS)
 			break;
 		struct timespec ts = {.tv_nsec = (long)POLL_NS};
 
 		nanosleep(&ts, NULL);
-		now = now_ns();
+		now = vc_now_ns();
 		/* Waiting to submit is competing: the others go on tracking and
-		 * charging their work (min_other() reads this) until this one
-		 * runs, or the weights would stop counting mid-wait. */
-		__atomic_store_n(&g_f->vm[g_me].recent, now, __ATOMIC_RELEASE);
+		 * charging their work (min_other() reads this, relaxed) until this
+		 * one runs, or the weights would stop counting mid-wait. */
+		vc_shm_store64(&g_f->vm[g_me].recent, now, VC_RELAXED);
 	}
 	return now - t0;
 }
@@ -217,10 +247,13 @@ void vc_sched_busy(bool on)
 {
 	if (!g_f)
 		return;
+	/* A count that this server's workers change concurrently (atomic RMWs,
+	 * so that none is lost) and the other servers' min_other() reads: it
+	 * publishes nothing, so relaxed. */
 	if (on)
-		__atomic_fetch_add(&g_f->vm[g_me].active, 1, __ATOMIC_ACQ_REL);
+		vc_shm_add32(&g_f->vm[g_me].active, 1, VC_RELAXED);
 	else
-		__atomic_fetch_sub(&g_f->vm[g_me].active, 1, __ATOMIC_ACQ_REL);
+		vc_shm_sub32(&g_f->vm[g_me].active, 1, VC_RELAXED);
 }
 
 void vc_sched_charge(uint64_t ns)
@@ -231,7 +264,11 @@ void vc_sched_charge(uint64_t ns)
 	if (!g_f || !ns)
 		return;
 	v = &g_f->vm[g_me];
-	w = __atomic_load_n(&v->weight, __ATOMIC_ACQUIRE);
-	__atomic_fetch_add(&v->vtime, ns * 100 / (w ? w : 100), __ATOMIC_ACQ_REL);
-	__atomic_fetch_add(&v->busy_ns, ns, __ATOMIC_RELAXED);
+	/* The listener's relaxed store in vc_sched_set_weight(): a figure. */
+	w = vc_shm_load32(&v->weight, VC_RELAXED);
+	/* Counts that this server's workers add to concurrently (atomic, so
+	 * that none is lost), read by the other servers' min_other() and by
+	 * status readers of the file: they publish nothing, so relaxed. */
+	vc_shm_add64(&v->vtime, ns * 100 / (w ? w : 100), VC_RELAXED);
+	vc_shm_add64(&v->busy_ns, ns, VC_RELAXED);
 }

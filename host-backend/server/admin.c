@@ -23,7 +23,9 @@
 
 #include "resources/gpushare.h"
 #include "server/server_config.h"
+#include "vc_shm.h"
 #include "vc_sock.h"
+#include "vc_time.h"
 
 #define LINE_MAX_BYTES (64u << 10)
 #define MAX_CONNS 16
@@ -153,14 +155,19 @@ static json_t *error(const char *fmt, ...)
 	return json_pack("{s:b,s:s}", "ok", 0, "error", msg);
 }
 
-static uint64_t ld(const uint64_t *p)
-{
-	return __atomic_load_n(p, __ATOMIC_RELAXED);
-}
-
+/*
+ * The accounting page (resources/acct.h) is shared with the workers. The
+ * callers have seen the worker publish the client's pid, uid and comm:
+ * they loaded e->state == 2 with acquire (pairing with the worker's release
+ * store in vc_acct_client()), or got the worker's report on its control
+ * socket (vm_link.c), sent after vc_acct_client(). id, kind, slot and
+ * opened_at are this process's own. used[], commands and active_ns are
+ * figures that the worker changes with relaxed RMWs and stores (acct.c):
+ * relaxed loads.
+ */
 static json_t *session_json(const struct vc_acct_entry *e, uint64_t now)
 {
-	uint64_t active = ld(&e->active_ns);
+	uint64_t active = vc_shm_load64(&e->active_ns, VC_RELAXED);
 	char comm[sizeof(e->comm) + 1];
 
 	memcpy(comm, e->comm, sizeof(e->comm));
@@ -171,8 +178,9 @@ static json_t *session_json(const struct vc_acct_entry *e, uint64_t now)
 	return json_pack("{s:I,s:s,s:I,s:I,s:I,s:s,s:I,s:I,s:I,s:I,s:I}", "id", (json_int_t)e->id, "kind",
 			 e->kind == VC_ACCT_VM ? "vm" : "local", "slot", (json_int_t)e->slot, "pid",
 			 (json_int_t)e->pid, "uid", (json_int_t)e->uid, "comm", comm, "mem_bytes",
-			 (json_int_t)ld(&e->used[VC_ACCT_MEM]), "pinned_bytes",
-			 (json_int_t)ld(&e->used[VC_ACCT_PINNED]), "commands", (json_int_t)ld(&e->commands),
+			 (json_int_t)vc_shm_load64(&e->used[VC_ACCT_MEM], VC_RELAXED), "pinned_bytes",
+			 (json_int_t)vc_shm_load64(&e->used[VC_ACCT_PINNED], VC_RELAXED), "commands",
+			 (json_int_t)vc_shm_load64(&e->commands, VC_RELAXED),
 			 "idle_ms", (json_int_t)(now > active ? (now - active) / 1000000 : 0), "opened_at",
 			 (json_int_t)e->opened_at);
 }
@@ -196,18 +204,23 @@ static json_t *status(struct vc_admin *a)
 {
 	struct vc_acct *ac = a->p.acct;
 	json_t *list = json_array();
-	uint64_t now = vc_acct_now_ns();
+	uint64_t now = vc_now_ns();
 
+	/* Acquire pairs with the worker's release store of 2 in
+	 * vc_acct_client(): session_json() reads what it published. */
 	for (unsigned i = 0; i < VC_ACCT_MAX; i++)
-		if (__atomic_load_n(&ac->e[i].state, __ATOMIC_ACQUIRE) == 2)
+		if (vc_shm_load32(&ac->e[i].state, VC_ACQUIRE) == 2)
 			json_array_append_new(list, session_json(&ac->e[i], now));
+	/* quota[], weight and idle_timeout_s: this process's own stores (set()
+	 * below, main()); used[]: counts of the workers' relaxed RMWs. All
+	 * figures: relaxed. */
 	return json_pack("{s:b,s:s?,s:s?,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "ok", 1, "vm", a->p.vm_name, "gpu",
-			 a->p.gpu, "mem_quota", (json_int_t)ld(&ac->quota[VC_ACCT_MEM]), "mem_used",
-			 (json_int_t)ld(&ac->used[VC_ACCT_MEM]), "pinned_quota",
-			 (json_int_t)ld(&ac->quota[VC_ACCT_PINNED]), "pinned_used",
-			 (json_int_t)ld(&ac->used[VC_ACCT_PINNED]), "weight",
-			 (json_int_t)__atomic_load_n(&ac->weight, __ATOMIC_RELAXED), "idle_timeout",
-			 (json_int_t)__atomic_load_n(&ac->idle_timeout_s, __ATOMIC_RELAXED), "sessions", list);
+			 a->p.gpu, "mem_quota", (json_int_t)vc_shm_load64(&ac->quota[VC_ACCT_MEM], VC_RELAXED),
+			 "mem_used", (json_int_t)vc_shm_load64(&ac->used[VC_ACCT_MEM], VC_RELAXED), "pinned_quota",
+			 (json_int_t)vc_shm_load64(&ac->quota[VC_ACCT_PINNED], VC_RELAXED), "pinned_used",
+			 (json_int_t)vc_shm_load64(&ac->used[VC_ACCT_PINNED], VC_RELAXED), "weight",
+			 (json_int_t)vc_shm_load32(&ac->weight, VC_RELAXED), "idle_timeout",
+			 (json_int_t)vc_shm_load32(&ac->idle_timeout_s, VC_RELAXED), "sessions", list);
 }
 
 /* A non-negative integer field, if present. -1: bad; 0: absent; 1: set. */
@@ -242,18 +255,23 @@ static json_t *set(struct vc_admin *a, json_t *req)
 	hi = get_uint(req, "idle_timeout", 365ull * 86400, &idle);
 	if (hm < 0 || hp < 0 || hw < 0 || hi < 0 || (hw > 0 && w == 0))
 		return error("quotas are byte counts >= 0, weight 1..10000, idle_timeout seconds >= 0");
+	/* The quotas are read by the workers' vc_acct_charge() (relaxed loads):
+	 * a new quota applies from their next charge and publishes nothing, so
+	 * relaxed. weight and idle_timeout_s are read by this process only
+	 * (status(), watch_sessions() in server_main.c): relaxed. */
 	if (hm > 0)
-		__atomic_store_n(&ac->quota[VC_ACCT_MEM], mq, __ATOMIC_RELAXED);
+		vc_shm_store64(&ac->quota[VC_ACCT_MEM], mq, VC_RELAXED);
 	if (hp > 0)
-		__atomic_store_n(&ac->quota[VC_ACCT_PINNED], pq, __ATOMIC_RELAXED);
+		vc_shm_store64(&ac->quota[VC_ACCT_PINNED], pq, VC_RELAXED);
 	if (hw > 0) {
-		__atomic_store_n(&ac->weight, (uint32_t)w, __ATOMIC_RELAXED);
+		vc_shm_store32(&ac->weight, (uint32_t)w, VC_RELAXED);
 		vc_sched_set_weight((uint32_t)w);
 	}
 	if (hi > 0)
-		__atomic_store_n(&ac->idle_timeout_s, (uint32_t)idle, __ATOMIC_RELAXED);
+		vc_shm_store32(&ac->idle_timeout_s, (uint32_t)idle, VC_RELAXED);
 	vc_log("admin: limits now: memory quota %" PRIu64 ", pinned quota %" PRIu64 ", weight %u, idle timeout %u s",
-	       ld(&ac->quota[VC_ACCT_MEM]), ld(&ac->quota[VC_ACCT_PINNED]), ac->weight, ac->idle_timeout_s);
+	       vc_shm_load64(&ac->quota[VC_ACCT_MEM], VC_RELAXED), vc_shm_load64(&ac->quota[VC_ACCT_PINNED], VC_RELAXED),
+	       vc_shm_load32(&ac->weight, VC_RELAXED), vc_shm_load32(&ac->idle_timeout_s, VC_RELAXED));
 	return json_pack("{s:b}", "ok", 1);
 }
 
@@ -434,7 +452,7 @@ void vc_admin_session_opened(struct vc_admin *a, const struct vc_acct_entry *e)
 
 	if (!a)
 		return;
-	ev = session_json(e, vc_acct_now_ns());
+	ev = session_json(e, vc_now_ns());
 	json_object_set_new(ev, "event", json_string("session-opened"));
 	broadcast(a, ev);
 }
@@ -444,13 +462,17 @@ void vc_admin_session_closed(struct vc_admin *a, const struct vc_acct_entry *e, 
 {
 	json_t *ev;
 
+	/* The worker was reaped: its last relaxed add to commands came before
+	 * its exit. */
+	uint64_t commands = vc_shm_load64(&e->commands, VC_RELAXED);
+
 	vc_log("session %u (%s pid %u %.16s) ended: %s; %" PRIu64 " bytes of device memory freed, %" PRIu64
 	       " commands",
-	       e->id, e->kind == VC_ACCT_VM ? "guest" : "client", e->pid, e->comm, reason, freed, e->commands);
+	       e->id, e->kind == VC_ACCT_VM ? "guest" : "client", e->pid, e->comm, reason, freed, commands);
 	if (!a)
 		return;
 	ev = json_pack("{s:s,s:I,s:s,s:I,s:I,s:I,s:I}", "event", "session-closed", "id", (json_int_t)e->id,
-		       "reason", reason, "freed_bytes", (json_int_t)freed, "commands", (json_int_t)e->commands,
+		       "reason", reason, "freed_bytes", (json_int_t)freed, "commands", (json_int_t)commands,
 		       "pid", (json_int_t)e->pid, "slot", (json_int_t)e->slot);
 	if (!ev)
 		return;

@@ -22,7 +22,6 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "resources/acct.h"
@@ -30,7 +29,9 @@
 #include "resources/gpushare.h"
 #include "server/server_config.h"
 #include "vc_abi_hash.h"
+#include "vc_shm.h"
 #include "vc_sock.h"
+#include "vc_time.h"
 #include "server/vm_link.h"
 
 #define STOP_GRACE_MS 5000
@@ -96,8 +97,10 @@ static void reap(void)
 
 				/* A session that was ready and ended before the watcher
 				 * looked is announced now: its end is reported too. */
-				/* pairs with the worker's release store of 2 (acct.c) */
-				if (!e->announced && __atomic_load_n(&e->state, __ATOMIC_ACQUIRE) == 2) {
+				/* Acquire pairs with the worker's release store of 2 in
+				 * vc_acct_client() (acct.c): seeing 2, we see the pid,
+				 * uid and comm that the announcement reports. */
+				if (!e->announced && vc_shm_load32(&e->state, VC_ACQUIRE) == 2) {
 					e->announced = 1;
 					vc_admin_session_opened(g_admin, e);
 				}
@@ -116,17 +119,16 @@ static void reap(void)
 
 static void stop_all(void)
 {
-	struct timespec t0, now;
+	int64_t t0;
 
 	for (struct worker *w = g_workers; w; w = w->next) {
 		g_acct->e[w->acct].stop_why = VC_ACCT_STOP_SERVER;
 		kill(w->pid, SIGTERM);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = vc_now_ms();
 	while (g_workers) {
 		reap();
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		if ((now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000 > STOP_GRACE_MS) {
+		if (vc_now_ms() - t0 > STOP_GRACE_MS) {
 			for (struct worker *w = g_workers; w; w = w->next)
 				kill(w->pid, SIGKILL);
 		}
@@ -404,21 +406,27 @@ static int adopt(void *arg, int fd, char *err, size_t errlen)
  * Returns how long the loop may sleep before the next look. */
 static int watch_sessions(void)
 {
-	uint32_t idle_s = __atomic_load_n(&g_acct->idle_timeout_s, __ATOMIC_RELAXED);
-	uint64_t now = vc_acct_now_ns();
+	/* The listener's own word in the shared page (set by main() and by
+	 * admin.c set() in this process; no worker touches it): relaxed. */
+	uint32_t idle_s = vc_shm_load32(&g_acct->idle_timeout_s, VC_RELAXED);
+	uint64_t now = vc_now_ns();
 
 	vc_sched_beat();
 
 	for (unsigned i = 0; i < VC_ACCT_MAX; i++) {
 		struct vc_acct_entry *e = &g_acct->e[i];
 
-		if (__atomic_load_n(&e->state, __ATOMIC_ACQUIRE) != 2)
+		/* Acquire pairs with the worker's release store of 2 in
+		 * vc_acct_client(): then its pid, uid and comm are visible. */
+		if (vc_shm_load32(&e->state, VC_ACQUIRE) != 2)
 			continue;
 		if (!e->announced && e->kind == VC_ACCT_LOCAL) {
 			e->announced = 1;
 			vc_admin_session_opened(g_admin, e);
 		}
-		uint64_t active = __atomic_load_n(&e->active_ns, __ATOMIC_RELAXED);
+		/* A figure (the worker's relaxed store in vc_acct_activity()): a
+		 * late view only delays the reclaim by one look. */
+		uint64_t active = vc_shm_load64(&e->active_ns, VC_RELAXED);
 
 		if (idle_s && !e->stop_why && e->worker > 0 && now > active &&
 		    now - active > (uint64_t)idle_s * 1000000000ull) {
@@ -456,6 +464,7 @@ int main(int argc, char **argv)
 	g_acct = vc_acct_create();
 	if (!g_acct)
 		return 1;
+	/* No worker exists yet (fork orders these for them): plain stores. */
 	g_acct->quota[VC_ACCT_MEM] = g_cfg.mem_quota;
 	g_acct->quota[VC_ACCT_PINNED] = g_cfg.pinned_quota;
 	g_acct->weight = g_cfg.weight;

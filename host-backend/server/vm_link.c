@@ -30,13 +30,13 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "resources/acct.h"
 #include "server/admin.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
+#include "vc_time.h"
 
 #define HELLO_TIMEOUT_MS 5000
 #define STOP_GRACE_MS 5000
@@ -86,14 +86,6 @@ struct vc_vm_link {
 	int map[2 + VC_VM_MAX_SESSIONS]; /* what each pollfd entry is */
 	int nmap;
 };
-
-static int64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void slot_reset(struct slot *s)
 {
@@ -207,7 +199,7 @@ static void stop_worker(struct slot *s)
 	}
 	if (s->pid > 0) {
 		kill(s->pid, SIGTERM);
-		s->kill_at = now_ms() + STOP_GRACE_MS;
+		s->kill_at = vc_now_ms() + STOP_GRACE_MS;
 	}
 }
 
@@ -507,7 +499,7 @@ int vc_vm_link_adopt(struct vc_vm_link *l, int fd, char *err, size_t errlen)
 	}
 	l->conn = fd;
 	l->welcomed = false;
-	l->hello_deadline = now_ms() + HELLO_TIMEOUT_MS;
+	l->hello_deadline = vc_now_ms() + HELLO_TIMEOUT_MS;
 	vc_vm_rx_init(&l->rx);
 	return 0;
 }
@@ -549,6 +541,10 @@ static void on_report(struct vc_vm_link *l, uint32_t slot)
 		s->report_ok = true;
 		m.session_id = s->id;
 		send_frame(l, &m);
+		/* The worker reports on its control socket after its
+		 * vc_acct_client(): the socket orders the pid, uid and comm that
+		 * the announcement reads (as state's release/acquire does for a
+		 * local session). */
 		if (s->acct >= 0 && !l->acct->e[s->acct].announced) {
 			l->acct->e[s->acct].announced = 1;
 			vc_admin_session_opened(l->admin, &l->acct->e[s->acct]);
@@ -658,7 +654,7 @@ int vc_vm_link_pollfds(struct vc_vm_link *l, struct pollfd *p, int max)
 
 int vc_vm_link_timeout_ms(struct vc_vm_link *l)
 {
-	int64_t next = INT64_MAX, now = now_ms();
+	int64_t next = INT64_MAX, now = vc_now_ms();
 
 	if (l->conn >= 0 && !l->welcomed)
 		next = l->hello_deadline;
@@ -675,7 +671,7 @@ int vc_vm_link_timeout_ms(struct vc_vm_link *l)
 
 static void timers(struct vc_vm_link *l)
 {
-	int64_t now = now_ms();
+	int64_t now = vc_now_ms();
 
 	if (l->conn >= 0 && !l->welcomed && now >= l->hello_deadline)
 		drop_conn(l, "no HELLO within 5 s");
@@ -750,7 +746,7 @@ void vc_vm_link_destroy(struct vc_vm_link *l)
 	if (!l)
 		return;
 	drop_conn(l, "server shutting down");
-	t0 = now_ms();
+	t0 = vc_now_ms();
 	while (l->orphans) {
 		/* Only our own workers: the listener reaps its host-local ones. */
 		pid_t pid = waitpid(l->orphans->pid, &status, WNOHANG);
@@ -759,7 +755,7 @@ void vc_vm_link_destroy(struct vc_vm_link *l)
 			vc_vm_link_reaped(l, pid, status);
 			continue;
 		}
-		if (now_ms() - t0 > STOP_GRACE_MS)
+		if (vc_now_ms() - t0 > STOP_GRACE_MS)
 			for (struct orphan *o = l->orphans; o; o = o->next)
 				kill(o->pid, SIGKILL);
 		usleep(10000);

@@ -12,6 +12,8 @@
 #include <unistd.h>
 
 #include "standin/standin_priv.h"
+#include "vc_shm.h"
+#include "vc_time.h"
 
 struct vc_smem g_mem;
 pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -36,14 +38,15 @@ uint64_t vc_si_sim_submit(uint64_t now)
 
 	if (!g_engine)
 		return start + g_sim_ns;
-	/* Pairs with this same CAS in the other processes of the engine: each
-	 * launch takes the next g_sim_ns of the engine's time. */
-	cur = __atomic_load_n(g_engine, __ATOMIC_ACQUIRE);
+	/* The engine's busy-until, shared by the servers that name one file:
+	 * pairs with this same CAS in the other processes, so that each launch
+	 * takes the next g_sim_ns of the engine's time. It publishes nothing
+	 * else, but acq_rel keeps every process's view of it in one order. */
+	cur = vc_shm_load64(g_engine, __ATOMIC_ACQUIRE);
 	for (;;) {
 		uint64_t s = cur > start ? cur : start;
 
-		if (__atomic_compare_exchange_n(g_engine, &cur, s + g_sim_ns, 0, __ATOMIC_ACQ_REL,
-						__ATOMIC_ACQUIRE))
+		if (vc_shm_cas64(g_engine, &cur, s + g_sim_ns, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 			return s + g_sim_ns;
 	}
 }
@@ -65,10 +68,7 @@ static void sim_engine_open(const char *path)
 
 uint64_t vc_si_sim_now(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	return vc_now_ns();
 }
 
 /* Wait for the simulated work queued so far. */

@@ -13,6 +13,8 @@
 #include <stdlib.h>
 #include <time.h>
 
+#include "vc_time.h"
+
 /* spin(cycles): busy-wait on the SM clock (PTX, JIT-compiled for any GPU). */
 static const char PTX[] =
 	".version 8.0\n.target sm_75\n.address_size 64\n"
@@ -33,10 +35,7 @@ static const char PTX[] =
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)vc_now_ns() / 1e9;
 }
 
 int main(int argc, char **argv)
