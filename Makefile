@@ -106,7 +106,7 @@ ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \
-              vc_cuda_errors_gen.c vc_cuda_driver_unsup_gen.c vc_devprofile_gen.c)
+              vc_cuda_errors_gen.c vc_cuda_driver_unsup_gen.c vc_devprofile_gen.c vc_cuda_opnames_gen.c)
 
 $(GEN_STAMP): $(GEN_INPUTS)
 	@mkdir -p $(@D)
@@ -132,7 +132,7 @@ $(BUILD)/obj/gen/%.o: $(BUILD)/gen/%.c $(ABI_HASH) $(GEN_STAMP)
 
 $(BUILD)/obj/tests/unit/%.o: CFLAGS += $(CHECK_CFLAGS)
 
-$(LIBSHARED): $(call obj,$(SHARED_SRC) shared/vc_log.c)
+$(LIBSHARED): $(call obj,$(SHARED_SRC) shared/vc_log.c) $(BUILD)/obj/gen/vc_cuda_opnames_gen.o
 $(LIBSERVER): $(call obj,$(SERVER_SRC)) $(BUILD)/obj/gen/vc_cuda_host_gen.o
 $(LIBSTANDIN): $(call obj,$(STANDIN_SRC)) $(BUILD)/obj/gen/vc_cuda_driver_unsup_gen.o $(BUILD)/obj/gen/vc_devprofile_gen.o
 $(LIBCLIENT): $(call obj,$(CLIENT_SRC))
@@ -197,6 +197,17 @@ $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
 $(BUILD)/vm/%: $(BUILD)/obj/tests/vm/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# Hostile and VM-side clients below the guest library: CUDA operations
+# encoded by hand on the transport client (tests/lib/vt_cuda.c).
+VT_CUDA_USERS := $(BUILD)/tests/bad_client $(BUILD)/vm/vm_guest_test
+$(BUILD)/obj/tests/integration/bad_client.o $(BUILD)/obj/tests/vm/vm_guest_test.o \
+$(BUILD)/obj/tests/unit/test_decode.o $(BUILD)/obj/tests/unit/test_threads.o: CFLAGS += -Itests/lib
+$(BUILD)/tests/bad_client: $(BUILD)/obj/tests/integration/bad_client.o
+$(BUILD)/vm/vm_guest_test: $(BUILD)/obj/tests/vm/vm_guest_test.o
+$(VT_CUDA_USERS): $(BUILD)/obj/tests/lib/vt_cuda.o $(LIBCLIENT) $(LIBSHARED)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS)
 
 # The stress test, the demo and the transport benchmark are CUDA programs over
 # the guest library's driver API, the path users take (built against cuda.h

@@ -119,6 +119,7 @@ static int destroy_context(struct vc_cu_session *x, uint64_t id)
 	if (!c)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	vc_cu_sched_ctx_gone(x, c);
+	vc_cu_sync_ctx_gone(x, c);
 	rc = x->drv->cuCtxDestroy_v2(c);
 	forget_context(x, id);
 	vc_cu_quota_ctx_gone(x, id); /* its allocations went with it */

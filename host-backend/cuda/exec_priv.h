@@ -121,6 +121,7 @@ struct vc_cu_session {
 	struct vc_cu_sched *sched;
 	/* synchronisations waiting off the serving thread (sync.c) */
 	struct sync_job *sync_head;
+	struct sync_job *sync_cur; /* the job the helper thread waits for now */
 	pthread_t syncer;
 	bool syncer_started;
 };
@@ -173,6 +174,12 @@ void vc_cu_sched_stop(struct vc_cu_session *x);
 
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);
+
+/**
+ * vc_cu_sync_ctx_gone() - context @ctx is about to be destroyed: wait until no
+ * synchronisation queued for the helper thread, or running there, uses it.
+ */
+void vc_cu_sync_ctx_gone(struct vc_cu_session *x, void *ctx);
 
 /** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
 void vc_cu_sync_stop(struct vc_cu_session *x);

@@ -31,6 +31,17 @@ struct sync_job {
 	uint64_t seq;
 };
 
+/* Whether job @j makes context @c current. */
+static bool job_uses(const struct sync_job *j, CUcontext c)
+{
+	if (j->ctx == c)
+		return true;
+	for (uint32_t i = 0; i < j->nall; i++)
+		if (j->all[i] == c)
+			return true;
+	return false;
+}
+
 static void job_free(struct sync_job *j)
 {
 	free(j->all);
@@ -70,6 +81,7 @@ static void *syncer(void *arg)
 			break; /* closing, nothing left */
 		j = x->sync_head;
 		x->sync_head = j->next;
+		x->sync_cur = j;
 		pthread_mutex_unlock(&x->cb_mu);
 
 		rc = job_wait(x, j);
@@ -83,6 +95,8 @@ static void *syncer(void *arg)
 			x->svc->reply(x->svc->arg, j->slot, j->seq, rc);
 		}
 		job_free(j);
+		x->sync_cur = NULL;
+		pthread_cond_broadcast(&x->cb_cv); /* vc_cu_sync_ctx_gone() may wait for it */
 	}
 	pthread_mutex_unlock(&x->cb_mu);
 	return NULL;
@@ -211,6 +225,26 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 err:
 	free(j);
 	return rc;
+}
+
+void vc_cu_sync_ctx_gone(struct vc_cu_session *x, void *ctx)
+{
+	/* The helper thread makes a waiting job's context current: that context
+	 * must outlive the job. Natively a context's destruction waits for its
+	 * work as well, so waiting for the jobs on it first changes no answer. */
+	if (!x->syncer_started)
+		return;
+	pthread_mutex_lock(&x->cb_mu);
+	while (!x->cb_abort) {
+		bool busy = x->sync_cur && job_uses(x->sync_cur, ctx);
+
+		for (struct sync_job *j = x->sync_head; !busy && j; j = j->next)
+			busy = job_uses(j, ctx);
+		if (!busy)
+			break;
+		pthread_cond_wait(&x->cb_cv, &x->cb_mu);
+	}
+	pthread_mutex_unlock(&x->cb_mu);
 }
 
 void vc_cu_sync_stop(struct vc_cu_session *x)

@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
@@ -89,18 +90,44 @@ void vc_si_sim_drain(void)
 	}
 }
 
+/* Every live object, and the deleted records kept for reuse, under g_obj_mu
+ * (taken alone: never with g_mu held by the caller of new and del, or the
+ * other way round). */
+static struct obj *g_live, *g_dead;
+static pthread_mutex_t g_obj_mu = PTHREAD_MUTEX_INITIALIZER;
+
 struct obj *vc_si_new_obj(enum tag t)
 {
-	struct obj *o = calloc(1, sizeof(*o));
+	struct obj *o;
+	uint64_t id;
 
+	pthread_mutex_lock(&g_mu);
+	id = g_next_id++;
+	pthread_mutex_unlock(&g_mu);
+	pthread_mutex_lock(&g_obj_mu);
+	o = g_dead;
+	if (o) {
+		g_dead = o->lnext;
+		memset(o, 0, sizeof(*o));
+	} else {
+		o = calloc(1, sizeof(*o));
+	}
 	if (o) {
 		o->tag = t;
 		o->ctx = t == T_CTX ? o : t_ctx;
-		pthread_mutex_lock(&g_mu);
-		o->id = g_next_id++;
-		pthread_mutex_unlock(&g_mu);
+		o->id = id;
+		o->lnext = g_live;
+		if (g_live)
+			g_live->lprev = o;
+		g_live = o;
 	}
+	pthread_mutex_unlock(&g_obj_mu);
 	return o;
+}
+
+void vc_si_adopt(void *child, void *parent)
+{
+	((struct obj *)child)->parent = parent;
 }
 
 int vc_si_is(const void *h, enum tag t)
@@ -116,30 +143,74 @@ int vc_si_stream_ok(CUstream s)
 	return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD || vc_si_is(s, T_STREAM);
 }
 
-void vc_si_del_obj(void *h)
+/* With g_obj_mu held. */
+static void del_locked(struct obj *o)
 {
-	struct obj *o = h;
+	enum tag t = o->tag;
 
+	if (!t)
+		return; /* deleted already, through another owner in this pass */
+	o->tag = 0;
 	if (o->kern)
 		for (unsigned i = 0; i < LIB_KERNELS; i++)
 			if (o->kern[i])
-				vc_si_del_obj(o->kern[i]);
+				del_locked(o->kern[i]);
 	free(o->kern);
 	if (o->mfunc)
-		vc_si_del_obj(o->mfunc);
+		del_locked(o->mfunc);
+	if (t == T_GRAPH)
+		for (size_t i = 0; i < o->nnodes; i++)
+			del_locked(o->nodes[i]);
+	for (struct obj *p = g_live; p;) {
+		if (p->parent == o && p->tag) {
+			del_locked(p);
+			p = g_live; /* the list changed: from the start */
+		} else {
+			p = p->lnext;
+		}
+	}
 	while (o->globals) {
 		struct sglobal *g = o->globals;
 
 		o->globals = g->next;
 		free(g); /* the memory went, or goes, with the context */
 	}
-	if (o->tag == T_GRAPH)
-		for (size_t i = 0; i < o->nnodes; i++)
-			vc_si_del_obj(o->nodes[i]);
 	free(o->nodes);
 	free(o->node);
-	o->tag = 0;
-	free(h);
+	o->kern = NULL;
+	o->nodes = NULL;
+	o->node = NULL;
+	if (o->lprev)
+		o->lprev->lnext = o->lnext;
+	else
+		g_live = o->lnext;
+	if (o->lnext)
+		o->lnext->lprev = o->lprev;
+	o->lprev = NULL;
+	o->lnext = g_dead;
+	g_dead = o;
+}
+
+void vc_si_del_obj(void *h)
+{
+	pthread_mutex_lock(&g_obj_mu);
+	del_locked(h);
+	pthread_mutex_unlock(&g_obj_mu);
+}
+
+void vc_si_del_ctx_objects(void *c)
+{
+	pthread_mutex_lock(&g_obj_mu);
+	for (struct obj *p = g_live; p;) {
+		if (p != c && p->ctx == c && !p->parent &&
+		    (p->tag == T_MOD || p->tag == T_FUNC || p->tag == T_STREAM || p->tag == T_EVENT)) {
+			del_locked(p);
+			p = g_live;
+		} else {
+			p = p->lnext;
+		}
+	}
+	pthread_mutex_unlock(&g_obj_mu);
 }
 
 CUresult vc_si_make(enum tag t, void **out)

@@ -33,8 +33,9 @@ static CUresult s_ctx_destroy(CUcontext c)
 	pthread_mutex_unlock(&g_mu);
 	if (t_ctx == (struct obj *)c)
 		t_ctx = NULL;
-	/* Objects in it (streams, modules) are the executor's to forget; they
-	 * keep a dangling owner, as handles of a destroyed context do natively. */
+	/* What lived in it goes with it; the executor forgets their ids (a
+	 * stale one reads a dead record: an invalid handle, as natively). */
+	vc_si_del_ctx_objects(c);
 	vc_si_del_obj(c);
 	return CUDA_SUCCESS;
 }

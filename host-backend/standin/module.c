@@ -41,7 +41,11 @@ static CUresult make_named(enum tag t, const char *name, void **out)
 
 static CUresult s_mod_func(CUfunction *f, CUmodule m, const char *name)
 {
-	return vc_si_is(m, T_MOD) ? make_named(T_FUNC, name, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+	CUresult rc = vc_si_is(m, T_MOD) ? make_named(T_FUNC, name, (void **)f) : CUDA_ERROR_INVALID_HANDLE;
+
+	if (rc == CUDA_SUCCESS)
+		vc_si_adopt(*f, m); /* functions go with their module */
+	return rc;
 }
 
 static CUresult s_lib_load(CUlibrary *l, const void *code, CUjit_option *jo, void **jv, unsigned nj,
@@ -61,18 +65,29 @@ static CUresult s_lib_unload(CUlibrary l)
 
 static CUresult s_lib_kernel(CUkernel *k, CUlibrary l, const char *name)
 {
-	return vc_si_is(l, T_LIB) ? make_named(T_KERN, name, (void **)k) : CUDA_ERROR_INVALID_HANDLE;
+	CUresult rc = vc_si_is(l, T_LIB) ? make_named(T_KERN, name, (void **)k) : CUDA_ERROR_INVALID_HANDLE;
+
+	if (rc == CUDA_SUCCESS)
+		vc_si_adopt(*k, l); /* kernels go with their library */
+	return rc;
 }
 
+/* A kernel's function: one per kernel (natively one per kernel and
+ * context), made at the first call, deleted with the kernel. */
 static CUresult s_kernel_func(CUfunction *f, CUkernel k)
 {
-	CUresult rc = vc_si_is(k, T_KERN) ? make_named(T_FUNC, ((struct obj *)k)->name, (void **)f)
-				    : CUDA_ERROR_INVALID_HANDLE;
+	struct obj *kern = (struct obj *)k;
+	CUresult rc = CUDA_SUCCESS;
 
-	if (rc == CUDA_SUCCESS) {
-		((struct obj *)*f)->printer = ((struct obj *)k)->printer;
-		((struct obj *)*f)->store = ((struct obj *)k)->store;
+	if (!vc_si_is(k, T_KERN))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!kern->mfunc && (rc = make_named(T_FUNC, kern->name, (void **)&kern->mfunc)) == CUDA_SUCCESS) {
+		kern->mfunc->printer = kern->printer;
+		kern->mfunc->store = kern->store;
+		vc_si_adopt(kern->mfunc, kern);
 	}
+	if (rc == CUDA_SUCCESS)
+		*f = (CUfunction)kern->mfunc;
 	return rc;
 }
 
@@ -96,7 +111,8 @@ static CUresult s_mod_enum(CUfunction *f, unsigned int n, CUmodule m)
 		return CUDA_ERROR_INVALID_VALUE;
 	/* Modules are the serving thread's alone (as lib->kern is). */
 	if (!mod->mfunc)
-		rc = make_named(T_FUNC, "standin_function", (void **)&mod->mfunc);
+		if ((rc = make_named(T_FUNC, "standin_function", (void **)&mod->mfunc)) == CUDA_SUCCESS)
+			vc_si_adopt(mod->mfunc, mod);
 	if (rc == CUDA_SUCCESS)
 		f[0] = (CUfunction)mod->mfunc;
 	return rc;
@@ -130,7 +146,8 @@ static CUresult s_lib_enum(CUkernel *k, unsigned int n, CUlibrary l)
 
 		snprintf(name, sizeof(name), "standin_kernel_%u", i);
 		if (!lib->kern[i])
-			rc = make_named(T_KERN, name, (void **)&lib->kern[i]);
+			if ((rc = make_named(T_KERN, name, (void **)&lib->kern[i])) == CUDA_SUCCESS)
+				vc_si_adopt(lib->kern[i], lib);
 		k[i] = (CUkernel)lib->kern[i];
 	}
 	return rc;

@@ -39,6 +39,8 @@ enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, 
 struct obj {
 	enum tag tag;
 	struct obj *ctx;   /* owning context (contexts: themselves) */
+	struct obj *parent; /* the module, library or kernel that made it, deleted with it; NULL: none */
+	struct obj *lnext, *lprev; /* every live object (core.c); lnext: the reuse list once deleted */
 	unsigned flags;
 	int priority;
 	int printer;       /* functions and kernels: VC_STANDIN_PRINTF_NAME */
@@ -48,7 +50,7 @@ struct obj {
 	char name[64];    /* functions and kernels */
 	int max_dyn_smem; /* functions and kernels: raised with cuFuncSetAttribute, 0: the default */
 	struct obj **kern; /* libraries: their kernels, made at the first enumeration */
-	struct obj *mfunc; /* modules: their one function (standin_function), once listed */
+	struct obj *mfunc; /* modules: their one function (standin_function), once listed; kernels: their function */
 	struct sglobal *globals; /* modules and libraries: globals asked for so far */
 	uint64_t pool_threshold; /* pools: CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
 	int pool_int[3];         /* pools: the three int attributes, by attribute - 1 */
@@ -96,8 +98,23 @@ int vc_si_is(const void *h, enum tag t);
 /** vc_si_stream_ok() - whether @s is a stream, NULL or one of the two special handles. */
 int vc_si_stream_ok(CUstream s);
 
-/** vc_si_del_obj() - free object @h and what it owns (kernels, globals' records, nodes). */
+/**
+ * vc_si_del_obj() - delete object @h and what it owns (its kernels, module
+ * function, nodes, globals' records, and the objects it is the parent of).
+ * The record is kept for reuse, never freed, so that a stale handle reads a
+ * dead tag instead of freed memory.
+ */
 void vc_si_del_obj(void *h);
+
+/** vc_si_adopt() - @child is deleted with @parent. */
+void vc_si_adopt(void *child, void *parent);
+
+/**
+ * vc_si_del_ctx_objects() - delete what lived in context @c: its modules
+ * (with their functions), streams and events. Libraries, pools and graphs
+ * belong to no context and stay.
+ */
+void vc_si_del_ctx_objects(void *c);
 
 /* ---- the simulated engine (core.c) ----------------------------------------------- */
 

@@ -5,22 +5,38 @@
  *
  * Input layout: byte 0 selects options (bit 0: the next 4 bytes are a raw
  * tail value instead of the data length; bit 1: split the data into two
- * publishes at the position in byte 1). The rest is copied into the ring as
- * the guest would have written it, and the session processes it with the CI
- * stand-in executor. Crashes, leaks, sanitizer reports and hangs are bugs.
+ * publishes at the position in byte 1; bit 2: in the second publish, rebase
+ * device-address placeholders onto the allocations the first one made, see
+ * below). The rest is copied into the ring as the guest would have written
+ * it, and the session processes it with the CUDA executor over the CI
+ * stand-in for the driver. Crashes, leaks, sanitizer reports and hangs are
+ * bugs.
+ *
+ * Context, module, function and image ids are the session's own, so a seed
+ * can name them (the first context retained is always the same id). Device
+ * addresses are the stand-in's, which serves the whole process: every run
+ * gets new ones. So with bit 2, each 8-byte-aligned word of the second
+ * publish of the form DPTR_MARK | k << 32 | off (k < 4) becomes the address
+ * the k-th vcMemAlloc of the first publish was answered with, plus off; the
+ * fuzzer can then reach the copy paths with addresses that are valid.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "standin/standin.h"
+#include "vc_cuda_manual.h"
 #include "vc_layout.h"
 #include "vc_shm.h"
 #include "vc_wire.h"
 #include "vcuda/server.h"
 
+#define DPTR_MARK 0x0dd0000000000000ull
+#define DPTR_MARK_MASK (~0x3ffffffffull) /* k in bits 32-33, off in bits 0-31 */
+#define DPTR_MAX 4
+
 static void *g_base;
 static struct vc_layout g_l;
-static struct vc_standin_config g_cfg = {.mem_limit = 16u << 20};
 
 static void put(uint32_t at, const uint8_t *p, size_t n)
 {
@@ -28,6 +44,50 @@ static void put(uint32_t at, const uint8_t *p, size_t n)
 
 	for (size_t i = 0; i < n; i++)
 		ring[(at + i) & (g_l.ring_size - 1)] = p[i];
+}
+
+/*
+ * The device addresses that the vcMemAlloc commands with a reply among the
+ * first @len bytes of @cmds were answered with (the first DPTR_MAX, in
+ * order): their replies are in the slots, stamped with their sequence
+ * numbers (the n-th command of the fresh session has seq n).
+ */
+static unsigned first_allocs(const uint8_t *cmds, uint32_t len, uint64_t dptr[DPTR_MAX])
+{
+	const uint8_t *slots = (const uint8_t *)g_base + g_l.slots_off;
+	unsigned n = 0;
+	uint64_t seq = 0;
+
+	for (uint32_t off = 0; off + sizeof(struct vc_cmd_hdr) <= len && n < DPTR_MAX;) {
+		struct vc_cmd_hdr h;
+		struct vc_reply_hdr r;
+
+		memcpy(&h, cmds + off, sizeof(h));
+		if (h.size < sizeof(h) || h.size % VC_CMD_ALIGN || h.size > len - off)
+			break;
+		seq++;
+		off += h.size;
+		if (h.op != VC_CU_vcMemAlloc || h.flags != VC_CMD_F_REPLY || h.slot >= g_l.slot_count)
+			continue;
+		memcpy(&r, slots + (size_t)h.slot * g_l.slot_size, sizeof(r));
+		if (r.seq == seq && r.status == 0 && r.len >= sizeof(uint64_t))
+			memcpy(&dptr[n++], slots + (size_t)h.slot * g_l.slot_size + sizeof(r), sizeof(uint64_t));
+	}
+	return n;
+}
+
+/* Rebase the placeholders of @len bytes at @p, which go to ring offset @at. */
+static void rebase(uint8_t *p, uint32_t at, size_t len, const uint64_t *dptr, unsigned n)
+{
+	for (size_t i = (8 - at % 8) % 8; i + 8 <= len; i += 8) {
+		uint64_t w;
+
+		memcpy(&w, p + i, sizeof(w));
+		if ((w & DPTR_MARK_MASK) != DPTR_MARK || ((w >> 32) & 3) >= n)
+			continue;
+		w = dptr[(w >> 32) & 3] + (w & 0xffffffffu);
+		memcpy(p + i, &w, sizeof(w));
+	}
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -57,12 +117,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p.base = g_base;
 	p.layout = &g_l;
 	p.doorbell_fd = p.complete_fd = p.hangup_fd = p.mem_fd = -1;
-	p.exec = &vc_exec_ci_standin_ops;
-	p.exec_factory = &g_cfg;
+	p.exec = &vc_exec_cuda_ops;
+	p.exec_factory = (void *)vc_cuda_driver_standin(16u << 20);
+	/* Every run starts from the same region: no bytes of an earlier input
+	 * in the ring (a raw tail may span all of it) or in the reply slots. */
+	memset(g_base, 0, g_l.region_size);
+	memset((uint8_t *)g_base + g_l.arena_off, 0x5a, g_l.arena_size);
 	if (vc_session_create(&p, &s))
 		abort();
 	ctrl = g_base;
-	memset((uint8_t *)g_base + g_l.arena_off, 0x5a, g_l.arena_size);
 
 	if ((opt & 1) && size >= 4) {
 		memcpy(&tail, data, 4);
@@ -82,7 +145,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		for (int i = 0; i < 4 && vc_session_process(s) > 0; i++)
 			;
 	}
-	put(split, data + split, size - split);
+	if (split && (opt & 4)) {
+		uint64_t dptr[DPTR_MAX];
+		unsigned n = first_allocs(data, split, dptr);
+		uint8_t *rest = malloc(size - split);
+
+		if (!rest)
+			abort();
+		memcpy(rest, data + split, size - split);
+		rebase(rest, split, size - split, dptr, n);
+		put(split, rest, size - split);
+		free(rest);
+	} else {
+		put(split, data + split, size - split);
+	}
 	vc_shm_store32(&ctrl->tail, tail, VC_RELEASE);
 	for (int i = 0; i < 4 && vc_session_process(s) > 0; i++)
 		;

@@ -5,7 +5,10 @@
  * a FATAL session (and a clear error on its side), the server must free the
  * session's resources (its memfd mapping disappears from the server's and
  * its session workers' /proc/PID/maps, the listener's fd count returns to the
- * baseline), and the good client must notice nothing.
+ * baseline), and the good client must notice nothing. The clients speak the
+ * CUDA operations the guest library sends (tests/lib/vt_cuda.h), so the good
+ * one verifies copies and a kernel's stores, and the bad ones hold a context
+ * and device memory for the server to free.
  *
  *   bad_client --socket PATH --server-pid PID
  */
@@ -29,6 +32,7 @@
 #include "vc_shm.h"
 #include "vc_sock.h"
 #include "vc_wire.h"
+#include "vt_cuda.h"
 
 static const char *g_path;
 static int g_pid;
@@ -148,28 +152,37 @@ static long wait_freed(uint32_t id, uint64_t ms)
 
 /* ---- the well-behaved neighbour ------------------------------------------ */
 
+/* Each round trip: 64 KiB through the arena, one word of it overwritten by
+ * the store kernel in stream order, all of it read back and compared. */
 static void *good_client(void *arg)
 {
 	struct vc_client *c;
 	uint8_t a[65536], b[65536];
-	uint64_t d;
+	uint64_t ctx = 0, d = 0, store = 0;
 	char err[256];
+	int rc;
 
 	(void)arg;
 	if (vc_client_open(g_path, &c, err, sizeof(err))) {
 		snprintf(g_good_err, sizeof(g_good_err), "open: %.200s", err);
 		return NULL;
 	}
-	if (vc_client_mem_alloc(c, sizeof(a), &d)) {
-		snprintf(g_good_err, sizeof(g_good_err), "alloc failed");
+	if ((rc = vt_ctx_open(c, &ctx)) || (rc = vt_mem_alloc(c, ctx, sizeof(a), &d)) ||
+	    (rc = vt_store_kernel(c, ctx, &store))) {
+		snprintf(g_good_err, sizeof(g_good_err), "context, alloc or module load failed (%d)", rc);
 		goto out;
 	}
 	for (uint64_t i = 0; !g_stop; i++) {
+		uint32_t word = (uint32_t)(i * 4 % sizeof(a)), v = (uint32_t)i ^ 0xa5a5a5a5u;
+
 		memset(a, (int)(i & 0xff), sizeof(a));
 		a[i % sizeof(a)] ^= 0x5a;
-		int rc = vc_client_htod(c, d, a, sizeof(a), 0);
+		rc = vt_htod(c, ctx, d, a, sizeof(a), 0);
 		if (!rc)
-			rc = vc_client_dtoh(c, b, d, sizeof(b));
+			rc = vt_store(c, ctx, store, d + word, v);
+		memcpy(a + word, &v, sizeof(v));
+		if (!rc)
+			rc = vt_dtoh(c, ctx, b, d, sizeof(b));
 		if (rc || memcmp(a, b, sizeof(a))) {
 			snprintf(g_good_err, sizeof(g_good_err), "round trip %" PRIu64 " failed (rc %d)", i, rc);
 			break;
@@ -194,46 +207,117 @@ static void raw(struct vc_ring_guest *g, const void *bytes, uint32_t len)
 	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
 }
 
-static void inject_tail_beyond(struct vc_ring_guest *g)
+/* A command: header, then @len bytes of payload, padded to 8 bytes. */
+static void raw_cmd(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot, const void *payload,
+		    uint32_t len)
 {
+	uint8_t b[256] = {0};
+	struct vc_cmd_hdr h = {.op = op, .size = (uint32_t)(sizeof(h) + len + 7) & ~7u, .flags = flags,
+			       .slot = slot};
+
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), payload, len);
+	raw(g, b, h.size);
+}
+
+/* Each injection gets the session's context and a device allocation of 8 MiB. */
+static void inject_tail_beyond(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
 	vc_shm_store32(&g->ctrl->tail, g->tail + g->layout.ring_size + 64, VC_SEQ_CST);
 	g->tail += g->layout.ring_size + 64;
 }
 
-static void inject_length_past_end(struct vc_ring_guest *g)
+static void inject_length_past_end(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
 	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = 1u << 19};
+
+	(void)ctx, (void)d;
 	raw(g, &h, sizeof(h));
 }
 
-static void inject_arena_outside(struct vc_ring_guest *g)
+/* A copy from the staging arena that starts at its end: a valid context and
+ * destination, so that only the arena range is wrong. */
+static void inject_arena_outside(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
-	struct {
-		struct vc_cmd_hdr h;
-		struct vc_memcpy_htod_req r;
-	} c = {{.op = VC_OP_MEMCPY_HTOD, .size = 48},
-	       {.dst = 0, .len = 4096, .arena_off = g->layout.arena_size, .src = VC_DATA_ARENA}};
-	raw(g, &c, sizeof(c));
+	struct vc_cu_req_memcpy r = {.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 4096,
+				     .arena_off = g->layout.arena_size, .host = VC_CU_HOST_ARENA};
+
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r));
 }
 
-static void inject_unknown_opcode(struct vc_ring_guest *g)
+static void inject_unknown_opcode(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
 	struct vc_cmd_hdr h = {.op = 0xdead, .size = 16};
+
+	(void)ctx, (void)d;
 	raw(g, &h, sizeof(h));
 }
 
-static void inject_bad_slot(struct vc_ring_guest *g)
+/* Just past the last CUDA operation. */
+static void inject_opcode_past_cuda(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
-	struct vc_cmd_hdr h = {.op = VC_OP_SYNC, .size = 16, .flags = VC_CMD_F_REPLY,
-			       .slot = g->layout.slot_count + 5};
-	raw(g, &h, sizeof(h));
+	struct vc_cu_prefix r = {.ctx = ctx};
+
+	(void)d;
+	raw_cmd(g, VC_CU_OP_END_, 0, 0, &r, sizeof(r));
 }
 
-static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *), uint32_t want)
+/* Protocol v1's MEM_ALLOC (16) with its {size}: a transport test operation
+ * that no longer exists. */
+static void inject_retired_opcode(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	uint64_t size = 4096;
+
+	(void)ctx, (void)d;
+	raw_cmd(g, 16, VC_CMD_F_REPLY, 0, &size, sizeof(size));
+}
+
+/* A well-formed synchronisation of the session's context, but a reply slot
+ * past the last one. */
+static void inject_bad_slot(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_sync r = {.ctx = ctx, .handle = ctx, .kind = VC_CU_SYNC_CTX};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY, g->layout.slot_count + 5, &r, sizeof(r));
+}
+
+/* Half of a copy's request. */
+static void inject_short_payload(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_memcpy r = {.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 8};
+
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r) / 2);
+}
+
+/* An inline copy of 60000 bytes that carries 8. */
+static void inject_inline_length_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct {
+		struct vc_cu_req_memcpy r;
+		uint8_t data[8];
+	} p = {{.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 60000, .host = VC_CU_HOST_INLINE}, {0}};
+
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &p, sizeof(p));
+}
+
+/* A launch whose parameters are said to be larger than CUDA allows and than
+ * its command. */
+static void inject_launch_params_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_launch r = {.ctx = ctx, .func = 1, .grid = {1, 1, 1}, .block = {1, 1, 1},
+				     .param_size = VC_LAUNCH_PARAMS_MAX + 1};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcLaunch, 0, 0, &r, sizeof(r));
+}
+
+static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uint64_t, uint64_t), uint32_t want)
 {
 	struct vc_client *c;
 	struct vc_client_info info;
-	uint64_t d, ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED);
+	uint64_t ctx = 0, d = 0, ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED);
 	uint32_t reason = 0;
 	char err[256];
 	int rc;
@@ -241,13 +325,16 @@ static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *), ui
 
 	CHECK(!vc_client_open(g_path, &c, err, sizeof(err)), "%s: open: %s", name, err);
 	vc_client_get_info(c, &info);
-	rc = vc_client_mem_alloc(c, 8 << 20, &d); /* something for the server to free */
+	/* Something for the server to free: a context and device memory. */
+	rc = vt_ctx_open(c, &ctx);
+	if (!rc)
+		rc = vt_mem_alloc(c, ctx, 8 << 20, &d);
 	if (rc) {
 		vc_client_close(c);
-		CHECK(0, "%s: alloc: %d", name, rc);
+		CHECK(0, "%s: context or alloc: %d", name, rc);
 	}
-	inject(vc_client_raw_ring(c));
-	rc = vc_client_sync(c);
+	inject(vc_client_raw_ring(c), ctx, d);
+	rc = vt_sync(c, ctx); /* publishes and kicks: the server meets the bad bytes first */
 	vc_ring_guest_status(vc_client_raw_ring(c), &reason);
 	vc_client_close(c);
 	CHECK(rc == -EPROTO, "%s: the client got %d, not -EPROTO (session FATAL)", name, rc);
@@ -330,19 +417,20 @@ static void killed_mid_copy(void)
 		struct vc_client *c;
 		struct vc_client_info info;
 		char err[256];
-		uint64_t d;
+		uint64_t ctx, d;
 		size_t len = 64 << 20;
 		uint8_t *buf = malloc(len);
 
 		close(p[0]);
-		if (!buf || vc_client_open(g_path, &c, err, sizeof(err)) || vc_client_mem_alloc(c, len, &d))
+		if (!buf || vc_client_open(g_path, &c, err, sizeof(err)) || vt_ctx_open(c, &ctx) ||
+		    vt_mem_alloc(c, ctx, len, &d))
 			_exit(1);
 		memset(buf, 0x42, len);
 		vc_client_get_info(c, &info);
 		if (write(p[1], &info.session_id, sizeof(info.session_id)) < 0)
 			_exit(1);
 		for (;;)
-			vc_client_htod(c, d, buf, len, 0);
+			vt_htod(c, ctx, d, buf, len, 0);
 	}
 	close(p[1]);
 	CHECK(read(p[0], &id, sizeof(id)) == sizeof(id), "kill mid-copy: child did not start");
@@ -399,6 +487,11 @@ int main(int argc, char **argv)
 	run_bad("arena offset outside the arena", inject_arena_outside, VC_FATAL_ARENA);
 	run_bad("unknown opcode", inject_unknown_opcode, VC_FATAL_OP);
 	run_bad("reply slot out of range", inject_bad_slot, VC_FATAL_SLOT);
+	run_bad("opcode past the CUDA operations", inject_opcode_past_cuda, VC_FATAL_OP);
+	run_bad("retired transport opcode (v1 MEM_ALLOC)", inject_retired_opcode, VC_FATAL_OP);
+	run_bad("request shorter than its struct", inject_short_payload, VC_FATAL_PAYLOAD);
+	run_bad("inline copy longer than its command", inject_inline_length_lie, VC_FATAL_PAYLOAD);
+	run_bad("launch parameters past the command", inject_launch_params_lie, VC_FATAL_PAYLOAD);
 	version_mismatch();
 	garbage_hello();
 	killed_mid_copy();

@@ -2,15 +2,20 @@
 /*
  * vm_guest_test.c - the VM tests that run inside the guest, through
  * /dev/vcuda0 (vcuda.ko, virtio-vcuda-pci, the VM's vcuda-server). Prints
- * "ok - ..." / "not ok - ..." lines and exits non-zero on any failure.
+ * "ok - ..." / "not ok - ..." lines and exits non-zero on any failure. The
+ * sessions speak the CUDA operations the guest library sends, encoded by
+ * hand (tests/lib/vt_cuda.h), so every test runs over the CI stand-in and the
+ * real GPU executor alike.
  *
- *   vm_guest_test bulk SIZE...   HtoD then DtoH of each size, verified byte for byte
+ *   vm_guest_test bulk SIZE...   HtoD then DtoH of each size, verified byte for byte,
+ *                                then a kernel's store into it, verified
  *   vm_guest_test hold           copy 64 MiB back and forth until killed
  *   vm_guest_test fill N         hold N sessions open at once, each working
  *   vm_guest_test hostile        malformed rings: each session FATAL, a neighbour unharmed
  *   vm_guest_test driver         misuse of /dev/vcuda0 answered with clear errors
  *
- * DEV (default /dev/vcuda0) comes from $VCUDA_DEVICE.
+ * DEV (default /dev/vcuda0) comes from $VCUDA_DEVICE (a vcuda-server socket
+ * works too, for a run on the host: every test but driver).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +34,7 @@
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
 #include "vc_wire.h"
+#include "vt_cuda.h"
 
 static const char *g_dev = "/dev/vcuda0";
 static int g_fail;
@@ -58,13 +64,20 @@ static uint64_t parse_size(const char *s)
 	return v;
 }
 
-static struct vc_client *open_or_report(const char *what)
+/* A session with device 0's primary context retained: its id in *@ctx. */
+static struct vc_client *open_or_report(const char *what, uint64_t *ctx)
 {
 	struct vc_client *c;
 	char err[256];
+	int rc;
 
 	if (vc_client_open(g_dev, &c, err, sizeof(err))) {
 		NOT_OK("%s: %s", what, err);
+		return NULL;
+	}
+	if ((rc = vt_ctx_open(c, ctx))) {
+		NOT_OK("%s: primary context: %d", what, rc);
+		vc_client_close(c);
 		return NULL;
 	}
 	return c;
@@ -88,15 +101,22 @@ static void fill_pattern(uint8_t *p, uint64_t n, uint64_t seed)
 
 static int bulk(int argc, char **argv)
 {
-	struct vc_client *c = open_or_report("bulk: open");
+	uint64_t ctx = 0, store = 0;
+	struct vc_client *c = open_or_report("bulk: open", &ctx);
+	int rc;
 
 	if (!c)
 		return 1;
+	if ((rc = vt_store_kernel(c, ctx, &store))) {
+		NOT_OK("bulk: loading the store kernel: %d", rc);
+		vc_client_close(c);
+		return 1;
+	}
 	for (int i = 0; i < argc; i++) {
 		uint64_t n = parse_size(argv[i]), d = 0;
 		uint8_t *a = malloc(n), *b = malloc(n);
+		uint32_t v = 0xc0de0000u + (uint32_t)i, back = 0;
 		double t0, t1, t2;
-		int rc;
 
 		if (!a || !b || !n) {
 			NOT_OK("bulk %s: no memory for two buffers", argv[i]);
@@ -106,13 +126,13 @@ static int bulk(int argc, char **argv)
 		}
 		fill_pattern(a, n, n);
 		memset(b, 0, n);
-		rc = vc_client_mem_alloc(c, n, &d);
+		rc = vt_mem_alloc(c, ctx, n, &d);
 		t0 = now_s();
 		if (!rc)
-			rc = vc_client_htod(c, d, a, n, 0);
+			rc = vt_htod(c, ctx, d, a, n, 0);
 		t1 = now_s();
 		if (!rc)
-			rc = vc_client_dtoh(c, b, d, n);
+			rc = vt_dtoh(c, ctx, b, d, n);
 		t2 = now_s();
 		if (rc)
 			NOT_OK("bulk %s: copy failed (%d)", argv[i], rc);
@@ -122,8 +142,25 @@ static int bulk(int argc, char **argv)
 			OK("bulk %s: %" PRIu64 " bytes there and back, verified byte for byte "
 			   "(HtoD %.1f MB/s, DtoH %.1f MB/s under this guest's CPU)",
 			   argv[i], n, (double)n / 1e6 / (t1 - t0 + 1e-9), (double)n / 1e6 / (t2 - t1 + 1e-9));
-		if (d)
-			vc_client_mem_free(c, d);
+		/* A kernel's store into the last word of the buffer, in stream
+		 * order after the copies: its parameters arrived intact. */
+		if (!rc && n >= 4) {
+			uint64_t at = d + ((n - 4) & ~3ull);
+
+			rc = vt_store(c, ctx, store, at, v);
+			if (!rc)
+				rc = vt_dtoh(c, ctx, &back, at, sizeof(back));
+			if (!rc)
+				rc = vt_sync(c, ctx);
+			if (rc || back != v)
+				NOT_OK("bulk %s: the store kernel's word reads %#x, expected %#x (%d)", argv[i], back, v,
+				       rc);
+			else
+				OK("bulk %s: a kernel stored %#x at %#" PRIx64 " (buffer + %" PRIu64 "), read back",
+				   argv[i], v, at, at - d);
+		}
+		if (d && (rc = vt_mem_free(c, ctx, d)))
+			NOT_OK("bulk %s: free: %d", argv[i], rc);
 		free(a);
 		free(b);
 	}
@@ -136,17 +173,17 @@ static int bulk(int argc, char **argv)
 static int hold(void)
 {
 	const uint64_t n = 64ull << 20;
-	struct vc_client *c = open_or_report("hold: open");
+	uint64_t ctx = 0, d;
+	struct vc_client *c = open_or_report("hold: open", &ctx);
 	uint8_t *a = malloc(n);
-	uint64_t d;
 
-	if (!c || !a || vc_client_mem_alloc(c, n, &d))
+	if (!c || !a || vt_mem_alloc(c, ctx, n, &d))
 		return 1;
 	fill_pattern(a, n, 7);
 	printf("hold: copying\n");
 	fflush(stdout);
 	for (;;)
-		if (vc_client_htod(c, d, a, n, 0) || vc_client_dtoh(c, a, d, n))
+		if (vt_htod(c, ctx, d, a, n, 0) || vt_dtoh(c, ctx, a, d, n))
 			return 1;
 }
 
@@ -179,11 +216,12 @@ static int fill(int n)
 		printf("fill: %d sessions open after %.2f s\n", n, now_s() - t0);
 	for (int i = 0; i < opened; i++) {
 		uint8_t a[4096], b[4096];
-		uint64_t d;
+		uint64_t ctx = 0, d;
 
 		fill_pattern(a, sizeof(a), (uint64_t)i);
-		if (vc_client_mem_alloc(c[i], sizeof(a), &d) || vc_client_htod(c[i], d, a, sizeof(a), 0) ||
-		    vc_client_dtoh(c[i], b, d, sizeof(b)) || memcmp(a, b, sizeof(a)))
+		if (vt_ctx_open(c[i], &ctx) || vt_mem_alloc(c[i], ctx, sizeof(a), &d) ||
+		    vt_htod(c[i], ctx, d, a, sizeof(a), 0) || vt_dtoh(c[i], ctx, b, d, sizeof(b)) ||
+		    memcmp(a, b, sizeof(a)))
 			NOT_OK("fill: session %d does not work", i + 1);
 	}
 	if (opened == n && !g_fail)
@@ -200,29 +238,37 @@ static volatile int g_stop;
 static uint64_t g_good_ops;
 static char g_good_err[200];
 
+/* Each round trip: 64 KiB through the arena, one word of it overwritten by
+ * the store kernel in stream order, all of it read back and compared. */
 static void *good_client(void *arg)
 {
 	struct vc_client *c;
 	uint8_t a[65536], b[65536];
-	uint64_t d;
+	uint64_t ctx = 0, d = 0, store = 0;
 	char err[256];
+	int rc;
 
 	(void)arg;
 	if (vc_client_open(g_dev, &c, err, sizeof(err))) {
 		snprintf(g_good_err, sizeof(g_good_err), "open: %.150s", err);
 		return NULL;
 	}
-	if (vc_client_mem_alloc(c, sizeof(a), &d)) {
-		snprintf(g_good_err, sizeof(g_good_err), "alloc failed");
+	if ((rc = vt_ctx_open(c, &ctx)) || (rc = vt_mem_alloc(c, ctx, sizeof(a), &d)) ||
+	    (rc = vt_store_kernel(c, ctx, &store))) {
+		snprintf(g_good_err, sizeof(g_good_err), "context, alloc or module load failed (%d)", rc);
 		vc_client_close(c);
 		return NULL;
 	}
 	for (uint64_t i = 0; !g_stop; i++) {
-		fill_pattern(a, sizeof(a), i);
-		int rc = vc_client_htod(c, d, a, sizeof(a), 0);
+		uint32_t word = (uint32_t)(i * 4 % sizeof(a)), v = (uint32_t)i ^ 0x5a5a5a5au;
 
+		fill_pattern(a, sizeof(a), i);
+		rc = vt_htod(c, ctx, d, a, sizeof(a), 0);
 		if (!rc)
-			rc = vc_client_dtoh(c, b, d, sizeof(b));
+			rc = vt_store(c, ctx, store, d + word, v);
+		memcpy(a + word, &v, sizeof(v));
+		if (!rc)
+			rc = vt_dtoh(c, ctx, b, d, sizeof(b));
 		if (rc || memcmp(a, b, sizeof(a))) {
 			snprintf(g_good_err, sizeof(g_good_err), "round trip %" PRIu64 " failed (%d)", i, rc);
 			break;
@@ -243,49 +289,111 @@ static void raw(struct vc_ring_guest *g, const void *bytes, uint32_t len)
 	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
 }
 
-static void inject_tail_beyond(struct vc_ring_guest *g)
+/* A command: header, then @len bytes of payload, padded to 8 bytes. */
+static void raw_cmd(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot, const void *payload,
+		    uint32_t len)
 {
+	uint8_t b[256] = {0};
+	struct vc_cmd_hdr h = {.op = op, .size = (uint32_t)(sizeof(h) + len + 7) & ~7u, .flags = flags,
+			       .slot = slot};
+
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + sizeof(h), payload, len);
+	raw(g, b, h.size);
+}
+
+/* Each injection gets the session's context and a device allocation of 8 MiB. */
+static void inject_tail_beyond(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
 	g->tail += g->layout.ring_size + 64;
 	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
 }
 
-static void inject_length_past_end(struct vc_ring_guest *g)
+static void inject_length_past_end(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
 	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = 1u << 19};
 
+	(void)ctx, (void)d;
 	raw(g, &h, sizeof(h));
 }
 
-static void inject_arena_outside(struct vc_ring_guest *g)
+/* A copy from the staging arena that starts at its end: a valid context and
+ * destination, so that only the arena range is wrong. */
+static void inject_arena_outside(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
-	struct {
-		struct vc_cmd_hdr h;
-		struct vc_memcpy_htod_req r;
-	} c = {{.op = VC_OP_MEMCPY_HTOD, .size = 48},
-	       {.dst = 0, .len = 4096, .arena_off = g->layout.arena_size, .src = VC_DATA_ARENA}};
+	struct vc_cu_req_memcpy r = {.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 4096,
+				     .arena_off = g->layout.arena_size, .host = VC_CU_HOST_ARENA};
 
-	raw(g, &c, sizeof(c));
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r));
 }
 
-static void inject_unknown_opcode(struct vc_ring_guest *g)
+static void inject_unknown_opcode(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
 	struct vc_cmd_hdr h = {.op = 0xdead, .size = 16};
 
+	(void)ctx, (void)d;
 	raw(g, &h, sizeof(h));
 }
 
-static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *), uint32_t want)
+/* Protocol v1's MEM_ALLOC (16) with its {size}: a transport test operation
+ * that no longer exists. */
+static void inject_retired_opcode(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 {
-	uint64_t ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED), d;
-	struct vc_client *c = open_or_report(name);
+	uint64_t size = 4096;
+
+	(void)ctx, (void)d;
+	raw_cmd(g, 16, VC_CMD_F_REPLY, 0, &size, sizeof(size));
+}
+
+/* A well-formed synchronisation of the session's context, but a reply slot
+ * past the last one. */
+static void inject_bad_slot(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_sync r = {.ctx = ctx, .handle = ctx, .kind = VC_CU_SYNC_CTX};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY, g->layout.slot_count + 5, &r, sizeof(r));
+}
+
+/* An inline copy of 60000 bytes that carries 8. */
+static void inject_inline_length_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct {
+		struct vc_cu_req_memcpy r;
+		uint8_t data[8];
+	} p = {{.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 60000, .host = VC_CU_HOST_INLINE}, {0}};
+
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &p, sizeof(p));
+}
+
+/* A launch whose parameters are said to be larger than CUDA allows and than
+ * its command. */
+static void inject_launch_params_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_launch r = {.ctx = ctx, .func = 1, .grid = {1, 1, 1}, .block = {1, 1, 1},
+				     .param_size = VC_LAUNCH_PARAMS_MAX + 1};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcLaunch, 0, 0, &r, sizeof(r));
+}
+
+static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uint64_t, uint64_t), uint32_t want)
+{
+	uint64_t ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED), ctx = 0, d = 0;
+	struct vc_client *c = open_or_report(name, &ctx);
 	uint32_t reason = 0;
 	int rc;
 
 	if (!c)
 		return;
-	vc_client_mem_alloc(c, 8 << 20, &d); /* something for the server to free */
-	inject(vc_client_raw_ring(c));
-	rc = vc_client_sync(c); /* publishes and kicks: the server meets the bad bytes first */
+	if ((rc = vt_mem_alloc(c, ctx, 8 << 20, &d))) { /* something for the server to free */
+		NOT_OK("%s: alloc: %d", name, rc);
+		vc_client_close(c);
+		return;
+	}
+	inject(vc_client_raw_ring(c), ctx, d);
+	rc = vt_sync(c, ctx); /* publishes and kicks: the server meets the bad bytes first */
 	vc_ring_guest_status(vc_client_raw_ring(c), &reason);
 	vc_client_close(c);
 	if (rc != -EPROTO || reason != want) {
@@ -312,6 +420,10 @@ static int hostile(void)
 	run_bad("command length past the end", inject_length_past_end, VC_FATAL_CMD_SIZE);
 	run_bad("arena offset outside the arena", inject_arena_outside, VC_FATAL_ARENA);
 	run_bad("unknown opcode", inject_unknown_opcode, VC_FATAL_OP);
+	run_bad("retired transport opcode (v1 MEM_ALLOC)", inject_retired_opcode, VC_FATAL_OP);
+	run_bad("reply slot out of range", inject_bad_slot, VC_FATAL_SLOT);
+	run_bad("inline copy longer than its command", inject_inline_length_lie, VC_FATAL_PAYLOAD);
+	run_bad("launch parameters past the command", inject_launch_params_lie, VC_FATAL_PAYLOAD);
 	g_stop = 1;
 	pthread_join(good, NULL);
 	if (g_good_err[0])
