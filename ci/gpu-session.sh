@@ -6,13 +6,14 @@
 #   make -j2 build && ci/vm-test.sh --pack build/vmpack
 # then on the GPU machine (the toolkit there builds the GPU suite):
 #   OUT=$OUT bash ci/gpu-session.sh [step ...]
-# Steps: smoke test-gpu bench vm gpushare mgmt (default: all, in that order).
+# Steps: smoke test-gpu stress bench vm demo gpushare mgmt (default: all, in
+# that order).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vcuda-gpu-session}
 mkdir -p "$OUT"
 steps=("$@")
-[ ${#steps[@]} -gt 0 ] || steps=(smoke test-gpu bench vm gpushare mgmt)
+[ ${#steps[@]} -gt 0 ] || steps=(smoke test-gpu stress bench vm demo gpushare mgmt)
 
 run() { # NAME LIMIT_S CMD...
 	local name=$1 limit=$2 t0=$SECONDS rc
@@ -20,16 +21,34 @@ run() { # NAME LIMIT_S CMD...
 	timeout -k 10 "$limit" "$@" >"$OUT/$name.log" 2>&1
 	rc=$?
 	printf '%-10s rc=%-3d %4ds  %s\n' "$name" "$rc" $((SECONDS - t0)) \
-		"$(grep -E 'passed|PASS|FAIL|ratio|vm-test: pass|ok -|not ok' "$OUT/$name.log" | tail -1)"
+		"$(grep -E 'passed|PASS|FAIL|ratio|vm-test: pass|ok -|not ok|stress:|vcuda-demo: done' "$OUT/$name.log" | tail -1)"
+}
+
+# The stress test (1,000,000 random driver calls, every byte checked) and the
+# transport benchmark, as CUDA programs through vcuda-server on the real GPU.
+stress_gpu() {
+	. ci/lib.sh
+	ci_tmpdir stress-gpu
+	export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
+	build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --executor cuda >"$VC_TMP/server.log" 2>&1 &
+	local pid=$! rc=0
+	for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+	LD_LIBRARY_PATH=$PWD/build/release/guest build/release/tests/stress_client --requests 1000000 --threads 2 || rc=1
+	LD_LIBRARY_PATH=$PWD/build/release/guest build/release/bench/ring_bench --quick || rc=1
+	kill -TERM $pid; wait $pid || rc=1
+	grep -E "session|WARNING|error" "$VC_TMP/server.log" | tail -5
+	return $rc
 }
 
 for s in "${steps[@]}"; do
 	case $s in
 	smoke) run smoke 60 sh -c 'nvidia-smi -L && nvidia-smi --query-gpu=driver_version,memory.used --format=csv' ;;
 	test-gpu) run test-gpu 420 env OUT="$OUT/test-gpu" bash ci/test-gpu.sh ;;
+	stress) run stress 240 bash -c "$(declare -f stress_gpu); stress_gpu" ;;
 	bench) run bench 240 bash ci/bench-gpu.sh ;;
 	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack GPU_SUITE=build/gpu-tests \
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
+	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
 	gpushare) run gpushare 120 env EXECUTOR=cuda bash ci/gpushare-test.sh ;;
 	mgmt) run mgmt 180 bash ci/mgmt-gpu.sh ;;
 	*) echo "gpu-session: unknown step $s" >&2 ;;
