@@ -4,7 +4,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -13,6 +15,44 @@
 #include "kmod/vcuda_uapi.h"
 #include "vc_abi_hash.h"
 #include "vc_layout.h"
+#include "vc_time.h"
+
+#define OPEN_WAIT_MS 10000u
+
+/*
+ * OPEN, waiting while every session slot is taken: a slot comes back only
+ * once the host has reaped the session of a process that ended, which on a
+ * GPU (its context torn down) can take a second or more, so a program started
+ * right after another would otherwise be refused. The wait is bounded
+ * (VCUDA_OPEN_WAIT_MS, default 10000; 0: do not wait) and said once.
+ */
+static int open_session(int fd, const char *path, struct vcuda_open_args *a)
+{
+	const char *env = getenv("VCUDA_OPEN_WAIT_MS");
+	uint64_t limit_ms = env ? strtoull(env, NULL, 10) : OPEN_WAIT_MS, t0 = vc_now_ns();
+	unsigned nap_us = 10000;
+	bool said = false;
+
+	for (;;) {
+		struct vcuda_open_args r = *a;
+		uint64_t waited_ms;
+
+		if (ioctl(fd, VCUDA_IOC_OPEN, &r) < 0)
+			return -errno;
+		waited_ms = (vc_now_ns() - t0) / 1000000u;
+		if (r.status != -EBUSY || waited_ms >= limit_ms) {
+			*a = r;
+			return 0;
+		}
+		if (!said && waited_ms >= 1000) {
+			fprintf(stderr, "vcuda: %s: all sessions are in use; waiting up to %llu s for one to be freed\n",
+				path, (unsigned long long)(limit_ms / 1000));
+			said = true;
+		}
+		usleep(nap_us);
+		nap_us = nap_us < 200000 ? nap_us * 2 : 200000;
+	}
+}
 
 int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 {
@@ -30,10 +70,9 @@ int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 			 errno == ENOENT ? " (is vcuda.ko loaded and the virtio-vcuda device attached?)" : "");
 		return rc;
 	}
-	if (ioctl(d->fd, VCUDA_IOC_OPEN, &a) < 0) {
-		rc = -errno;
-		snprintf(err, errlen, "vcuda: %s: cannot open a session: %s%s", path, strerror(errno),
-			 errno == EINVAL ? " (guest library and vcuda.ko do not match)" : "");
+	if ((rc = open_session(d->fd, path, &a)) < 0) {
+		snprintf(err, errlen, "vcuda: %s: cannot open a session: %s%s", path, strerror(-rc),
+			 rc == -EINVAL ? " (guest library and vcuda.ko do not match)" : "");
 		goto err_close;
 	}
 	a.message[sizeof(a.message) - 1] = 0;
