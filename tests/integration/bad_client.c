@@ -31,6 +31,7 @@
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
 #include "vc_sock.h"
+#include "vc_time.h"
 #include "vc_wire.h"
 #include "vt_cuda.h"
 
@@ -53,10 +54,7 @@ static char g_good_err[256];
 
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return vc_now_ns() / 1000000u;
 }
 
 static int count_fds(void)

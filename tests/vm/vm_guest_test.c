@@ -33,6 +33,7 @@
 #include "vc_client.h"
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
+#include "vc_time.h"
 #include "vc_wire.h"
 #include "vt_cuda.h"
 
@@ -44,10 +45,7 @@ static int g_fail;
 
 static double now_s(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+	return (double)vc_now_ns() / 1e9;
 }
 
 static uint64_t parse_size(const char *s)
