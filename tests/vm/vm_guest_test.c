@@ -36,6 +36,7 @@
 #include "vc_time.h"
 #include "vc_wire.h"
 #include "vt_cuda.h"
+#include "vt_hostile.h"
 
 static const char *g_dev = "/dev/vcuda0";
 static int g_fail;
@@ -277,105 +278,6 @@ static void *good_client(void *arg)
 	return NULL;
 }
 
-static void raw(struct vc_ring_guest *g, const void *bytes, uint32_t len)
-{
-	uint32_t mask = g->layout.ring_size - 1;
-
-	for (uint32_t i = 0; i < len; i++)
-		g->ring[(g->tail + i) & mask] = ((const uint8_t *)bytes)[i];
-	g->tail += len;
-	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
-}
-
-/* A command: header, then @len bytes of payload, padded to 8 bytes. */
-static void raw_cmd(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot, const void *payload,
-		    uint32_t len)
-{
-	uint8_t b[256] = {0};
-	struct vc_cmd_hdr h = {.op = op, .size = (uint32_t)(sizeof(h) + len + 7) & ~7u, .flags = flags,
-			       .slot = slot};
-
-	memcpy(b, &h, sizeof(h));
-	memcpy(b + sizeof(h), payload, len);
-	raw(g, b, h.size);
-}
-
-/* Each injection gets the session's context and a device allocation of 8 MiB. */
-static void inject_tail_beyond(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	(void)ctx, (void)d;
-	g->tail += g->layout.ring_size + 64;
-	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
-}
-
-static void inject_length_past_end(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = 1u << 19};
-
-	(void)ctx, (void)d;
-	raw(g, &h, sizeof(h));
-}
-
-/* A copy from the staging arena that starts at its end: a valid context and
- * destination, so that only the arena range is wrong. */
-static void inject_arena_outside(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	struct vc_cu_req_memcpy r = {.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 4096,
-				     .arena_off = g->layout.arena_size, .host = VC_CU_HOST_ARENA};
-
-	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r));
-}
-
-static void inject_unknown_opcode(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	struct vc_cmd_hdr h = {.op = 0xdead, .size = 16};
-
-	(void)ctx, (void)d;
-	raw(g, &h, sizeof(h));
-}
-
-/* Protocol v1's MEM_ALLOC (16) with its {size}: a transport test operation
- * that no longer exists. */
-static void inject_retired_opcode(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	uint64_t size = 4096;
-
-	(void)ctx, (void)d;
-	raw_cmd(g, 16, VC_CMD_F_REPLY, 0, &size, sizeof(size));
-}
-
-/* A well-formed synchronisation of the session's context, but a reply slot
- * past the last one. */
-static void inject_bad_slot(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	struct vc_cu_req_sync r = {.ctx = ctx, .handle = ctx, .kind = VC_CU_SYNC_CTX};
-
-	(void)d;
-	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY, g->layout.slot_count + 5, &r, sizeof(r));
-}
-
-/* An inline copy of 60000 bytes that carries 8. */
-static void inject_inline_length_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	struct {
-		struct vc_cu_req_memcpy r;
-		uint8_t data[8];
-	} p = {{.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 60000, .host = VC_CU_HOST_INLINE}, {0}};
-
-	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &p, sizeof(p));
-}
-
-/* A launch whose parameters are said to be larger than CUDA allows and than
- * its command. */
-static void inject_launch_params_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
-{
-	struct vc_cu_req_launch r = {.ctx = ctx, .func = 1, .grid = {1, 1, 1}, .block = {1, 1, 1},
-				     .param_size = VC_LAUNCH_PARAMS_MAX + 1};
-
-	(void)d;
-	raw_cmd(g, VC_CU_vcLaunch, 0, 0, &r, sizeof(r));
-}
-
 static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uint64_t, uint64_t), uint32_t want)
 {
 	uint64_t ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED), ctx = 0, d = 0;
@@ -414,14 +316,8 @@ static int hostile(void)
 	pthread_create(&good, NULL, good_client, NULL);
 	while (!__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) && !g_good_err[0])
 		usleep(1000);
-	run_bad("tail beyond the ring", inject_tail_beyond, VC_FATAL_TAIL);
-	run_bad("command length past the end", inject_length_past_end, VC_FATAL_CMD_SIZE);
-	run_bad("arena offset outside the arena", inject_arena_outside, VC_FATAL_ARENA);
-	run_bad("unknown opcode", inject_unknown_opcode, VC_FATAL_OP);
-	run_bad("retired transport opcode (v1 MEM_ALLOC)", inject_retired_opcode, VC_FATAL_OP);
-	run_bad("reply slot out of range", inject_bad_slot, VC_FATAL_SLOT);
-	run_bad("inline copy longer than its command", inject_inline_length_lie, VC_FATAL_PAYLOAD);
-	run_bad("launch parameters past the command", inject_launch_params_lie, VC_FATAL_PAYLOAD);
+	for (unsigned i = 0; i < vt_hostile_ncases; i++)
+		run_bad(vt_hostile_cases[i].name, vt_hostile_cases[i].inject, vt_hostile_cases[i].want);
 	g_stop = 1;
 	pthread_join(good, NULL);
 	if (g_good_err[0])
