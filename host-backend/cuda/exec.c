@@ -69,10 +69,13 @@ static void cu_close(void *ctx)
 			break;
 		}
 	}
-	/* Graphs and pools belong to no context: executable graphs first
-	 * (they may run a graph), then graphs, then the pools the guest made
-	 * (a device's own pool refuses, harmlessly). */
-	static const int kinds[] = {VC_H_CUGRAPHEXEC, VC_H_CUGRAPH, VC_H_CUMEMORYPOOL};
+	/* Graphs, libraries and pools belong to no context: executable graphs
+	 * first (they may run a graph), then graphs (their nodes may name a
+	 * library's kernels), then libraries, then the pools the guest made (a
+	 * device's own pool refuses, harmlessly). A worker's exit would free
+	 * them anyway; an embedder that serves many sessions in one process
+	 * (tests, fuzzers) must not accumulate them. */
+	static const int kinds[] = {VC_H_CUGRAPHEXEC, VC_H_CUGRAPH, VC_H_CULIBRARY, VC_H_CUMEMORYPOOL};
 
 	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (uint32_t i = 0; i < x->nh; i++) {
@@ -84,6 +87,8 @@ static void cu_close(void *ctx)
 				x->drv->cuGraphExecDestroy(h->real);
 			else if (kinds[k] == VC_H_CUGRAPH)
 				x->drv->cuGraphDestroy(h->real);
+			else if (kinds[k] == VC_H_CULIBRARY)
+				x->drv->cuLibraryUnload(h->real);
 			else
 				x->drv->cuMemPoolDestroy(h->real);
 		}
