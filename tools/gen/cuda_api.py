@@ -253,3 +253,38 @@ fn("cuMemHostGetDevicePointer_v2", SYNC, local=True)
 fn("cuMemHostGetFlags", SYNC, local=True)
 fn("cuPointerGetAttribute", SYNC, local=True)
 fn("cuPointerGetAttributes", SYNC, local=True)
+
+
+# ---- managed memory --------------------------------------------------------
+# (one section per family; entries of this family go below this line)
+#
+
+
+# ---- virtual memory management and IPC -------------------------------------
+# (one section per family; entries of this family go below this line)
+#
+
+
+# ---- arrays, textures, surfaces, array and 3D copies -----------------------
+# (one section per family; entries of this family go below this line)
+#
+
+
+# ---- graphs: every node kind, update, clone, capture to graph --------------
+# (one section per family; entries of this family go below this line)
+#
+
+
+# ---- streams, launches, contexts, limits, tensor maps, profiler ------------
+# (one section per family; entries of this family go below this line)
+#
+
+
+# ---- JIT linking, module files, legacy names, refused families -------------
+# (one section per family; entries of this family go below this line)
+#
+
+
+# ---- hostile-guest fixes ---------------------------------------------------
+# (one section per family; entries of this family go below this line)
+#
