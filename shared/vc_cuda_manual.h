@@ -266,16 +266,23 @@ struct vc_cu_rep_vcConsole {
 /* ---- export-table slots the host answers ---------------------------------------- */
 struct vc_cu_req_vcExportSlot {
 	uint64_t ctx;
-	uint32_t table; /* 0: 6bd5fb6c/2 primary context; 1: 21318c60 */
+	uint32_t table; /* VC_CU_EXPTAB_*: which table */
 	uint32_t slot;
-	uint64_t target; /* context id */
+	uint64_t target; /* context id (21318c60), function id or device (1734dc26) */
 	uint64_t arg;
 	int32_t dev;
-	uint32_t pad;
+	uint32_t arg2;
 };
+/* A reply's value; for 1734dc26 slot 4 (the TPC maps) the two arrays follow
+ * as reply data, the first's length in the value's high 32 bits, the
+ * second's in its low 32 bits. */
 struct vc_cu_rep_vcExportSlot {
 	uint64_t value;
 };
+#define VC_CU_EXPTAB_PRIMARY 0u /* 6bd5fb6c slot 2: a device's primary context */
+#define VC_CU_EXPTAB_CTXQ 1u    /* 21318c60 slots 4, 39, 51 */
+#define VC_CU_EXPTAB_CLUSTER 2u /* 1734dc26: the cluster prototype table (cuBLASLt) */
+#define VC_CU_TPC_MAP_MAX 4096u /* bytes of each TPC map the host hands back at most */
 
 /* ---- names and kernel lists ------------------------------------------------------ */
 /* Lists of handles, a page at a time (cuLibraryEnumerateKernels of a

@@ -118,7 +118,7 @@ static CUcontext ex_current_ctx(void)
 
 static CUresult ex_primary_ctx(CUcontext *out, CUdevice dev)
 {
-	struct vc_cu_req_vcExportSlot rq = {.table = 0, .slot = 2, .dev = dev};
+	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_PRIMARY, .slot = 2, .dev = dev};
 	struct vc_cu_rep_vcExportSlot rp = {0};
 	CUresult rc = vc_cu_call(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
 
@@ -129,7 +129,7 @@ static CUresult ex_primary_ctx(CUcontext *out, CUdevice dev)
 
 static CUresult ex_ctx_query(uint32_t table, uint32_t slot, CUcontext ctx, uint64_t arg, uint64_t *out)
 {
-	struct vc_cu_req_vcExportSlot rq = {.table = 1, .slot = slot, .target = (uint64_t)(uintptr_t)ctx,
+	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_CTXQ, .slot = slot, .target = (uint64_t)(uintptr_t)ctx,
 					    .arg = arg};
 	struct vc_cu_rep_vcExportSlot rp = {0};
 	CUresult rc;
@@ -142,6 +142,22 @@ static CUresult ex_ctx_query(uint32_t table, uint32_t slot, CUcontext ctx, uint6
 	return rc;
 }
 
+static CUresult ex_cluster_slot(uint32_t slot, uint64_t target, int32_t a, uint64_t b, uint32_t c,
+				uint64_t *value, void *data, size_t cap, size_t *len)
+{
+	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_CLUSTER, .slot = slot, .target = target,
+					    .arg = b, .dev = a, .arg2 = c};
+	struct vc_cu_rep_vcExportSlot rp = {0};
+	CUresult rc;
+
+	_Static_assert(VC_EXPTAB_TPC_MAP_MAX == VC_CU_TPC_MAP_MAX, "one cap for the TPC maps");
+	*len = 0;
+	rc = vc_cu_call_sized(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), data, cap, len, 0);
+	if (rc == CUDA_SUCCESS)
+		*value = rp.value;
+	return rc;
+}
+
 static const struct vc_exptab_ops exptab_ops = {
 	.device_count = ex_device_count,
 	.device_ident = ex_device_ident,
@@ -149,6 +165,7 @@ static const struct vc_exptab_ops exptab_ops = {
 	.current_ctx = ex_current_ctx,
 	.primary_ctx = ex_primary_ctx,
 	.ctx_query = ex_ctx_query,
+	.cluster_slot = ex_cluster_slot,
 	.module_functions = vc_cu_module_functions,
 };
 

@@ -117,7 +117,7 @@ CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 static uint64_t primary_id(CUdevice dev)
 {
 	CUcontext c = NULL;
-	struct vc_cu_req_vcExportSlot rq = {.table = 0, .slot = 2, .dev = dev};
+	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_PRIMARY, .slot = 2, .dev = dev};
 	struct vc_cu_rep_vcExportSlot rp = {0};
 	struct vc_cu_rep_ctx st;
 

@@ -37,6 +37,11 @@ void vc_exptab_init(const struct vc_exptab_ops *ops)
 	atomic_store_explicit(&g_ops, ops, memory_order_release);
 }
 
+const struct vc_exptab_ops *vc_exptab_ops_current(void)
+{
+	return atomic_load_explicit(&g_ops, memory_order_acquire);
+}
+
 static const struct vc_exptab_ops *ops_get(void)
 {
 	return atomic_load_explicit(&g_ops, memory_order_acquire);
@@ -524,7 +529,7 @@ static CUresult integrity_check(uint32_t version, uint64_t unix_seconds, uint64_
 
 struct offered {
 	uint8_t id[16];
-	const vc_slot_fn *table;
+	const void *table;
 };
 
 /* UUID bytes in memory order. */
@@ -547,6 +552,8 @@ static const struct offered offered[] = {
 	  0x8c, 0xa6, 0x41, 0xff, 0x73, 0x24, 0xc8, 0xf2}, t_21318c60},
 	{{0x6e, 0x16, 0x3f, 0xbe, 0xb9, 0x58, 0x44, 0x4d,
 	  0x83, 0x5c, 0xe1, 0x82, 0xaf, 0xf1, 0x99, 0x1e}, t_6e163fbe},
+	{{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45,
+	  0x87, 0x26, 0xc0, 0xf1, 0xe7, 0xdd, 0x8b, 0xca}, NULL}, /* exptab_cluster.c */
 };
 
 CUresult vc_exptab_get(const void **table, const CUuuid *id)
@@ -557,7 +564,7 @@ CUresult vc_exptab_get(const void **table, const CUuuid *id)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i < sizeof(offered) / sizeof(offered[0]); i++) {
 		if (!memcmp(offered[i].id, id->bytes, sizeof(offered[i].id))) {
-			*table = offered[i].table;
+			*table = offered[i].table ? offered[i].table : vc_exptab_cluster_table();
 			return CUDA_SUCCESS;
 		}
 	}

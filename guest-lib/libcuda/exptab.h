@@ -6,7 +6,9 @@
  * Offered (docs/cuda13-driver-surface.md has the measurements): f8cff951,
  * 6bd5fb6c, a094798c, 42d85a81, c693336e, 263e8860, d4082055 (every runtime
  * instance), 21318c60 (cuBLAS, cuBLASLt, cuFFT) and 6e163fbe (cuFFT), each
- * with the driver's size word, slot count and NULL slots. Not offered:
+ * with the driver's size word, slot count and NULL slots, and 1734dc26
+ * (the cluster prototype table, asked for by cuBLASLt's half-precision
+ * GEMMs: exptab_cluster.c). Not offered:
  * 69a28e9f (NVML: no NVML in a guest) and da9151d3 (NVRTC's use of the
  * driver's NVVM: its slots are not characterised well enough to remote).
  * Slots never seen called answer CUDA_ERROR_NOT_SUPPORTED and, with
@@ -19,9 +21,13 @@
 #ifndef VC_EXPTAB_H
 #define VC_EXPTAB_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include <cuda.h>
+
+/* Bytes of each TPC map (1734dc26 slot 4) at most: VC_CU_TPC_MAP_MAX. */
+#define VC_EXPTAB_TPC_MAP_MAX 4096u
 
 /* ctx_query's table argument: the UUID's first four bytes, read big-endian. */
 #define VC_EXPTAB_CTXQ_TABLE 0x21318c60u
@@ -62,6 +68,16 @@ struct vc_exptab_ops {
 	CUresult (*ctx_query)(uint32_t table, uint32_t slot, CUcontext ctx, uint64_t arg,
 			      uint64_t *out);
 
+	/*
+	 * 1734dc26 (the cluster prototype table) slot @slot, asked of the host's
+	 * table: @target is a function handle or a device ordinal, @a, @b, @c
+	 * the slot's other integer arguments; *@value gets the answer, packed
+	 * as struct vc_cu_rep_vcExportSlot says, and up to @cap bytes of data
+	 * go into @data (their length in *@len).
+	 */
+	CUresult (*cluster_slot)(uint32_t slot, uint64_t target, int32_t a, uint64_t b, uint32_t c,
+				 uint64_t *value, void *data, size_t cap, size_t *len);
+
 	/* 6e163fbe slot 7: the functions of module @mod, up to @max of them into
 	 * @fns; how many it has in *@n (more than @max when they did not fit). */
 	CUresult (*module_functions)(CUmodule mod, CUfunction *fns, unsigned int max, unsigned int *n);
@@ -89,5 +105,11 @@ CUresult vc_exptab_get(const void **table, const CUuuid *id);
  * without holding locks the destructors (runtime code) might need.
  */
 void vc_exptab_ctx_destroyed(CUcontext ctx);
+
+/** vc_exptab_ops_current() - the callbacks installed, or NULL (for the tables' files). */
+const struct vc_exptab_ops *vc_exptab_ops_current(void);
+
+/** vc_exptab_cluster_table() - the 1734dc26 table (exptab_cluster.c). */
+const void *vc_exptab_cluster_table(void);
 
 #endif /* VC_EXPTAB_H */

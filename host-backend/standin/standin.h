@@ -62,6 +62,10 @@ void vc_cuda_driver_standin_stats(uint64_t *launches, uint64_t *bytes_in_use, ui
 /** vc_cuda_driver_fill_unsupported() - every entry answering CUDA_ERROR_NOT_SUPPORTED (generated). */
 void vc_cuda_driver_fill_unsupported(struct vc_cuda_driver *d);
 
+/* TPCs in the stand-in's TPC maps (export table 1734dc26 slot 4): what an
+ * H200's 132 SMs make, two per TPC. */
+#define VC_STANDIN_TPCS 66
+
 /* The recorded device profile (generated from tests/data). */
 extern const char vc_standin_device_name[];
 extern const unsigned long long vc_standin_device_total_mem;

@@ -261,6 +261,60 @@ START_TEST(graphs_built_by_hand)
 }
 END_TEST
 
+/* The cluster prototype export table (1734dc26) that cuBLASLt's
+ * half-precision GEMMs ask for: its shape, the TPC maps (slot 4) owned and
+ * freed (slot 13) by the caller, device and function cluster facts. */
+START_TEST(cluster_export_table)
+{
+	static const CUuuid id = {{0x17, 0x34, 0xdc, 0x26, 0x80, 0x0d, 0x47, 0x45, 0x87, 0x26, 0xc0, 0xf1,
+				   0xe7, 0xdd, 0x8b, 0xca}};
+	const uint64_t *t = NULL;
+	unsigned char *vgpc = NULL, *mtpc = NULL;
+	int x = -1, y = -1, z = -1, v = -1;
+	CUresult (*tpc)(unsigned char **, unsigned char **);
+	CUresult (*tpc_free)(unsigned char *, unsigned char *);
+	CUresult (*dev_launch)(CUdevice, int *);
+	CUresult (*set_dim)(CUfunction, int, int, int);
+	CUresult (*get_dim)(CUfunction, int *, int *, int *);
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry noop()\n{\n ret;\n}\n";
+	CUmodule m;
+	CUfunction f;
+
+	CK(cuGetExportTable((const void **)&t, &id));
+	ck_assert_ptr_nonnull(t);
+	ck_assert_uint_eq(t[0], 136);
+	memcpy(&tpc, &t[4], sizeof(tpc));
+	memcpy(&tpc_free, &t[13], sizeof(tpc_free));
+	memcpy(&dev_launch, &t[8], sizeof(dev_launch));
+	memcpy(&set_dim, &t[1], sizeof(set_dim));
+	memcpy(&get_dim, &t[5], sizeof(get_dim));
+	/* the maps are this process's memory: readable, and freed by slot 13 */
+	CK(tpc(&vgpc, &mtpc));
+	ck_assert_ptr_nonnull(vgpc);
+	ck_assert_ptr_nonnull(mtpc);
+	ck_assert_int_le(vgpc[0], 64);
+	ck_assert_int_le(mtpc[0], 64);
+	CK(tpc_free(vgpc, mtpc));
+	ck_assert_int_eq(tpc(NULL, &mtpc), CUDA_ERROR_INVALID_VALUE);
+	CK(dev_launch(0, &v));
+	ck_assert_int_eq(v, 1); /* clusters launch on an H100/H200 (and its stand-in) */
+	ck_assert_int_ne(dev_launch(99, &v), CUDA_SUCCESS);
+	/* a function's default cluster shape round-trips where the driver takes it */
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	if (set_dim(f, 2, 1, 1) == CUDA_SUCCESS) {
+		CK(get_dim(f, &x, &y, &z));
+		ck_assert_int_eq(x, 2);
+		ck_assert_int_eq(y, 1);
+		ck_assert_int_eq(z, 1);
+		CK(set_dim(f, 0, 0, 0));
+	}
+	ck_assert_int_eq(get_dim((CUfunction)(uintptr_t)0x7c0a000000000999ull, &x, &y, &z), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -274,6 +328,7 @@ int main(void)
 	tcase_add_test(t, kernel_lists_and_names);
 	tcase_add_test(t, capture_queries);
 	tcase_add_test(t, graphs_built_by_hand);
+	tcase_add_test(t, cluster_export_table);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

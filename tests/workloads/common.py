@@ -1,0 +1,56 @@
+"""Helpers shared by the workloads: each workload is a small program that
+prints one line `RESULT <json>` with what it computed (losses, tokens,
+checksums) and how long its timed part took; tests/workloads/run.py runs
+each natively and through vcuda in the same run and compares."""
+import json
+import os
+import sys
+import time
+
+
+def seed_all(seed=0):
+    import random
+    random.seed(seed)
+    try:
+        import numpy as np
+        np.random.seed(seed)
+    except ImportError:
+        pass
+    try:
+        import torch
+        torch.manual_seed(seed)
+        torch.cuda.manual_seed_all(seed)
+    except ImportError:
+        pass
+
+
+class Timer:
+    """Wall time of a section, in ms, after a device synchronisation."""
+
+    def __init__(self, sync=None):
+        self.sync = sync or (lambda: None)
+
+    def __enter__(self):
+        self.sync()
+        self.t0 = time.perf_counter()
+        return self
+
+    def __exit__(self, *a):
+        self.sync()
+        self.ms = (time.perf_counter() - self.t0) * 1e3
+
+
+def result(**kw):
+    """Print the workload's result line (the runner reads the last one)."""
+    sys.stdout.flush()
+    print("RESULT " + json.dumps(kw, sort_keys=True))
+    sys.stdout.flush()
+
+
+def fl(x, nd=6):
+    """A float rounded for printing; comparisons use the runner's tolerance."""
+    return float("%.*g" % (nd, float(x)))
+
+
+def arg(name, default=None):
+    return os.environ.get("WL_" + name.upper(), default)

@@ -1,0 +1,204 @@
+#!/usr/bin/env python3
+"""make test-workloads: real frameworks through vcuda, compared with native.
+
+Each workload (a program in this folder, written for vcuda's tests) runs twice
+in the same run on the GPU machine: natively (the machine's NVIDIA driver) and
+through vcuda (the guest libcuda.so.1 first on the library path, a
+vcuda-server on the real GPU). Its result line must say the same both ways:
+exactly for the keys listed as exact, within a stated relative tolerance for
+the others, and `ok` (a check the workload makes against a reference) must be
+true both ways. Timings (keys ending in _ms, ms, _GBps, tokens_per_s) are
+reported, not compared.
+
+  tests/workloads/run.py [--only a,b] [--mode both|native|vcuda]
+                         [--vcuda-build build/release] [--python PY] [--out DIR]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
+TIMING = ("_ms", "ms", "_GBps", "tokens_per_s", "ms_per_step", "ms_per_call", "ms_per_grad",
+          "ms_per_launch", "pin_ms")
+QUOTA = 8 << 30
+
+# name, argv, extra env, tolerance for non-exact floats (relative), server
+WORKLOADS = [
+    ("mlp-fp32", ["torch_train.py", "mlp", "fp32"], {}, 0, "main"),
+    ("mlp-fp16", ["torch_train.py", "mlp", "fp16"], {}, 0, "main"),
+    ("mlp-bf16", ["torch_train.py", "mlp", "bf16"], {}, 0, "main"),
+    ("cnn-fp32", ["torch_train.py", "cnn", "fp32"], {}, 0, "main"),
+    ("cnn-fp16", ["torch_train.py", "cnn", "fp16"], {}, 0, "main"),
+    ("cnn-bf16", ["torch_train.py", "cnn", "bf16"], {}, 0, "main"),
+    ("gpt2-fp16", ["torch_infer.py", "gpt2", "fp16"], {}, 0, "main"),
+    ("llama-bf16", ["torch_infer.py", "llama", "bf16"], {}, 0, "main"),
+    ("compile-default", ["torch_compile.py", "default"], {}, 1e-5, "main"),
+    ("compile-reduce-overhead", ["torch_compile.py", "reduce-overhead"], {}, 1e-5, "main"),
+    ("cuda-graph", ["torch_graph.py"], {}, 0, "main"),
+    ("triton-softmax", ["triton_kernel.py"], {}, 0, "main"),
+    ("expandable-segments", ["torch_memory.py", "expandable"],
+     {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}, 0, "main"),
+    ("pin-memory-2g", ["torch_memory.py", "pinned"], {}, 0, "main"),
+    ("mem-get-info-quota", ["torch_memory.py", "meminfo"], {}, 0, "quota"),
+    ("cudnn-conv", ["torch_cudnn.py"], {}, 0, "main"),
+    ("jax-jit", ["jax_net.py"], {}, 1e-5, "main"),
+    ("cupy-libs", ["cupy_libs.py"], {}, 1e-6, "main"),
+]
+
+
+def is_timing(k):
+    return k.endswith(TIMING)
+
+
+def parse(out):
+    res = None
+    for line in out.splitlines():
+        if line.startswith("RESULT "):
+            res = json.loads(line[7:])
+    return res
+
+
+def close(a, b, tol):
+    if isinstance(a, bool) or isinstance(b, bool) or not isinstance(a, (int, float)) or not isinstance(b, (int, float)):
+        if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+            return all(close(x, y, tol) for x, y in zip(a, b))
+        return a == b
+    if tol == 0:
+        return a == b
+    return abs(a - b) <= tol * max(abs(a), abs(b), 1e-30)
+
+
+def compare(name, nat, vc, tol):
+    """Why vcuda's result differs from native's, or None."""
+    if nat is None or vc is None:
+        return "no result" + (" natively" if nat is None else " through vcuda")
+    for k in sorted(set(nat) | set(vc)):
+        if is_timing(k):
+            continue
+        if k == "total" and name == "mem-get-info-quota":
+            if vc.get(k) != QUOTA:
+                return "total %s through vcuda, quota %d" % (vc.get(k), QUOTA)
+            continue
+        if not close(nat.get(k), vc.get(k), tol):
+            return "%s: native %s, vcuda %s" % (k, json.dumps(nat.get(k))[:80], json.dumps(vc.get(k))[:80])
+    if nat.get("ok") is False:
+        return "its own check fails natively"
+    if vc.get("ok") is False:
+        return "its own check fails through vcuda"
+    return None
+
+
+def start_server(bin_, sock, log, extra):
+    p = subprocess.Popen([bin_, "--socket", sock, "--executor", "cuda"] + extra,
+                         stdout=log, stderr=subprocess.STDOUT)
+    for _ in range(200):
+        if os.path.exists(sock):
+            return p
+        if p.poll() is not None:
+            break
+        time.sleep(0.05)
+    raise SystemExit("vcuda-server did not start (see its log)")
+
+
+def timing_of(res):
+    if not res:
+        return "-"
+    for k in ("ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms"):
+        if k in res:
+            return "%.3f ms" % res[k]
+    if "tokens_per_s" in res:
+        return "%.0f tok/s" % res["tokens_per_s"]
+    if "h2d_GBps" in res:
+        return "%.1f/%.1f GB/s" % (res["h2d_GBps"], res["d2h_GBps"])
+    return "-"
+
+
+def summary(res):
+    if not res:
+        return "-"
+    keys = [k for k in sorted(res) if not is_timing(k)]
+    s = ", ".join("%s=%s" % (k, json.dumps(res[k])) for k in keys)
+    return s if len(s) <= 60 else s[:57] + "..."
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--only", default="")
+    ap.add_argument("--mode", default="both", choices=["both", "native", "vcuda"])
+    ap.add_argument("--vcuda-build", default=os.path.join(ROOT, "build", "release"))
+    ap.add_argument("--python", default=os.environ.get("WL_PYTHON", "/opt/torch/.venv/bin/python3"))
+    ap.add_argument("--out", default=None)
+    ap.add_argument("--timeout", type=int, default=300)
+    a = ap.parse_args()
+    only = set(filter(None, a.only.split(",")))
+    out = a.out or tempfile.mkdtemp(prefix="vcuda-workloads.")
+    os.makedirs(out, exist_ok=True)
+    vb = os.path.abspath(a.vcuda_build)
+    tmp = tempfile.mkdtemp(prefix="vcwl.")
+    servers = {}
+    if a.mode != "native":
+        for name, extra in (("main", []), ("quota", ["--mem-quota", str(QUOTA)])):
+            log = open(os.path.join(out, "server-%s.log" % name), "w")
+            sock = os.path.join(tmp, name + ".sock")
+            servers[name] = (start_server(os.path.join(vb, "bin", "vcuda-server"), sock, log, extra), sock)
+    rows, fails = [], 0
+    try:
+        for name, argv, env_extra, tol, srv in WORKLOADS:
+            if only and name not in only:
+                continue
+            res = {}
+            for mode in ("native", "vcuda"):
+                if a.mode not in ("both", mode):
+                    continue
+                env = dict(os.environ, PYTHONPATH=HERE, **env_extra)
+                if mode == "vcuda":
+                    env["LD_LIBRARY_PATH"] = os.path.join(vb, "guest") + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+                    env["VCUDA_SOCKET"] = servers[srv][1]
+                    env.setdefault("VCUDA_DEBUG", "1")
+                t0 = time.time()
+                try:
+                    p = subprocess.run([a.python] + [os.path.join(HERE, argv[0])] + argv[1:], env=env, cwd=HERE,
+                                       capture_output=True, text=True, timeout=a.timeout)
+                    text, rc = p.stdout + p.stderr, p.returncode
+                except subprocess.TimeoutExpired as e:
+                    text, rc = "%s%s\nTIMEOUT after %ds" % (e.stdout or "", e.stderr or "", a.timeout), 124
+                with open(os.path.join(out, "%s.%s.log" % (name, mode)), "w") as f:
+                    f.write(text)
+                r = parse(text) if rc == 0 else None
+                res[mode] = (r, rc, time.time() - t0, text)
+            nat = res.get("native", (None,))[0]
+            vc = res.get("vcuda", (None,))[0]
+            if a.mode == "both":
+                why = compare(name, nat, vc, tol)
+            else:
+                (r, rc, _, _), = res.values()
+                why = None if r is not None and r.get("ok") is not False else "rc %d" % rc
+            if why:
+                fails += 1
+                for mode, (r, rc, _, text) in res.items():
+                    if r is None:
+                        tail = [l for l in text.splitlines() if l.strip()][-3:]
+                        why += "\n      %s rc=%d: %s" % (mode, rc, " | ".join(tail)[:300])
+            rows.append((name, "PASS" if not why else "FAIL", summary(nat), summary(vc),
+                         timing_of(nat), timing_of(vc), why))
+            print("%-26s %s  native %-14s vcuda %-14s %s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
+                                                              "" if not why else "\n    " + why), flush=True)
+    finally:
+        for p, _ in servers.values():
+            p.terminate()
+            p.wait()
+    with open(os.path.join(out, "table.md"), "w") as f:
+        f.write("| workload | result | native | vcuda | native time | vcuda time |\n|---|---|---|---|---|---|\n")
+        for r in rows:
+            f.write("| %s | %s | %s | %s | %s | %s |\n" % r[:6])
+    print("%d passed, %d failed (logs and table.md in %s)" % (len(rows) - fails, fails, out))
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
