@@ -115,6 +115,12 @@ void vc_cu_console_check(void);
 /** vc_cu_unsupported() - what an entry point vcuda does not implement answers. */
 int vc_cu_unsupported(const char *name);
 
+/**
+ * vc_cu_refused() - what an entry point refused on purpose answers: @err,
+ * with @reason named once on stderr when VCUDA_DEBUG is set (refused.c).
+ */
+int vc_cu_refused(const char *name, const char *reason, int err);
+
 /** vc_cu_debug() - whether VCUDA_DEBUG is set. */
 int vc_cu_debug(void);
 

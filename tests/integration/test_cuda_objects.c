@@ -261,6 +261,52 @@ START_TEST(graphs_built_by_hand)
 }
 END_TEST
 
+/* Families a guest cannot have (guest-lib/libcuda/refused.c): graphics and
+ * external objects never exist, so their handles are invalid; importing,
+ * multicast objects and checkpoints are refused with the driver's code. */
+START_TEST(refused_families)
+{
+	CUgraphicsResource res = (CUgraphicsResource)(uintptr_t)0x1234;
+	CUexternalMemory em = (CUexternalMemory)(uintptr_t)0x1234;
+	CUexternalSemaphore es = (CUexternalSemaphore)(uintptr_t)0x1234;
+	CUDA_EXTERNAL_MEMORY_HANDLE_DESC md;
+	CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp;
+	CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd;
+	CUmulticastObjectProp mp;
+	CUdeviceptr dp;
+	CUarray arr;
+	size_t n;
+
+	memset(&md, 0, sizeof(md));
+	memset(&sp, 0, sizeof(sp));
+	memset(&bd, 0, sizeof(bd));
+	memset(&mp, 0, sizeof(mp));
+	ck_assert_int_eq(cuGraphicsUnregisterResource(res), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsMapResources(1, &res, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsMapResources(1, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuGraphicsUnmapResources(1, &res, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsResourceGetMappedPointer(&dp, &n, res), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsSubResourceGetMappedArray(&arr, res, 0, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsSubResourceGetMappedArray(NULL, res, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuGraphicsResourceSetMapFlags(res, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuImportExternalMemory(&em, &md), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuImportExternalSemaphore(&es, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuDestroyExternalMemory(em), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuDestroyExternalSemaphore(es), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuExternalMemoryGetMappedBuffer(&dp, em, &bd), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuExternalMemoryGetMappedBuffer(NULL, em, &bd), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuSignalExternalSemaphoresAsync(&es, &sp, 1, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuSignalExternalSemaphoresAsync(&es, &sp, 0, NULL), CUDA_SUCCESS);
+	ck_assert_int_eq(cuMulticastGetGranularity(&n, &mp, CU_MULTICAST_GRANULARITY_MINIMUM),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuMulticastCreate(NULL, &mp), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuCheckpointProcessLock(1, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	/* The context still works. */
+	CK(cuMemAlloc(&dp, 64));
+	CK(cuMemFree(dp));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -274,6 +320,7 @@ int main(void)
 	tcase_add_test(t, kernel_lists_and_names);
 	tcase_add_test(t, capture_queries);
 	tcase_add_test(t, graphs_built_by_hand);
+	tcase_add_test(t, refused_families);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
