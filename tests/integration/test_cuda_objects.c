@@ -12,6 +12,7 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -307,6 +308,46 @@ START_TEST(refused_families)
 }
 END_TEST
 
+/* The first-version entry points (guest-lib/libcuda/legacy.c), reached by
+ * name as binaries built against old headers reach them. The stand-in's
+ * device addresses, like a GPU's, lie above 4 GiB. */
+START_TEST(legacy_names)
+{
+	CUresult (*alloc1)(unsigned int *, unsigned int) = (CUresult(*)(unsigned int *, unsigned int))dlsym(RTLD_DEFAULT, "cuMemAlloc");
+	CUresult (*info1)(unsigned int *, unsigned int *) = (CUresult(*)(unsigned int *, unsigned int *))dlsym(RTLD_DEFAULT, "cuMemGetInfo");
+	CUresult (*total1)(unsigned int *, CUdevice) = (CUresult(*)(unsigned int *, CUdevice))dlsym(RTLD_DEFAULT, "cuDeviceTotalMem");
+	CUresult (*memset1)(unsigned int, unsigned char, unsigned int) = (CUresult(*)(unsigned int, unsigned char, unsigned int))dlsym(RTLD_DEFAULT, "cuMemsetD8");
+	CUresult (*create1)(CUcontext *, unsigned int, CUdevice) = (CUresult(*)(CUcontext *, unsigned int, CUdevice))dlsym(RTLD_DEFAULT, "cuCtxCreate");
+	CUresult (*destroy1)(CUcontext) = (CUresult(*)(CUcontext))dlsym(RTLD_DEFAULT, "cuCtxDestroy");
+	CUresult (*global1)(unsigned int *, unsigned int *, CUmodule, const char *) =
+		(CUresult(*)(unsigned int *, unsigned int *, CUmodule, const char *))dlsym(RTLD_DEFAULT, "cuModuleGetGlobal");
+	unsigned int d1 = 0, fr = 0, tot = 0, n = 0;
+	size_t f2, t2;
+	CUcontext c, cur;
+	CUmodule m;
+
+	ck_assert_ptr_nonnull(alloc1);
+	/* No memory the old ABI can name: given back, out of memory. */
+	ck_assert_int_eq(alloc1(&d1, 256), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(alloc1(NULL, 256), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemGetInfo(&f2, &t2));
+	CK(info1(&fr, &tot));
+	ck_assert_uint_eq(tot, t2 > 0xffffffffu ? 0xffffffffu : (unsigned int)t2);
+	CK(total1(&tot, 0));
+	ck_assert_uint_gt(tot, 0);
+	/* A 32-bit address names no allocation. */
+	ck_assert_int_ne(memset1(0x1000, 0, 16), CUDA_SUCCESS);
+	CK(create1(&c, 0, 0));
+	CK(cuCtxGetCurrent(&cur));
+	ck_assert_ptr_eq(cur, c);
+	CK(destroy1(c));
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuModuleLoadData(&m, ".version 8.0\n.target sm_75\n.address_size 64\n.global .u32 g;\n"));
+	ck_assert_int_eq(global1(&d1, &n, m, "g"), CUDA_ERROR_INVALID_VALUE); /* its address is above 4 GiB */
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -321,6 +362,7 @@ int main(void)
 	tcase_add_test(t, capture_queries);
 	tcase_add_test(t, graphs_built_by_hand);
 	tcase_add_test(t, refused_families);
+	tcase_add_test(t, legacy_names);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

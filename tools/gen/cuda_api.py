@@ -291,6 +291,19 @@ fn("cuPointerGetAttributes", SYNC, local=True)
 # ---- JIT linking, module files, legacy names, refused families -------------
 # (one section per family; entries of this family go below this line)
 #
+# Legacy names (guest-lib/libcuda/legacy.c): first versions whose prototype
+# differs from their successor's (32-bit CUdeviceptr_v1 and unsigned int
+# sizes, CUDA_MEMCPY2D_v1, no capture mode), mapped onto the current call with
+# the old ABI's 32-bit range rules. Same-prototype twins are generated aliases.
+for _s in ("cuDeviceTotalMem", "cuCtxCreate", "cuCtxCreate_v2", "cuMemGetInfo", "cuMemAlloc",
+           "cuMemAllocPitch", "cuMemFree", "cuMemGetAddressRange", "cuMemAllocHost",
+           "cuMemHostGetDevicePointer", "cuModuleGetGlobal", "cuMemcpyHtoD", "cuMemcpyDtoH",
+           "cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",
+           "cuMemcpy2D", "cuMemcpy2DUnaligned", "cuMemcpy2DAsync", "cuMemsetD8", "cuMemsetD16",
+           "cuMemsetD32", "cuMemsetD2D8", "cuMemsetD2D16", "cuMemsetD2D32", "cuStreamBeginCapture",
+           "cuStreamGetCaptureInfo"):
+    fn(_s, SYNC, local=True)
+
 # Refused families (guest-lib/libcuda/refused.c says more).
 # Graphics interop: a resource is registered from an OpenGL, EGL or VDPAU
 # object, and no such context of the guest can reach the host's GPU. Rule
