@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_fixture.h"
 
@@ -348,6 +349,80 @@ START_TEST(legacy_names)
 }
 END_TEST
 
+/* JIT linking through the host driver: two inputs, the logs written back
+ * into the caller's buffers, the linked image kept by the guest and loaded.
+ * Over the CI stand-in the linker is a test double (standin/link.c) that
+ * concatenates and writes known log lines; on a GPU the same calls link
+ * real PTX (tests/gpu/progs/jit_link.cu checks results). */
+START_TEST(jit_linking)
+{
+	static const char a[] = ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) f(.param .b32 x);\n";
+	static const char b[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .func (.param .b32 r) f(.param .b32 x)\n{ ret; }\n";
+	char info[512], err[512], path[] = "/tmp/vcuda-jit-XXXXXX";
+	CUjit_option o[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+			     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};
+	void *v[5] = {info, (void *)(uintptr_t)sizeof(info), err, (void *)(uintptr_t)sizeof(err), NULL};
+	CUjit_option bad = (CUjit_option)999, arr = CU_JIT_GLOBAL_SYMBOL_NAMES;
+	void *bv = NULL, *image;
+	CUlinkState ls, ls2;
+	CUmodule m;
+	size_t size;
+	float ms;
+	int fd;
+
+	memset(info, 'x', sizeof(info));
+	memset(err, 'x', sizeof(err));
+	ck_assert_int_eq(cuLinkCreate(1, &bad, &bv, &ls), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLinkCreate(1, &arr, &bv, &ls), CUDA_ERROR_NOT_SUPPORTED);
+	CK(cuLinkCreate(5, o, v, &ls));
+	CK(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)a, sizeof(a), "a.ptx", 0, NULL, NULL));
+	CK(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)b, sizeof(b), "b.ptx", 0, NULL, NULL));
+	ck_assert_int_eq(cuLinkAddData(ls, CU_JIT_INPUT_PTX, NULL, 4, "c", 0, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLinkAddData(ls, CU_JIT_INPUT_CUBIN, (void *)a, sizeof(a), "c", 0, NULL, NULL),
+			 CUDA_ERROR_INVALID_IMAGE); /* not an ELF image: refused before the driver parses it */
+	CK(cuLinkComplete(ls, &image, &size));
+	ck_assert_uint_gt(size, sizeof(a) + sizeof(b) - 4);
+	ck_assert_ptr_nonnull(strstr(image, "visible .func"));
+	ck_assert_ptr_nonnull(strstr(info, "vcuda stand-in linker: input a.ptx"));
+	ck_assert_ptr_nonnull(strstr(info, "linked 2 inputs"));
+	ck_assert_uint_eq((uintptr_t)v[1], strlen(info) + 1);
+	memcpy(&ms, &v[4], sizeof(ms));
+	ck_assert(ms == 0.5f);
+	CK(cuModuleLoadData(&m, image));
+	CK(cuModuleUnload(m));
+	/* A refused input: its error log comes back with the failure. (The
+	 * size options now hold the filled sizes: set them again.) */
+	v[1] = (void *)(uintptr_t)sizeof(info);
+	v[3] = (void *)(uintptr_t)sizeof(err);
+	CK(cuLinkCreate(5, o, v, &ls2));
+	ck_assert_int_eq(cuLinkAddData(ls2, CU_JIT_INPUT_PTX, "vc_standin_link_refuse", 23, "bad.ptx", 0, NULL, NULL),
+			 CUDA_ERROR_INVALID_PTX);
+	ck_assert_str_eq(err, "vcuda stand-in linker: bad.ptx refused");
+	CK(cuLinkDestroy(ls2));
+	ck_assert_int_eq(cuLinkDestroy(ls2), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuLinkDestroy(ls));
+	/* Files are read in the guest. */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, b, sizeof(b) - 1), (ssize_t)sizeof(b) - 1);
+	close(fd);
+	CK(cuModuleLoad(&m, path));
+	CK(cuModuleUnload(m));
+	CK(cuLinkCreate(0, NULL, NULL, &ls));
+	CK(cuLinkAddFile(ls, CU_JIT_INPUT_PTX, path, 0, NULL, NULL));
+	CK(cuLinkComplete(ls, &image, &size));
+	CK(cuLinkDestroy(ls));
+	unlink(path);
+	ck_assert_int_eq(cuModuleLoad(&m, path), CUDA_ERROR_FILE_NOT_FOUND);
+	/* Loads with JIT options write their logs back too. */
+	memset(info, 0, sizeof(info));
+	v[1] = (void *)(uintptr_t)sizeof(info);
+	CK(cuModuleLoadDataEx(&m, b, 2, o, v));
+	ck_assert_str_eq(info, "vcuda stand-in JIT: loaded");
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -363,6 +438,7 @@ int main(void)
 	tcase_add_test(t, graphs_built_by_hand);
 	tcase_add_test(t, refused_families);
 	tcase_add_test(t, legacy_names);
+	tcase_add_test(t, jit_linking);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

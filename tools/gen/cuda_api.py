@@ -291,6 +291,26 @@ fn("cuPointerGetAttributes", SYNC, local=True)
 # ---- JIT linking, module files, legacy names, refused families -------------
 # (one section per family; entries of this family go below this line)
 #
+# JIT linking, loads with JIT options, loads from files (link.c on both
+# sides): the guest reads files and translates option arrays; the host links
+# with its own log buffers and sends their text and the outputs back.
+fn("vcLinkCreate", SYNC, virtual=True)
+fn("vcLinkAdd", SYNC, virtual=True)       # an input staged through vcImageBegin/vcImagePut
+fn("vcLinkComplete", SYNC, virtual=True)
+fn("vcLinkRead", SYNC, virtual=True)      # the linked image, a reply's data at a time
+fn("vcLinkDestroy", SYNC, virtual=True)
+fn("vcLoadJit", SYNC, virtual=True)       # cuModuleLoadDataEx, cuLibraryLoadData with options
+fn("cuLinkCreate_v2", SYNC, local=True)
+fn("cuLinkAddData_v2", SYNC, local=True)
+fn("cuLinkAddFile_v2", SYNC, local=True)  # the file is read in the guest
+fn("cuLinkComplete", SYNC, local=True)    # the guest keeps the image until cuLinkDestroy
+fn("cuLinkDestroy", SYNC, local=True)
+fn("cuModuleLoad", SYNC, local=True)      # read in the guest, then cuModuleLoadData
+fn("cuLibraryLoadFromFile", SYNC, local=True)
+fn("cuKernelGetLibrary", SYNC)
+fn("cuLibraryGetUnifiedFunction", SYNC, refused="a unified function's address is host code of the server's process",
+   err="CUDA_ERROR_NOT_SUPPORTED")
+
 # Legacy names (guest-lib/libcuda/legacy.c): first versions whose prototype
 # differs from their successor's (32-bit CUdeviceptr_v1 and unsigned int
 # sizes, CUDA_MEMCPY2D_v1, no capture mode), mapped onto the current call with

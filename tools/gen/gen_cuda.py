@@ -45,6 +45,7 @@ SCALARS = {
 # Handle kinds that hand-written code uses besides those in generated calls.
 EXTRA_HANDLES = ["CUcontext", "CUmodule", "CUlibrary", "CUkernel", "CUfunction", "CUstream",
                  "CUevent", "CUmemoryPool", "CUgraph", "CUgraphExec", "CUgraphNode",
+                 "CUlinkState",  # the host's link records (link.c)
                  "VcOpaque"]  # driver objects from export tables, never shown to the guest
 
 
