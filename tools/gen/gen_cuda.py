@@ -233,7 +233,9 @@ def emit_wire(funcs):
         o.append("} __attribute__((aligned(8)));")
         o.append("static_assert(sizeof(struct vc_cu_rep_%s) <= VC_CU_REP_MAX, \"reply fits\");" % s)
         o.append("")
-    kinds = sorted({p.base for f in funcs for p in f["params"] if p.kind == "handle"} | set(EXTRA_HANDLES))
+    # Only what the host looks up: guest-local functions' handles never travel.
+    kinds = sorted({p.base for f in funcs if f["remote"] for p in f["params"] if p.kind == "handle"}
+                   | set(EXTRA_HANDLES))
     o.append("/* Kinds of handle the host keeps a table of. */")
     o.append("enum vc_cu_handle_kind {")
     for i, k in enumerate(kinds):
