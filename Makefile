@@ -61,6 +61,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
                guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/graph.c \
                guest-lib/libcuda/console.c \
+               guest-lib/libcuda/refused.c guest-lib/libcuda/legacy.c guest-lib/libcuda/link.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 
@@ -94,7 +95,7 @@ ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUIL
        $(BUILD)/tests/test_cuda_objects
 endif
 
-.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test
+.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test coverage
 all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
@@ -115,6 +116,11 @@ $(GEN_STAMP): $(GEN_INPUTS)
 
 $(GEN_FILES): $(GEN_STAMP)
 	@:
+
+# docs/driver-coverage.md: every exported symbol's disposition (make check
+# verifies it is up to date, and that no symbol falls into the catch-all).
+coverage:
+	python3 tools/gen/gen_coverage.py --cuda-include $(CUDA_HOME)/include --out docs/driver-coverage.md
 
 # The hash changes whenever anything that shapes the wire changes.
 $(ABI_HASH): $(ABI_FILES)

@@ -163,6 +163,8 @@ fuzz() { # TARGET SECONDS
 echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"
 step "build release (-Werror)" make -j"$JOBS" VARIANT=release
 step "hand-kept copies of the VM link ABI match shared/ (QEMU patch, kmod)" python3 tools/check_copies.py
+step "driver coverage: every exported symbol has a disposition, <= 25 refused, docs/driver-coverage.md current" \
+	python3 tools/gen/gen_coverage.py --check
 step "unit tests (Check)" unit release
 step "host-backend layers: no call or include cycles, folder rules, files under 800 lines" python3 tools/check_layers.py build/release
 step "build ASan+UBSan" make -j"$JOBS" VARIANT=asan

@@ -432,4 +432,81 @@ static inline unsigned vc_cu_pool_attr_size(int attr)
 	}
 }
 
+/* ---- JIT linking and loads with JIT options (link.c on both sides) ---------- */
+/* A CUjit_option array travels as (option, value) pairs. Scalar values are
+ * sent as they are; the log buffers (CU_JIT_INFO/ERROR_LOG_BUFFER) are the
+ * host's own, as large as the matching *_SIZE_BYTES value (at most
+ * VC_CU_JIT_LOG_MAX), and come back in the reply data; output values (wall
+ * time, the filled log sizes, threads per block) come back in the reply. */
+#define VC_CU_JIT_MAX 64u             /* options per call (the driver has 35 kinds) */
+#define VC_CU_JIT_LOG_MAX (64u << 10) /* bytes of each log buffer the host keeps */
+#define VC_CU_LINK_NAME_MAX 256u
+struct vc_cu_jit_opt {
+	int32_t opt;
+	uint32_t pad;
+	uint64_t value;
+};
+struct vc_cu_jit {
+	uint32_t n;
+	uint32_t pad;
+	struct vc_cu_jit_opt o[VC_CU_JIT_MAX];
+};
+/* The outputs of a call with JIT options. The reply data holds n uint64_t
+ * (each option's value after the call, for the options of the call, or of
+ * vcLinkCreate for a link), then info_len bytes of the info log, then
+ * err_len bytes of the error log (each cut to what the data area holds). */
+struct vc_cu_rep_jit {
+	uint64_t handle; /* link id, module or library id */
+	uint64_t size;   /* vcLinkComplete: bytes of the linked image */
+	uint32_t n;
+	uint32_t info_len, err_len;
+	int32_t result; /* the call's CUresult: the logs come back on failure too */
+};
+static_assert(sizeof(struct vc_cu_rep_jit) <= VC_CU_REP_MAX, "jit reply");
+static_assert(8 * VC_CU_JIT_MAX + 2 * 1024 <= VC_DEFAULT_SLOT_SIZE_MIN_DATA, "jit outputs and some log fit");
+/* vcLinkCreate */
+struct vc_cu_req_link_create {
+	uint64_t ctx;
+	struct vc_cu_jit jit;
+};
+/* vcLinkAdd: image (staged with vcImageBegin/vcImagePut, consumed) as input
+ * @type named @name (NUL-terminated in name[]). */
+struct vc_cu_req_link_add {
+	uint64_t ctx;
+	uint64_t link;
+	uint64_t image;
+	int32_t type;
+	uint32_t pad;
+	char name[VC_CU_LINK_NAME_MAX];
+	struct vc_cu_jit jit;
+};
+/* vcLinkComplete, vcLinkDestroy */
+struct vc_cu_req_link {
+	uint64_t ctx;
+	uint64_t link;
+};
+/* vcLinkRead: bytes [offset, offset + len) of the linked image, in the reply data */
+struct vc_cu_req_link_read {
+	uint64_t ctx;
+	uint64_t link;
+	uint64_t offset;
+	uint64_t len;
+};
+/* vcLoadJit: cuModuleLoadDataEx or cuLibraryLoadData with JIT options */
+struct vc_cu_req_load_jit {
+	uint64_t ctx;
+	uint64_t image;
+	uint32_t kind; /* VC_CU_LOAD_* */
+	uint32_t pad;
+	struct vc_cu_jit jit;
+};
+
+/* CUjit_option values whose value is an array of pointers into the caller's
+ * memory (symbol and kernel name lists, symbol addresses): not forwarded. */
+static inline int vc_cu_jit_is_array(int opt)
+{
+	return opt == CU_JIT_GLOBAL_SYMBOL_NAMES || opt == CU_JIT_GLOBAL_SYMBOL_ADDRESSES ||
+	       opt == CU_JIT_REFERENCED_KERNEL_NAMES || opt == CU_JIT_REFERENCED_VARIABLE_NAMES;
+}
+
 #endif /* VC_CUDA_MANUAL_H */

@@ -99,14 +99,20 @@ static int emit_piece(struct vc_client *c, void *arg, uint64_t off, uint64_t n, 
 /* Stage the image on the host; its id in *@image. */
 static CUresult upload(const void *img, uint64_t *image)
 {
+	return vc_cu_image_stage(img, 0, image);
+}
+
+CUresult vc_cu_image_stage(const void *img, uint64_t size, uint64_t *image)
+{
 	struct vc_cu_req_vcImageBegin bq;
 	struct vc_cu_rep_vcImageBegin bp;
-	const void *start;
-	uint64_t size;
+	const void *start = img;
 	CUresult rc;
 
-	if ((rc = image_extent(img, &start, &size)))
+	if (!size && (rc = image_extent(img, &start, &size)))
 		return rc;
+	if (size > VC_CU_IMAGE_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
 	bq.size = size;
 	if ((rc = vc_cu_call(VC_CU_vcImageBegin, &bq, sizeof(bq), NULL, 0, &bp, sizeof(bp), NULL, 0, 0)))
 		return rc;
@@ -155,9 +161,15 @@ CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image)
 CUresult CUDAAPI cuModuleLoadDataEx(CUmodule *module, const void *image, unsigned int numOptions,
 				    CUjit_option *options, void **optionValues)
 {
-	/* JIT options (log buffers, optimisation level) are not forwarded: the
-	 * host driver's defaults apply and log buffers stay as they were. */
-	(void)numOptions, (void)options, (void)optionValues;
+	/* JIT options (log buffers, optimisation level...) travel with the load (link.c). */
+	if (numOptions && module) {
+		uint64_t h;
+		CUresult rc = vc_cu_load_jit(VC_CU_LOAD_MODULE, image, options, optionValues, numOptions, &h);
+
+		if (rc == CUDA_SUCCESS)
+			*module = (CUmodule)(uintptr_t)h;
+		return rc;
+	}
 	return cuModuleLoadData(module, image);
 }
 
@@ -174,11 +186,13 @@ CUresult CUDAAPI cuLibraryLoadData(CUlibrary *library, const void *code, CUjit_o
 	uint64_t h;
 	CUresult rc;
 
-	(void)jitOptions, (void)jitOptionsValues, (void)numJitOptions;
 	(void)libraryOptions, (void)libraryOptionValues, (void)numLibraryOptions;
 	if (!library)
 		return CUDA_ERROR_INVALID_VALUE;
-	rc = load(code, VC_CU_LOAD_LIBRARY, &h);
+	if (numJitOptions) /* JIT options travel with the load (link.c) */
+		rc = vc_cu_load_jit(VC_CU_LOAD_LIBRARY, code, jitOptions, jitOptionsValues, numJitOptions, &h);
+	else
+		rc = load(code, VC_CU_LOAD_LIBRARY, &h);
 	if (rc == CUDA_SUCCESS)
 		*library = (CUlibrary)(uintptr_t)h;
 	return rc;

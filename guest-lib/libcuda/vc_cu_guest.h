@@ -115,6 +115,12 @@ void vc_cu_console_check(void);
 /** vc_cu_unsupported() - what an entry point vcuda does not implement answers. */
 int vc_cu_unsupported(const char *name);
 
+/**
+ * vc_cu_refused() - what an entry point refused on purpose answers: @err,
+ * with @reason named once on stderr when VCUDA_DEBUG is set (refused.c).
+ */
+int vc_cu_refused(const char *name, const char *reason, int err);
+
 /** vc_cu_debug() - whether VCUDA_DEBUG is set. */
 int vc_cu_debug(void);
 
@@ -168,6 +174,21 @@ int vc_cu_in_callback(void);
  * time at @addr (page-aligned, MAP_FIXED). 0 or -errno.
  */
 int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len);
+
+/**
+ * vc_cu_image_stage() - stage @size bytes at @img on the host (0: as many as
+ * the image's own format says: fatbin, ELF, PTX); its id in *@image, for one
+ * load or link input (module.c).
+ */
+CUresult vc_cu_image_stage(const void *img, uint64_t size, uint64_t *image);
+
+/**
+ * vc_cu_load_jit() - load module or library (@kind, VC_CU_LOAD_*) @img with
+ * the @n JIT options @opts/@vals; outputs and log buffers written back as
+ * the driver writes them; the handle in *@handle (link.c).
+ */
+CUresult vc_cu_load_jit(uint32_t kind, const void *img, CUjit_option *opts, void **vals, unsigned int n,
+			uint64_t *handle);
 
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);

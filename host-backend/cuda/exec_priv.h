@@ -181,6 +181,9 @@ void vc_cu_pinned_fini(struct vc_cu_session *x);
  */
 void vc_cu_sync_ctx_gone(struct vc_cu_session *x, void *ctx);
 
+/** vc_cu_link_fini() - destroy the session's JIT links and their buffers (link.c). */
+void vc_cu_link_fini(struct vc_cu_session *x);
+
 /** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
 void vc_cu_sync_stop(struct vc_cu_session *x);
 

@@ -44,6 +44,11 @@ struct vc_standin_config {
  */
 #define VC_STANDIN_STORE_NAME "vc_standin_store"
 
+/* The stand-in's JIT linker is a test double (link.c): it concatenates its
+ * inputs and writes known log lines; an input containing this text fails
+ * with CUDA_ERROR_INVALID_PTX and a line in the error log. */
+#define VC_STANDIN_LINK_REFUSE "vc_standin_link_refuse"
+
 /**
  * vc_cuda_driver_standin() - the process's stand-in driver (created once, with
  * the first call's @mem_limit; 0 = 1 GiB), a factory for vc_exec_cuda_ops.

@@ -194,4 +194,7 @@ void vc_si_fill_stream(struct vc_cuda_driver *d);
 /** vc_si_fill_export() - cuGetExportTable (export.c). */
 void vc_si_fill_export(struct vc_cuda_driver *d);
 
+/** vc_si_fill_link() - the JIT linker test double and loads with JIT options (link.c). */
+void vc_si_fill_link(struct vc_cuda_driver *d);
+
 #endif /* VC_STANDIN_PRIV_H */

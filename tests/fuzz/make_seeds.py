@@ -59,7 +59,9 @@ HOST_INLINE, HOST_ARENA = 0, 1
 
 # Handle kinds (vc_cuda_wire.h's enum vc_cu_handle_kind) and the executor's
 # ids (host-backend/cuda): a tag, the kind, a generation, the table index.
-H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT = 1, 3, 10, 11, 2
+# Handle kinds (enum vc_cu_handle_kind): read from the wire header in main(),
+# since every family that adds a kind renumbers those after it.
+H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT, H_LIBRARY, H_LINK = 1, 3, 10, 11, 2, 8, 0
 
 
 def handle_id(kind, idx, gen=1):
@@ -83,6 +85,15 @@ STORE_PTX = (
     b"\tld.param.u64 %rd1, [vc_standin_store_param_0];\n\tld.param.u32 %r1, [vc_standin_store_param_1];\n"
     b"\tcvta.to.global.u64 %rd2, %rd1;\n\tst.global.u32 [%rd2], %r1;\n\tret;\n}\n\0")
 STORE_NAME = b"vc_standin_store\0"
+
+
+def set_kinds(path):
+    """Bind the H_* kinds and the ids made of them to vc_cuda_wire.h's enum."""
+    global H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT, H_LIBRARY, H_LINK, CTX0, MOD1, FUNC2
+    k = {m.group(1): int(m.group(2)) for m in re.finditer(r"VC_H_(\w+) = (\d+)", open(path).read())}
+    H_CONTEXT, H_FUNCTION, H_MODULE = k["CUCONTEXT"], k["CUFUNCTION"], k["CUMODULE"]
+    H_STREAM, H_EVENT, H_LIBRARY, H_LINK = k["CUSTREAM"], k["CUEVENT"], k["CULIBRARY"], k["CULINKSTATE"]
+    CTX0, MOD1, FUNC2 = handle_id(H_CONTEXT, 0), handle_id(H_MODULE, 1), handle_id(H_FUNCTION, 2)
 
 
 def parse_wire(path):
@@ -152,7 +163,8 @@ class Seeds:
     def memset(self, d, count, value, elem, pitch=0, height=0):
         return self.cmd("vcMemset", struct.pack(MEMSET, CTX0, d, count, 0, value, elem, 1, 0, pitch, height))
 
-    def sync(self, kind=SYNC_CTX, handle=CTX0, slot=3):
+    def sync(self, kind=SYNC_CTX, handle=None, slot=3):
+        handle = CTX0 if handle is None else handle
         return self.cmd("vcSync", struct.pack(SYNC, CTX0, handle, kind, 0), REPLY, slot)
 
     def load_store_kernel(self):
@@ -188,6 +200,24 @@ class Seeds:
         raise SystemExit("no filler opcode fits the first publish; adjust make_seeds.py")
 
 
+JIT = "II" + "iIQ" * 64            # struct vc_cu_jit (VC_CU_JIT_MAX options)
+LINK_CREATE = "<Q" + JIT           # vc_cu_req_link_create
+LINK_ADD = "<QQQiI256s" + JIT      # vc_cu_req_link_add
+LINK = "<QQ"                       # vc_cu_req_link
+LINK_READ = "<QQQQ"                # vc_cu_req_link_read
+LOAD_JIT = "<QQII" + JIT           # vc_cu_req_load_jit
+
+
+def jit(*opts):
+    """A struct vc_cu_jit of (option, value) pairs."""
+    vals = [0, 0] + [0] * (3 * 64)
+    vals[0] = len(opts)
+    for i, (o, v) in enumerate(opts):
+        vals[2 + 3 * i] = o
+        vals[4 + 3 * i] = v
+    return vals
+
+
 def manual_payload(s, name):
     """A well-formed request of zeros for a hand-written operation (its struct's size)."""
     fmt = {
@@ -200,6 +230,8 @@ def manual_payload(s, name):
         "cuKernelGetName": HANDLE, "cuFuncGetName": HANDLE, "cuGraphKernelNodeGetParams_v2": HANDLE,
         "cuGraphDestroy": HANDLE, "cuStreamGetCaptureInfo_v3": CAPTURE_INFO, "cuMemPoolSetAttribute": POOL_ATTR,
         "cuMemPoolGetAttribute": POOL_ATTR,
+        "vcLinkCreate": LINK_CREATE, "vcLinkAdd": LINK_ADD, "vcLinkComplete": LINK, "vcLinkRead": LINK_READ,
+        "vcLinkDestroy": LINK, "vcLoadJit": LOAD_JIT,
     }
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
@@ -223,6 +255,7 @@ def main():
     args = ap.parse_args()
     if not os.path.exists(args.wire):
         raise SystemExit(f"{args.wire}: missing; run `make build/release/gen/.stamp` first")
+    set_kinds(args.wire)
     s = Seeds(args.wire)
     out = os.path.join(here, "corpus/decode")
     shutil.rmtree(out, ignore_errors=True)
@@ -302,8 +335,23 @@ def main():
          + s.cmd("vcImageBegin", struct.pack(IMAGE_BEGIN, CTX0, len(STORE_PTX)), REPLY, 2)
          + s.cmd("vcImagePut", struct.pack(IMAGE_PUT, CTX0, 1, 0, len(STORE_PTX), 0, 1, 0) + STORE_PTX)
          + s.cmd("vcLoad", struct.pack(LOAD, CTX0, 1, 1, 0), REPLY, 2)
-         + s.gen("cuLibraryGetKernel", library=handle_id(8, 1))
-         + s.cmd("cuLibraryEnumerateKernels", struct.pack(LIST, CTX0, handle_id(8, 1), 0, 16), REPLY, 1))
+         + s.gen("cuLibraryGetKernel", library=handle_id(H_LIBRARY, 1))
+         + s.cmd("cuLibraryEnumerateKernels", struct.pack(LIST, CTX0, handle_id(H_LIBRARY, 1), 0, 16), REPLY, 1))
+    # JIT linking: a link with both logs, a PTX input, completion, a read, a
+    # destroy; then a module load with a log (CUjit_option 3..6: log buffers and sizes).
+    logs = jit((3, 0), (4, 1024), (5, 0), (6, 1024), (2, 0))
+    link = handle_id(H_LINK, 1)
+    seed("link", s.retain()
+         + s.cmd("vcLinkCreate", struct.pack(LINK_CREATE, CTX0, *logs), REPLY, 2)
+         + s.cmd("vcImageBegin", struct.pack(IMAGE_BEGIN, CTX0, len(STORE_PTX)), REPLY, 2)
+         + s.cmd("vcImagePut", struct.pack(IMAGE_PUT, CTX0, 1, 0, len(STORE_PTX), 0, 1, 0) + STORE_PTX)
+         + s.cmd("vcLinkAdd", struct.pack(LINK_ADD, CTX0, link, 1, 1, 0, b"a.ptx", *jit()), REPLY, 2)
+         + s.cmd("vcLinkComplete", struct.pack(LINK, CTX0, link), REPLY, 2)
+         + s.cmd("vcLinkRead", struct.pack(LINK_READ, CTX0, link, 0, 16), REPLY, 2)
+         + s.cmd("vcLinkDestroy", struct.pack(LINK, CTX0, link), REPLY, 2)
+         + s.cmd("vcImageBegin", struct.pack(IMAGE_BEGIN, CTX0, len(STORE_PTX)), REPLY, 2)
+         + s.cmd("vcImagePut", struct.pack(IMAGE_PUT, CTX0, 2, 0, len(STORE_PTX), 0, 1, 0) + STORE_PTX)
+         + s.cmd("vcLoadJit", struct.pack(LOAD_JIT, CTX0, 2, 0, 0, *jit((3, 0), (4, 256))), REPLY, 2))
     # ---- synchronisation, streams, events, host functions, device printf ---------------
     seed("sync", s.retain()
          + s.sync(SYNC_CTX, CTX0) + s.sync(SYNC_STREAM, 0) + s.sync(SYNC_ALL, 0)

@@ -12,9 +12,11 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_fixture.h"
 
@@ -315,6 +317,166 @@ START_TEST(cluster_export_table)
 }
 END_TEST
 
+/* Families a guest cannot have (guest-lib/libcuda/refused.c): graphics and
+ * external objects never exist, so their handles are invalid; importing,
+ * multicast objects and checkpoints are refused with the driver's code. */
+START_TEST(refused_families)
+{
+	CUgraphicsResource res = (CUgraphicsResource)(uintptr_t)0x1234;
+	CUexternalMemory em = (CUexternalMemory)(uintptr_t)0x1234;
+	CUexternalSemaphore es = (CUexternalSemaphore)(uintptr_t)0x1234;
+	CUDA_EXTERNAL_MEMORY_HANDLE_DESC md;
+	CUDA_EXTERNAL_SEMAPHORE_SIGNAL_PARAMS sp;
+	CUDA_EXTERNAL_MEMORY_BUFFER_DESC bd;
+	CUmulticastObjectProp mp;
+	CUdeviceptr dp;
+	CUarray arr;
+	size_t n;
+
+	memset(&md, 0, sizeof(md));
+	memset(&sp, 0, sizeof(sp));
+	memset(&bd, 0, sizeof(bd));
+	memset(&mp, 0, sizeof(mp));
+	ck_assert_int_eq(cuGraphicsUnregisterResource(res), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsMapResources(1, &res, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsMapResources(1, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuGraphicsUnmapResources(1, &res, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsResourceGetMappedPointer(&dp, &n, res), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsSubResourceGetMappedArray(&arr, res, 0, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGraphicsSubResourceGetMappedArray(NULL, res, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuGraphicsResourceSetMapFlags(res, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuImportExternalMemory(&em, &md), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuImportExternalSemaphore(&es, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuDestroyExternalMemory(em), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuDestroyExternalSemaphore(es), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuExternalMemoryGetMappedBuffer(&dp, em, &bd), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuExternalMemoryGetMappedBuffer(NULL, em, &bd), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuSignalExternalSemaphoresAsync(&es, &sp, 1, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuSignalExternalSemaphoresAsync(&es, &sp, 0, NULL), CUDA_SUCCESS);
+	ck_assert_int_eq(cuMulticastGetGranularity(&n, &mp, CU_MULTICAST_GRANULARITY_MINIMUM),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuMulticastCreate(NULL, &mp), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuCheckpointProcessLock(1, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	/* The context still works. */
+	CK(cuMemAlloc(&dp, 64));
+	CK(cuMemFree(dp));
+}
+END_TEST
+
+/* The first-version entry points (guest-lib/libcuda/legacy.c), reached by
+ * name as binaries built against old headers reach them. The stand-in's
+ * device addresses, like a GPU's, lie above 4 GiB. */
+START_TEST(legacy_names)
+{
+	CUresult (*alloc1)(unsigned int *, unsigned int) = (CUresult(*)(unsigned int *, unsigned int))dlsym(RTLD_DEFAULT, "cuMemAlloc");
+	CUresult (*info1)(unsigned int *, unsigned int *) = (CUresult(*)(unsigned int *, unsigned int *))dlsym(RTLD_DEFAULT, "cuMemGetInfo");
+	CUresult (*total1)(unsigned int *, CUdevice) = (CUresult(*)(unsigned int *, CUdevice))dlsym(RTLD_DEFAULT, "cuDeviceTotalMem");
+	CUresult (*memset1)(unsigned int, unsigned char, unsigned int) = (CUresult(*)(unsigned int, unsigned char, unsigned int))dlsym(RTLD_DEFAULT, "cuMemsetD8");
+	CUresult (*create1)(CUcontext *, unsigned int, CUdevice) = (CUresult(*)(CUcontext *, unsigned int, CUdevice))dlsym(RTLD_DEFAULT, "cuCtxCreate");
+	CUresult (*destroy1)(CUcontext) = (CUresult(*)(CUcontext))dlsym(RTLD_DEFAULT, "cuCtxDestroy");
+	CUresult (*global1)(unsigned int *, unsigned int *, CUmodule, const char *) =
+		(CUresult(*)(unsigned int *, unsigned int *, CUmodule, const char *))dlsym(RTLD_DEFAULT, "cuModuleGetGlobal");
+	unsigned int d1 = 0, fr = 0, tot = 0, n = 0;
+	size_t f2, t2;
+	CUcontext c, cur;
+	CUmodule m;
+
+	ck_assert_ptr_nonnull(alloc1);
+	/* No memory the old ABI can name: given back, out of memory. */
+	ck_assert_int_eq(alloc1(&d1, 256), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(alloc1(NULL, 256), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemGetInfo(&f2, &t2));
+	CK(info1(&fr, &tot));
+	ck_assert_uint_eq(tot, t2 > 0xffffffffu ? 0xffffffffu : (unsigned int)t2);
+	CK(total1(&tot, 0));
+	ck_assert_uint_gt(tot, 0);
+	/* A 32-bit address names no allocation. */
+	ck_assert_int_ne(memset1(0x1000, 0, 16), CUDA_SUCCESS);
+	CK(create1(&c, 0, 0));
+	CK(cuCtxGetCurrent(&cur));
+	ck_assert_ptr_eq(cur, c);
+	CK(destroy1(c));
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuModuleLoadData(&m, ".version 8.0\n.target sm_75\n.address_size 64\n.global .u32 g;\n"));
+	ck_assert_int_eq(global1(&d1, &n, m, "g"), CUDA_ERROR_INVALID_VALUE); /* its address is above 4 GiB */
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
+/* JIT linking through the host driver: two inputs, the logs written back
+ * into the caller's buffers, the linked image kept by the guest and loaded.
+ * Over the CI stand-in the linker is a test double (standin/link.c) that
+ * concatenates and writes known log lines; on a GPU the same calls link
+ * real PTX (tests/gpu/progs/jit_link.cu checks results). */
+START_TEST(jit_linking)
+{
+	static const char a[] = ".version 8.0\n.target sm_90\n.address_size 64\n.extern .func (.param .b32 r) f(.param .b32 x);\n";
+	static const char b[] = ".version 8.0\n.target sm_90\n.address_size 64\n.visible .func (.param .b32 r) f(.param .b32 x)\n{ ret; }\n";
+	char info[512], err[512], path[] = "/tmp/vcuda-jit-XXXXXX";
+	CUjit_option o[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+			     CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_WALL_TIME};
+	void *v[5] = {info, (void *)(uintptr_t)sizeof(info), err, (void *)(uintptr_t)sizeof(err), NULL};
+	CUjit_option bad = (CUjit_option)999, arr = CU_JIT_GLOBAL_SYMBOL_NAMES;
+	void *bv = NULL, *image;
+	CUlinkState ls, ls2;
+	CUmodule m;
+	size_t size;
+	float ms;
+	int fd;
+
+	memset(info, 'x', sizeof(info));
+	memset(err, 'x', sizeof(err));
+	ck_assert_int_eq(cuLinkCreate(1, &bad, &bv, &ls), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLinkCreate(1, &arr, &bv, &ls), CUDA_ERROR_NOT_SUPPORTED);
+	CK(cuLinkCreate(5, o, v, &ls));
+	CK(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)a, sizeof(a), "a.ptx", 0, NULL, NULL));
+	CK(cuLinkAddData(ls, CU_JIT_INPUT_PTX, (void *)b, sizeof(b), "b.ptx", 0, NULL, NULL));
+	ck_assert_int_eq(cuLinkAddData(ls, CU_JIT_INPUT_PTX, NULL, 4, "c", 0, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLinkAddData(ls, CU_JIT_INPUT_CUBIN, (void *)a, sizeof(a), "c", 0, NULL, NULL),
+			 CUDA_ERROR_INVALID_IMAGE); /* not an ELF image: refused before the driver parses it */
+	CK(cuLinkComplete(ls, &image, &size));
+	ck_assert_uint_gt(size, sizeof(a) + sizeof(b) - 4);
+	ck_assert_ptr_nonnull(strstr(image, "visible .func"));
+	ck_assert_ptr_nonnull(strstr(info, "vcuda stand-in linker: input a.ptx"));
+	ck_assert_ptr_nonnull(strstr(info, "linked 2 inputs"));
+	ck_assert_uint_eq((uintptr_t)v[1], strlen(info) + 1);
+	memcpy(&ms, &v[4], sizeof(ms));
+	ck_assert(ms == 0.5f);
+	CK(cuModuleLoadData(&m, image));
+	CK(cuModuleUnload(m));
+	/* A refused input: its error log comes back with the failure. (The
+	 * size options now hold the filled sizes: set them again.) */
+	v[1] = (void *)(uintptr_t)sizeof(info);
+	v[3] = (void *)(uintptr_t)sizeof(err);
+	CK(cuLinkCreate(5, o, v, &ls2));
+	ck_assert_int_eq(cuLinkAddData(ls2, CU_JIT_INPUT_PTX, "vc_standin_link_refuse", 23, "bad.ptx", 0, NULL, NULL),
+			 CUDA_ERROR_INVALID_PTX);
+	ck_assert_str_eq(err, "vcuda stand-in linker: bad.ptx refused");
+	CK(cuLinkDestroy(ls2));
+	ck_assert_int_eq(cuLinkDestroy(ls2), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuLinkDestroy(ls));
+	/* Files are read in the guest. */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, b, sizeof(b) - 1), (ssize_t)sizeof(b) - 1);
+	close(fd);
+	CK(cuModuleLoad(&m, path));
+	CK(cuModuleUnload(m));
+	CK(cuLinkCreate(0, NULL, NULL, &ls));
+	CK(cuLinkAddFile(ls, CU_JIT_INPUT_PTX, path, 0, NULL, NULL));
+	CK(cuLinkComplete(ls, &image, &size));
+	CK(cuLinkDestroy(ls));
+	unlink(path);
+	ck_assert_int_eq(cuModuleLoad(&m, path), CUDA_ERROR_FILE_NOT_FOUND);
+	/* Loads with JIT options write their logs back too. */
+	memset(info, 0, sizeof(info));
+	v[1] = (void *)(uintptr_t)sizeof(info);
+	CK(cuModuleLoadDataEx(&m, b, 2, o, v));
+	ck_assert_str_eq(info, "vcuda stand-in JIT: loaded");
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -329,6 +491,9 @@ int main(void)
 	tcase_add_test(t, capture_queries);
 	tcase_add_test(t, graphs_built_by_hand);
 	tcase_add_test(t, cluster_export_table);
+	tcase_add_test(t, refused_families);
+	tcase_add_test(t, legacy_names);
+	tcase_add_test(t, jit_linking);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

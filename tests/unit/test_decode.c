@@ -8,6 +8,7 @@
  * its device memory released at once).
  */
 #include <check.h>
+#include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -738,6 +739,144 @@ START_TEST(unterminated_name_is_fatal)
 }
 END_TEST
 
+/* ---- JIT linking (host-backend/cuda/link.c) ---------------------------------- */
+
+/* Stage @n bytes at @img inline; the image id. */
+static uint64_t stage(const void *img, uint64_t n)
+{
+	struct vc_cu_req_vcImageBegin b = {.ctx = g_ctx, .size = n};
+	struct vc_cu_rep_vcImageBegin bp = {0};
+
+	ck_assert_int_eq(cu(VC_CU_vcImageBegin, &b, sizeof(b), NULL, 0, &bp, sizeof(bp)), 0);
+	struct vc_cu_req_vcImagePut put = {.ctx = g_ctx, .image = bp.image, .len = n, .inline_data = 1};
+	async_cmd(VC_CU_vcImagePut, &put, sizeof(put), img, n);
+	return bp.image;
+}
+
+/* Add input @img of @type to @link: the call's CUresult (from the reply). */
+static int link_add(uint64_t link, int type, const void *img, uint64_t n)
+{
+	static struct vc_cu_req_link_add a;
+	struct vc_cu_rep_jit rp = {0};
+	int rc;
+
+	memset(&a, 0, sizeof(a));
+	a.ctx = g_ctx;
+	a.link = link;
+	a.type = type;
+	a.image = stage(img, n);
+	strcpy(a.name, "in");
+	rc = cu(VC_CU_vcLinkAdd, &a, sizeof(a), NULL, 0, &rp, sizeof(rp));
+	return rc ? rc : rp.result;
+}
+
+/* Options checked, logs capped, inputs checked against their own size
+ * fields, reads of the linked image bounded: CUDA errors, never fatal. */
+START_TEST(jit_link_checks)
+{
+	static struct vc_cu_req_link_create c;
+	struct vc_cu_rep_jit rp = {0};
+	static const char ptx[] = ".version 8.0\n.target sm_90\n.address_size 64\n";
+	Elf64_Ehdr e;
+	uint8_t fat[32];
+	uint64_t link, v;
+
+	memset(&c, 0, sizeof(c));
+	c.ctx = g_ctx;
+	c.jit.n = 1;
+	c.jit.o[0].opt = CU_JIT_NUM_OPTIONS; /* unknown */
+	ck_assert_int_eq(cu(VC_CU_vcLinkCreate, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)), 0);
+	ck_assert_int_eq(rp.result, CUDA_ERROR_INVALID_VALUE);
+	c.jit.o[0].opt = CU_JIT_GLOBAL_SYMBOL_ADDRESSES; /* an array of the guest's pointers */
+	ck_assert_int_eq(cu(VC_CU_vcLinkCreate, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)), 0);
+	ck_assert_int_eq(rp.result, CUDA_ERROR_INVALID_VALUE);
+	/* A 4 GiB log asked for: the host keeps VC_CU_JIT_LOG_MAX. */
+	c.jit.n = 2;
+	c.jit.o[0].opt = CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES;
+	c.jit.o[0].value = 0xffffffffull;
+	c.jit.o[1].opt = CU_JIT_INFO_LOG_BUFFER;
+	c.jit.o[1].value = 0xdeadbeef; /* a guest pointer: never used */
+	ck_assert_int_eq(cu(VC_CU_vcLinkCreate, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)), 0);
+	ck_assert_int_eq(rp.result, 0);
+	link = rp.handle;
+	ck_assert_uint_ne(link, 0);
+	ck_assert_int_eq(link_add(link, CU_JIT_INPUT_PTX, ptx, sizeof(ptx)), 0);
+	/* An ELF whose section table lies past the bytes staged. */
+	memset(&e, 0, sizeof(e));
+	memcpy(e.e_ident, ELFMAG, SELFMAG);
+	e.e_ident[EI_CLASS] = ELFCLASS64;
+	e.e_shoff = 1u << 20;
+	e.e_shnum = 4;
+	e.e_shentsize = sizeof(Elf64_Shdr);
+	ck_assert_int_eq(link_add(link, CU_JIT_INPUT_CUBIN, &e, sizeof(e)), CUDA_ERROR_INVALID_IMAGE);
+	/* A fatbin whose size field claims more than was staged. */
+	memset(fat, 0, sizeof(fat));
+	v = 0xba55ed50u;
+	memcpy(fat, &v, 4);
+	fat[6] = 16;
+	v = 1u << 30;
+	memcpy(fat + 8, &v, 8);
+	ck_assert_int_eq(link_add(link, CU_JIT_INPUT_FATBINARY, fat, sizeof(fat)), CUDA_ERROR_INVALID_IMAGE);
+	ck_assert_int_eq(link_add(link, 99, ptx, sizeof(ptx)), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(link_add(link + 1, CU_JIT_INPUT_PTX, ptx, sizeof(ptx)), CUDA_ERROR_INVALID_HANDLE);
+	/* Reads of an incomplete link, then past the image's end. */
+	struct vc_cu_req_link_read r = {.ctx = g_ctx, .link = link, .offset = 0, .len = 8};
+	ck_assert_int_eq(cu(VC_CU_vcLinkRead, &r, sizeof(r), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	struct vc_cu_req_link l = {.ctx = g_ctx, .link = link};
+	ck_assert_int_eq(cu(VC_CU_vcLinkComplete, &l, sizeof(l), NULL, 0, &rp, sizeof(rp)), 0);
+	ck_assert_int_eq(rp.result, 0);
+	ck_assert_uint_gt(rp.size, 0);
+	r.offset = rp.size;
+	r.len = 1;
+	ck_assert_int_eq(cu(VC_CU_vcLinkRead, &r, sizeof(r), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	r.offset = 1;
+	r.len = UINT64_MAX;
+	ck_assert_int_eq(cu(VC_CU_vcLinkRead, &r, sizeof(r), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_vcLinkDestroy, &l, sizeof(l), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(cu(VC_CU_vcLinkDestroy, &l, sizeof(l), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_HANDLE);
+}
+END_TEST
+
+/* An option count beyond the array, and a link input's unterminated name. */
+START_TEST(jit_count_lie_is_fatal)
+{
+	static struct vc_cu_req_load_jit j;
+
+	memset(&j, 0, sizeof(j));
+	j.ctx = g_ctx;
+	j.image = stage("x", 2);
+	j.jit.n = VC_CU_JIT_MAX + 1;
+	ck_assert_int_gt(vc_ring_guest_write(&g_g, VC_CU_vcLoadJit, VC_CMD_F_REPLY, 1, &j, sizeof(j), NULL, 0), 0);
+	ck_assert_int_eq(vc_ring_guest_publish(&g_g), 0);
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+START_TEST(link_name_unterminated_is_fatal)
+{
+	static struct vc_cu_req_link_add a;
+
+	memset(&a, 'n', sizeof(a));
+	a.ctx = g_ctx;
+	a.jit.n = 0;
+	ck_assert_int_gt(vc_ring_guest_write(&g_g, VC_CU_vcLinkAdd, VC_CMD_F_REPLY, 1, &a, sizeof(a), NULL, 0), 0);
+	ck_assert_int_eq(vc_ring_guest_publish(&g_g), 0);
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+static const uint32_t short_link_ops[] = {VC_CU_vcLinkCreate, VC_CU_vcLinkAdd, VC_CU_vcLinkComplete,
+					  VC_CU_vcLinkRead, VC_CU_vcLinkDestroy, VC_CU_vcLoadJit};
+
+START_TEST(short_link_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(short_link_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -748,6 +887,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, memory_copies_memset);
 	tcase_add_test(t, launch_recorded);
 	tcase_add_test(t, cuda_errors_are_results);
+	tcase_add_test(t, jit_link_checks);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hostile");
@@ -774,6 +914,9 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, bad_selectors_are_fatal, 0, 6);
 	tcase_add_test(t, inline_dtoh_without_reply_is_fatal);
 	tcase_add_test(t, unterminated_name_is_fatal);
+	tcase_add_test(t, jit_count_lie_is_fatal);
+	tcase_add_test(t, link_name_unterminated_is_fatal);
+	tcase_add_loop_test(t, short_link_requests_are_fatal, 0, sizeof(short_link_ops) / sizeof(short_link_ops[0]));
 	suite_add_tcase(s, t);
 	return s;
 }

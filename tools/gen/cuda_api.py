@@ -22,6 +22,14 @@ what the header cannot:
     after     a guest function to call after the call succeeded (cache upkeep).
     virtual   not a driver function: an operation of vcuda's own (device
               facts in one call, image upload, parameter layout); manual.
+    refused   why a guest cannot have this call; with err, the CUresult it
+              answers (the driver's own code for the case). Without local,
+              the generator emits a stub that answers err and names the
+              reason once under VCUDA_DEBUG (a prototype is not needed, and
+              its _ptsz/_ptds variants are refused alike). With local, the
+              guest answers it by a hand-written rule (stated in a comment),
+              e.g. "no such object can exist, so every handle is invalid".
+              tools/gen/gen_coverage.py fails the build past 25 refusals.
 
 Pointer parameters default to outputs (T *) or strings (const char *).
 Handles (CUcontext, CUstream, ...) travel as 64-bit ids that the host looks up
@@ -283,6 +291,85 @@ fn("cuPointerGetAttributes", SYNC, local=True)
 # ---- JIT linking, module files, legacy names, refused families -------------
 # (one section per family; entries of this family go below this line)
 #
+# JIT linking, loads with JIT options, loads from files (link.c on both
+# sides): the guest reads files and translates option arrays; the host links
+# with its own log buffers and sends their text and the outputs back.
+fn("vcLinkCreate", SYNC, virtual=True)
+fn("vcLinkAdd", SYNC, virtual=True)       # an input staged through vcImageBegin/vcImagePut
+fn("vcLinkComplete", SYNC, virtual=True)
+fn("vcLinkRead", SYNC, virtual=True)      # the linked image, a reply's data at a time
+fn("vcLinkDestroy", SYNC, virtual=True)
+fn("vcLoadJit", SYNC, virtual=True)       # cuModuleLoadDataEx, cuLibraryLoadData with options
+fn("cuLinkCreate_v2", SYNC, local=True)
+fn("cuLinkAddData_v2", SYNC, local=True)
+fn("cuLinkAddFile_v2", SYNC, local=True)  # the file is read in the guest
+fn("cuLinkComplete", SYNC, local=True)    # the guest keeps the image until cuLinkDestroy
+fn("cuLinkDestroy", SYNC, local=True)
+fn("cuModuleLoad", SYNC, local=True)      # read in the guest, then cuModuleLoadData
+fn("cuLibraryLoadFromFile", SYNC, local=True)
+fn("cuKernelGetLibrary", SYNC)
+fn("cuLibraryGetUnifiedFunction", SYNC, refused="a unified function's address is host code of the server's process",
+   err="CUDA_ERROR_NOT_SUPPORTED")
+
+# Legacy names (guest-lib/libcuda/legacy.c): first versions whose prototype
+# differs from their successor's (32-bit CUdeviceptr_v1 and unsigned int
+# sizes, CUDA_MEMCPY2D_v1, no capture mode), mapped onto the current call with
+# the old ABI's 32-bit range rules. Same-prototype twins are generated aliases.
+for _s in ("cuDeviceTotalMem", "cuCtxCreate", "cuCtxCreate_v2", "cuMemGetInfo", "cuMemAlloc",
+           "cuMemAllocPitch", "cuMemFree", "cuMemGetAddressRange", "cuMemAllocHost",
+           "cuMemHostGetDevicePointer", "cuModuleGetGlobal", "cuMemcpyHtoD", "cuMemcpyDtoH",
+           "cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",
+           "cuMemcpy2D", "cuMemcpy2DUnaligned", "cuMemcpy2DAsync", "cuMemsetD8", "cuMemsetD16",
+           "cuMemsetD32", "cuMemsetD2D8", "cuMemsetD2D16", "cuMemsetD2D32", "cuStreamBeginCapture",
+           "cuStreamGetCaptureInfo"):
+    fn(_s, SYNC, local=True)
+
+# Refused families (guest-lib/libcuda/refused.c says more).
+# Graphics interop: a resource is registered from an OpenGL, EGL or VDPAU
+# object, and no such context of the guest can reach the host's GPU. Rule
+# (local): no registered resource can exist, so every resource is a handle
+# that is not one: CUDA_ERROR_INVALID_HANDLE (a NULL output or array the call
+# needs: CUDA_ERROR_INVALID_VALUE; before cuInit: CUDA_ERROR_NOT_INITIALIZED).
+GFX = "no OpenGL, EGL or VDPAU context of a guest can reach the host's GPU, so no resource is ever registered"
+fn("cuGraphicsUnregisterResource", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsSubResourceGetMappedArray", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsResourceGetMappedMipmappedArray", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsResourceGetMappedPointer_v2", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsResourceGetMappedPointer", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsResourceSetMapFlags_v2", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsMapResources", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuGraphicsUnmapResources", SYNC, local=True, refused=GFX, err="CUDA_ERROR_INVALID_HANDLE")
+# External memory and semaphores: importing would hand the host driver a
+# file descriptor, Win32 or NvSci handle of the guest's, which means nothing
+# on the host: refused. Rule (local) for the rest: nothing imported can
+# exist, so every handle is invalid (CUDA_ERROR_INVALID_HANDLE; NULL
+# outputs or descriptors: CUDA_ERROR_INVALID_VALUE; signalling or waiting
+# for no semaphore at all: CUDA_SUCCESS).
+EXT = "external memory and semaphores are the guest's file descriptors or OS handles, which the host driver cannot open"
+fn("cuImportExternalMemory", SYNC, refused=EXT, err="CUDA_ERROR_NOT_SUPPORTED")
+fn("cuImportExternalSemaphore", SYNC, refused=EXT, err="CUDA_ERROR_NOT_SUPPORTED")
+fn("cuDestroyExternalMemory", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuDestroyExternalSemaphore", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuExternalMemoryGetMappedBuffer", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuExternalMemoryGetMappedMipmappedArray", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuSignalExternalSemaphoresAsync", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
+fn("cuWaitExternalSemaphoresAsync", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
+# Multicast objects bind memory of several GPUs through NVSwitch: a session
+# sees one GPU of its own, and they are never forwarded to the host driver.
+# The driver answers CUDA_ERROR_NOT_SUPPORTED on a device without
+# CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED (the recorded H200 has 0).
+MC = "multicast objects span GPUs through NVSwitch and are never forwarded to the host driver"
+for _s in ("cuMulticastCreate", "cuMulticastAddDevice", "cuMulticastBindMem", "cuMulticastBindAddr",
+           "cuMulticastUnbind", "cuMulticastGetGranularity"):
+    fn(_s, SYNC, refused=MC, err="CUDA_ERROR_NOT_SUPPORTED")
+# Process checkpoints name a process id; from inside a guest that is a
+# guest process the host driver does not know, and checkpointing the
+# session's worker would checkpoint the server, not the guest.
+CKPT = "a process checkpoint from inside a guest would name a guest pid the host driver does not know"
+for _s in ("cuCheckpointProcessCheckpoint", "cuCheckpointProcessGetRestoreThreadId",
+           "cuCheckpointProcessGetState", "cuCheckpointProcessLock", "cuCheckpointProcessRestore",
+           "cuCheckpointProcessUnlock"):
+    fn(_s, SYNC, refused=CKPT, err="CUDA_ERROR_NOT_SUPPORTED")
 
 
 # ---- hostile-guest fixes ---------------------------------------------------

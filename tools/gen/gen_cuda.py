@@ -45,6 +45,7 @@ SCALARS = {
 # Handle kinds that hand-written code uses besides those in generated calls.
 EXTRA_HANDLES = ["CUcontext", "CUmodule", "CUlibrary", "CUkernel", "CUfunction", "CUstream",
                  "CUevent", "CUmemoryPool", "CUgraph", "CUgraphExec", "CUgraphNode",
+                 "CUlinkState",  # the host's link records (link.c)
                  "VcOpaque"]  # driver objects from export tables, never shown to the guest
 
 
@@ -168,6 +169,12 @@ def build(args):
     funcs = []
     for i, spec in enumerate(cuda_api.FUNCS):
         sym = spec["symbol"]
+        if spec.get("refused") and not spec.get("local"):
+            # Answered by a generated stub with its error code (no prototype needed).
+            if "err" not in spec:
+                sys.exit("gen_cuda: %s: refused without err=" % sym)
+            funcs.append(dict(spec, params=[], op=OP_BASE + i, generated=False, remote=False))
+            continue
         if spec.get("virtual"):
             funcs.append(dict(spec, params=[], op=OP_BASE + i, generated=False, remote=True))
             continue
@@ -226,7 +233,9 @@ def emit_wire(funcs):
         o.append("} __attribute__((aligned(8)));")
         o.append("static_assert(sizeof(struct vc_cu_rep_%s) <= VC_CU_REP_MAX, \"reply fits\");" % s)
         o.append("")
-    kinds = sorted({p.base for f in funcs for p in f["params"] if p.kind == "handle"} | set(EXTRA_HANDLES))
+    # Only what the host looks up: guest-local functions' handles never travel.
+    kinds = sorted({p.base for f in funcs if f["remote"] for p in f["params"] if p.kind == "handle"}
+                   | set(EXTRA_HANDLES))
     o.append("/* Kinds of handle the host keeps a table of. */")
     o.append("enum vc_cu_handle_kind {")
     for i, k in enumerate(kinds):
@@ -488,18 +497,85 @@ def emit_manual_decls(funcs):
     return "\n".join(o)
 
 
-def emit_exports(funcs, symbols, procmap, protos):
-    """Per-thread-stream variants, unsupported entry points, the procaddr table."""
-    implemented = {f["symbol"] for f in funcs}
+def refused_funcs(funcs):
+    """The entries answered by a generated refusal stub: {symbol: spec}."""
+    return {f["symbol"]: f for f in funcs if f.get("refused") and not f.get("local")}
+
+
+def refused_variant(sym, refused):
+    """The refused entry that exported symbol @sym is a per-thread variant of, or None."""
+    m = re.match(r"(cu\w+?)_(ptsz|ptds)$", sym)
+    return refused.get(m.group(1)) if m else None
+
+
+def classify(funcs, symbols, protos):
+    """How each exported symbol is served: {symbol: (disposition, detail)}, with
+    disposition one of generated, manual, local, virtual, ptds (detail: the base
+    function), alias (detail: the function), refused (detail: the entry), or
+    unsupported (the NOT_SUPPORTED catch-all). The one rule for the stubs
+    (emit_exports) and the coverage report (gen_coverage.py)."""
+    refused = refused_funcs(funcs)
+    implemented = {f["symbol"] for f in funcs if f["symbol"] not in refused}
+    byname = {f["symbol"]: f for f in funcs}
+    out = {}
+    for f in funcs:
+        if f["symbol"] in refused:
+            out[f["symbol"]] = ("refused", f)
+        elif f.get("virtual"):
+            out[f["symbol"]] = ("virtual", None)
+        elif f["generated"]:
+            out[f["symbol"]] = ("generated", None)
+        elif f.get("manual"):
+            out[f["symbol"]] = ("manual", None)
+        else:
+            out[f["symbol"]] = ("local", None)
+    for sym in symbols:
+        m = re.match(r"(cu\w+?)_(ptsz|ptds)$", sym)
+        if sym in out or not m:
+            continue
+        if m.group(1) in implemented and sym in protos:
+            out[sym] = ("ptds", byname[m.group(1)])
+        elif refused_variant(sym, refused):
+            out[sym] = ("refused", refused_variant(sym, refused))
+    # Older or newer variants with the very same prototype (cuEventDestroy and
+    # cuEventDestroy_v2, cuDevicePrimaryCtxRelease and _v2, ...) are the same
+    # function: the runtime asks for whichever its version knows.
+    bysig = {}
+    for f in funcs:
+        if f["symbol"] in protos and f["symbol"] in implemented:
+            base = re.sub(r"_v\d+$", "", f["symbol"])
+            bysig[(base, tuple(t for t, _ in protos[f["symbol"]]))] = f
+    for sym in symbols:
+        if sym in out or sym not in protos:
+            continue
+        f = bysig.get((re.sub(r"_v\d+$", "", sym), tuple(t for t, _ in protos[sym])))
+        if f:
+            out[sym] = ("alias", f)
+    for sym in symbols:
+        out.setdefault(sym, ("unsupported", None))
+    return out
+
+
+def error_codes(inc):
+    """CUresult names to their values, from cuda.h's enum."""
+    text = open(os.path.join(inc, "cuda.h")).read()
+    body = re.search(r"typedef enum cudaError_enum \{(.*?)\} CUresult;", text, re.S).group(1)
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"(CUDA_\w+)\s*=\s*(\d+)", body)}
+
+
+def emit_exports(funcs, symbols, procmap, protos, codes=None):
+    """Per-thread-stream variants, unsupported and refused entry points, the procaddr table."""
+    disp = classify(funcs, symbols, protos)
+    refused = refused_funcs(funcs)
+    implemented = {f["symbol"] for f in funcs if f["symbol"] not in refused}
     o = ["/* generated by tools/gen/gen_cuda.py: per-thread default stream variants",
          " * and the cuGetProcAddress table measured from the real driver; do not edit */",
          "#include <stddef.h>", "", '#include "vc_cuda_wire.h"', '#include "vc_cu_guest.h"', ""]
     ptds = []
     for sym in symbols:
-        m = re.match(r"(cu\w+?)_(ptsz|ptds)$", sym)
-        if not m or m.group(1) not in implemented or sym not in protos:
+        if disp[sym][0] != "ptds":
             continue
-        base = next(f for f in funcs if f["symbol"] == m.group(1))
+        base = disp[sym][1]
         sp = [p for p in base["params"] if p.is_stream]
         o.append(proto(base, sym))
         o.append("{")
@@ -510,22 +586,11 @@ def emit_exports(funcs, symbols, procmap, protos):
         o.append("}")
         o.append("")
         ptds.append(sym)
-    # Older or newer variants with the very same prototype (cuEventDestroy and
-    # cuEventDestroy_v2, cuDevicePrimaryCtxRelease and _v2, ...) are the same
-    # function: the runtime asks for whichever its version knows.
-    bysig = {}
-    for f in funcs:
-        if f["symbol"] in protos:
-            base = re.sub(r"_v\d+$", "", f["symbol"])
-            bysig[(base, tuple(t for t, _ in protos[f["symbol"]]))] = f
     aliases = []
     for sym in symbols:
-        if sym in implemented or sym in ptds or sym not in protos:
+        if disp[sym][0] != "alias":
             continue
-        key = (re.sub(r"_v\d+$", "", sym), tuple(t for t, _ in protos[sym]))
-        f = bysig.get(key)
-        if not f:
-            continue
+        f = disp[sym][1]
         o.append(proto(f, sym))
         o.append("{")
         o.append("\treturn %s(%s);" % (f["symbol"], ", ".join(p.name for p in f["params"])))
@@ -533,8 +598,10 @@ def emit_exports(funcs, symbols, procmap, protos):
         o.append("")
         aliases.append(sym)
     done = implemented | set(ptds) | set(aliases)
-    unsupported = [s for s in symbols if s not in done]
-    exported = set(symbols) | done
+    unsupported = [s for s in symbols if disp[s][0] == "unsupported"]
+    refusals = [s for s in symbols if disp[s][0] == "refused"]
+    refusals += [s for s in refused if s not in symbols]
+    exported = set(symbols) | done | set(refusals)
     # Addresses by assembler name, so that no C prototype can conflict.
     table = [(n, v, fl, sym) for n, v, fl, sym in sorted(procmap) if sym != "-" and sym in exported]
     used = sorted({t[3] for t in table})
@@ -557,6 +624,16 @@ def emit_exports(funcs, symbols, procmap, protos):
     for s in unsupported:
         u.append("int %s(void);" % s)
         u.append('int %s(void) { return vc_cu_unsupported("%s"); }' % (s, s))
+    u += ["", "/* Refused on purpose (tools/gen/cuda_api.py says why): the driver's own",
+          " * error code, and the reason named once when VCUDA_DEBUG is set. */",
+          "int vc_cu_refused(const char *name, const char *reason, int err);", ""]
+    for s in refusals:
+        f = disp[s][1] if s in disp else refused[s]
+        if f["err"] not in (codes or {}):
+            sys.exit("gen_cuda: %s: unknown error code %s" % (s, f["err"]))
+        u.append("int %s(void);" % s)
+        u.append('int %s(void) { return vc_cu_refused("%s", "%s", %d); } /* %s */'
+                 % (s, s, f["refused"].replace("\\", "\\\\").replace('"', '\\"'), codes[f["err"]], f["err"]))
     u.append("")
     return "\n".join(o), "\n".join(u)
 
@@ -651,7 +728,7 @@ def main():
     extra = [l.strip() for l in open(a.driver_extra) if l.strip() and not l.startswith("#")]
     os.makedirs(a.out, exist_ok=True)
     drv, drv_names = emit_driver(funcs, protos, extra)
-    exports, unsup = emit_exports(funcs, symbols, procmap, protos)
+    exports, unsup = emit_exports(funcs, symbols, procmap, protos, error_codes(a.cuda_include))
     outs = {
         "vc_cuda_wire.h": emit_wire(funcs),
         "vc_cuda_guest_gen.c": emit_guest(funcs),
