@@ -174,6 +174,8 @@ static CUresult alloc(uint32_t kind, uint64_t size, uint64_t w, uint64_t h, uint
 
 CUresult CUDAAPI cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
 {
+	if (vc_cu_capture_unsafe())
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return alloc(VC_CU_ALLOC_PLAIN, bytesize, 0, 0, 0, NULL, NULL, dptr, NULL);
 }
 
@@ -215,6 +217,8 @@ static CUresult mem_free(CUdeviceptr dptr, int async, CUstream s)
 
 CUresult CUDAAPI cuMemFree_v2(CUdeviceptr dptr)
 {
+	if (vc_cu_capture_unsafe())
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return mem_free(dptr, 0, NULL);
 }
 
@@ -585,6 +589,8 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	CUresult rc;
 	void *p;
 
+	if (vc_cu_capture_unsafe())
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	if (!pp || !bytesize)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!vc_cu_state())
@@ -626,6 +632,8 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 {
 	struct range r;
 
+	if (vc_cu_capture_unsafe())
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	if (!p)
 		return CUDA_SUCCESS; /* as natively */
 	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))

@@ -71,6 +71,8 @@ CUresult CUDAAPI cuEventSynchronize(CUevent hEvent)
 
 CUresult CUDAAPI cuCtxSynchronize(void)
 {
+	if (vc_cu_capture_unsafe())
+		return CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 	return sync_op(VC_CU_SYNC_CTX, 0);
 }
 

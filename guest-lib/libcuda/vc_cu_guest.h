@@ -138,6 +138,14 @@ void vc_cu_params_forget(void);
  */
 uint64_t vc_cu_stream_id(CUstream s);
 
+/**
+ * vc_cu_capture_unsafe() - a potentially unsafe call (allocation, freeing,
+ * device synchronisation) is about to be made by this thread: CUDA_SUCCESS
+ * when its capture mode allows it, else CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+ * and the captures it would disturb are invalidated (capture.c).
+ */
+CUresult vc_cu_capture_unsafe(void);
+
 /** vc_cu_pinned_init() - announce the pinned pool to the host; 1 if usable. */
 int vc_cu_pinned_init(void);
 

@@ -124,10 +124,29 @@ static bool cu_busy(void *ctx)
 	       __atomic_load_n(&x->cb_inflight, __ATOMIC_RELAXED) != 0;
 }
 
+/*
+ * Every guest thread's calls run on this one serving thread (and the
+ * synchronisation helper), where the driver's per-thread capture modes
+ * cannot tell guest threads apart: the host's threads run in relaxed mode
+ * and the guest library applies CUDA's rule per guest thread
+ * (guest-lib/libcuda/capture.c).
+ */
+void vc_cu_capture_relaxed(struct vc_cu_session *x)
+{
+	static __thread bool relaxed;
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+	if (!relaxed && x->drv->cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS)
+		relaxed = true;
+}
+
 static int cu_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)
 {
 	struct vc_cu_session *x = ctx;
-	int rc = vc_cu_dispatch(x, op, req, len, out);
+	int rc;
+
+	vc_cu_capture_relaxed(x);
+	rc = vc_cu_dispatch(x, op, req, len, out);
 
 	/* The driver writes device printf to stdout at synchronisation points:
 	 * blocking copies, context destroys, module loads, module and library

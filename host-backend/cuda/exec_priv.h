@@ -126,6 +126,9 @@ struct vc_cu_session {
 	bool syncer_started;
 };
 
+/** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */
+void vc_cu_capture_relaxed(struct vc_cu_session *x);
+
 /**
  * vc_cu_pinned_ptr() - host address of [@off, @off + @len) of the pinned pool,
  * or NULL when it lies outside.

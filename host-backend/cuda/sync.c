@@ -70,6 +70,7 @@ static void *syncer(void *arg)
 {
 	struct vc_cu_session *x = arg;
 
+	vc_cu_capture_relaxed(x);
 	pthread_mutex_lock(&x->cb_mu);
 	for (;;) {
 		struct sync_job *j;

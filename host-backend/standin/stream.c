@@ -220,8 +220,22 @@ static CUresult s_event_elapsed(float *ms, CUevent a, CUevent b)
 	return CUDA_SUCCESS;
 }
 
+/* A thread's capture mode, kept and swapped as the driver does. */
+static CUresult s_exchange_mode(CUstreamCaptureMode *mode)
+{
+	static __thread CUstreamCaptureMode t_mode = CU_STREAM_CAPTURE_MODE_GLOBAL;
+	CUstreamCaptureMode old = t_mode;
+
+	if (!mode || (unsigned)*mode > CU_STREAM_CAPTURE_MODE_RELAXED)
+		return CUDA_ERROR_INVALID_VALUE;
+	t_mode = *mode;
+	*mode = old;
+	return CUDA_SUCCESS;
+}
+
 void vc_si_fill_stream(struct vc_cuda_driver *d)
 {
+	d->cuThreadExchangeStreamCaptureMode = s_exchange_mode;
 	d->cuLaunchHostFunc = s_host_func;
 	d->cuStreamCreate = s_stream_create;
 	d->cuStreamCreateWithPriority = s_stream_create_prio;

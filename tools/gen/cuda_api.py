@@ -20,6 +20,9 @@ what the header cannot:
     manual    remoted, but both sides are hand-written (launch, copies,
               modules): the generator only reserves an opcode.
     after     a guest function to call after the call succeeded (cache upkeep).
+    wrap      generated, but the guest stub is named vc_gen_<symbol>: a
+              hand-written function of the guest exports the symbol and
+              calls it (to keep guest-side state: captures, ...).
     virtual   not a driver function: an operation of vcuda's own (device
               facts in one call, image upload, parameter layout); manual.
     refused   why a guest cannot have this call; with err, the CUresult it
@@ -210,8 +213,9 @@ fn("cuStreamGetId", SYNC)
 fn("cuStreamGetCtx", SYNC)
 fn("cuStreamGetDevice", SYNC)
 fn("cuStreamIsCapturing", SYNC)
-fn("cuStreamBeginCapture_v2", SYNC)
-fn("cuStreamEndCapture", SYNC)
+fn("cuStreamBeginCapture_v2", SYNC, wrap=True)   # capture.c: capture modes
+fn("cuStreamEndCapture", SYNC, wrap=True)
+fn("cuThreadExchangeStreamCaptureMode", SYNC, local=True)
 fn("cuStreamGetCaptureInfo_v3", SYNC, manual=True)
 fn("cuStreamGetCaptureInfo_v2", SYNC, local=True)   # onto _v3 (no edge data)
 

@@ -260,7 +260,12 @@ def emit_guest(funcs):
         if not f["generated"]:
             continue
         s, ps = f["symbol"], f["params"]
-        o.append(proto(f))
+        if f.get("wrap"):
+            # Hand-written code exports the symbol and calls this stub.
+            o.append(proto(f, "vc_gen_" + s) + ";")
+            o.append(proto(f, "vc_gen_" + s))
+        else:
+            o.append(proto(f))
         o.append("{")
         o.append("\tstruct vc_cu_req_%s rq;" % s)
         o.append("\tstruct vc_cu_rep_%s rp;" % s)
