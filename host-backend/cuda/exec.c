@@ -103,6 +103,7 @@ static void cu_close(void *ctx)
 	/* What the session held stays charged until the listener reaps this
 	 * process: it reports those bytes as freed, and returns them. */
 	vc_cu_quota_fini(x);
+	vc_cu_managed_fini(x);
 	free(x->pregs);
 	vc_cu_handles_fini(x);
 	/* Callbacks the driver never ran keep their record; the worker exits

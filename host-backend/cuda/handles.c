@@ -316,11 +316,11 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	 * allocation, for every kind of allocation (plain, pitched, module
 	 * globals, pools); we only accept ranges that stay inside one of ours. */
 	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
-		return CUDA_ERROR_INVALID_VALUE;
+		return vc_cu_managed_check(x, ptr, len);
 	mine = owns_context(x, c);
 	for (uint32_t i = 0; !mine && !c && i < x->nasync; i++)
 		mine = x->async_ptr[i] == start;
 	if (!mine || ptr < start || len > size || ptr - start > size - len)
-		return CUDA_ERROR_INVALID_VALUE;
+		return vc_cu_managed_check(x, ptr, len); /* managed memory of ours */
 	return 0;
 }
