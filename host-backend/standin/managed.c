@@ -44,14 +44,13 @@ static struct smanaged *lookup(uint64_t p, uint64_t n)
 	return NULL;
 }
 
-int vc_si_managed_is(uint64_t p)
-{
-	return lookup(p, 1) != NULL;
-}
-
 /* With g_mu held: mark [@base, @base + @size) managed. */
 static CUresult mark(uint64_t base, uint64_t size)
 {
+	struct vc_smem_alloc *a = vc_smem_find(&g_mem, base, 1);
+
+	if (!a)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (lookup(base, 1))
 		return CUDA_SUCCESS;
 	if (g_n == g_cap) {
@@ -66,6 +65,7 @@ static CUresult mark(uint64_t base, uint64_t size)
 	g_m[g_n++] = (struct smanaged){.base = base, .size = size,
 				       .pref = {.type = CU_MEM_LOCATION_TYPE_INVALID},
 				       .prefetch = {.type = CU_MEM_LOCATION_TYPE_INVALID}};
+	a->managed = 1; /* for pointer attributes (memory.c) */
 	return CUDA_SUCCESS;
 }
 

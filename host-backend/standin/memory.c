@@ -88,7 +88,7 @@ static CUresult s_ptr_attrs(unsigned n, CUpointer_attribute *a, void **data, CUd
 			*(unsigned *)data[i] = al ? CU_MEMORYTYPE_DEVICE : 0;
 			break;
 		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-			*(int *)data[i] = al && vc_si_managed_is(al->base);
+			*(int *)data[i] = al && al->managed;
 			break;
 		default:
 			memset(data[i], 0, sizeof(int));

@@ -197,9 +197,6 @@ void vc_si_fill_export(struct vc_cuda_driver *d);
 /** vc_si_fill_managed() - managed memory, advice, prefetches, range attributes (managed.c). */
 void vc_si_fill_managed(struct vc_cuda_driver *d);
 
-/** vc_si_managed_is() - with g_mu held: whether @p is in managed memory (managed.c). */
-int vc_si_managed_is(uint64_t p);
-
 /** vc_si_lib_global() - cuLibraryGetGlobal: library @l's global @name, made when first asked (module.c). */
 CUresult vc_si_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name);
 
