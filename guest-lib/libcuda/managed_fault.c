@@ -61,6 +61,7 @@ static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 unsigned long vc_cu_mgd_resident; /* granules open to the CPU */
 unsigned long vc_cu_mgd_ranges;   /* ranges mapped */
 
+static uint64_t g_last_ctx; /* the last context a managed operation ran in */
 static struct sigaction g_prev;
 static pthread_once_t g_sig_once = PTHREAD_ONCE_INIT;
 
@@ -85,6 +86,20 @@ static struct mrange *lookup(uint64_t p, uint64_t n)
 }
 
 /* ---- copies between the library's view and the device ------------------------ */
+
+/* The context @r's copies run in: its own, else (a library's managed
+ * variable, looked up before the runtime had a context) the calling
+ * thread's, else the last one seen. */
+static uint64_t ctx_of(struct mrange *r)
+{
+	uint64_t c = vc_cu_current();
+
+	if (c)
+		__atomic_store_n(&g_last_ctx, c, __ATOMIC_RELAXED);
+	if (!r->info.ctx)
+		r->info.ctx = c ? c : __atomic_load_n(&g_last_ctx, __ATOMIC_RELAXED);
+	return r->info.ctx;
+}
 
 struct xfer {
 	uint32_t dir;
@@ -114,7 +129,7 @@ static int fetch(struct mrange *r, uint64_t g, uint64_t count)
 {
 	struct vc_cu_state *st = vc_cu_state();
 	uint64_t off = g * GRAN, len = count * GRAN;
-	struct xfer x = {.dir = VC_CU_COPY_DTOH, .dev = r->info.base + off, .ctx = r->info.ctx};
+	struct xfer x = {.dir = VC_CU_COPY_DTOH, .dev = r->info.base + off, .ctx = ctx_of(r)};
 
 	if (!st)
 		return -ENODEV;
@@ -128,7 +143,7 @@ static int write_back(struct mrange *r, uint64_t g, uint64_t count)
 {
 	struct vc_cu_state *st = vc_cu_state();
 	uint64_t off = g * GRAN, len = count * GRAN;
-	struct xfer x = {.dir = VC_CU_COPY_HTOD, .dev = r->info.base + off, .ctx = r->info.ctx};
+	struct xfer x = {.dir = VC_CU_COPY_HTOD, .dev = r->info.base + off, .ctx = ctx_of(r)};
 
 	if (!st)
 		return -ENODEV;
@@ -260,6 +275,8 @@ int vc_mgd_map(uint64_t base, uint64_t size, uint64_t ctx, int owned)
 	if (!r)
 		return -ENOMEM;
 	r->info = (struct vc_mgd_info){.base = base, .size = size, .ctx = ctx, .owned = owned};
+	if (ctx)
+		__atomic_store_n(&g_last_ctx, ctx, __ATOMIC_RELAXED);
 	r->span = (size + PAGE - 1) & ~(PAGE - 1);
 	r->ngran = (r->span + GRAN - 1) / GRAN;
 	r->fd = memfd_create("vcuda-managed", MFD_CLOEXEC);
@@ -345,9 +362,16 @@ int vc_mgd_unmap(uint64_t base)
 void vc_mgd_ctx_gone(uint64_t ctx)
 {
 	pthread_mutex_lock(&g_mu);
-	for (size_t i = g_n; i-- > 0;)
-		if (g_r[i]->info.ctx == ctx)
+	for (size_t i = g_n; i-- > 0;) {
+		if (g_r[i]->info.ctx != ctx)
+			continue;
+		if (g_r[i]->info.owned)
 			unmap_at(i);
+		else
+			g_r[i]->info.ctx = 0; /* a library's: it outlives contexts */
+	}
+	if (__atomic_load_n(&g_last_ctx, __ATOMIC_RELAXED) == ctx)
+		__atomic_store_n(&g_last_ctx, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&g_mu);
 }
 
@@ -432,7 +456,7 @@ void vc_cu_managed_flush(uint32_t op)
 					de++;
 				if (write_back(r, d, de - d) == 0) {
 					wrote = 1;
-					sync_ctx = r->info.ctx;
+					sync_ctx = ctx_of(r);
 				}
 				d = de;
 			}

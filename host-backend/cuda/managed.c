@@ -96,8 +96,12 @@ int vc_cu_manual_vcManagedQuery(struct vc_cu_session *x, const uint8_t *p, uint3
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
-	if (x->drv->cuPointerGetAttributes(4, attrs, data, (CUdeviceptr)rq.dptr) == CUDA_SUCCESS && managed &&
-	    size && (!c || vc_cu_find(x, VC_H_CUCONTEXT, c, &id) == 0)) {
+	rc = x->drv->cuPointerGetAttributes(4, attrs, data, (CUdeviceptr)rq.dptr);
+	/* Libraries need no context, so the runtime may ask before it has one:
+	 * then ask in device 0's primary context. */
+	if (rc && !rq.ctx && vc_cu_primary_get(x, 0, &id) == 0 && vc_cu_enter(x, id) == 0)
+		rc = x->drv->cuPointerGetAttributes(4, attrs, data, (CUdeviceptr)rq.dptr);
+	if (rc == CUDA_SUCCESS && managed && size && (!c || vc_cu_find(x, VC_H_CUCONTEXT, c, &id) == 0)) {
 		if (vc_cu_managed_check(x, start, size) && (rc = vc_cu_managed_add(x, start, size, true)))
 			return rc;
 		rp.base = start;

@@ -7,6 +7,7 @@
  * library is asked for as managed (cuLibraryGetManaged) is marked managed
  * too, since the stand-in does not parse images.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,11 +84,53 @@ static CUresult s_alloc_managed(CUdeviceptr *d, size_t n, unsigned flags)
 	return rc;
 }
 
+/* Managed variables of libraries asked for with no current context: they
+ * belong to no context (as a library's do natively), so they live in no
+ * context's memory; at most LIB_MANAGED_MAX of them in a process. */
+#define LIB_MANAGED_MAX 1024u
+static struct {
+	const void *lib;
+	char name[128];
+	CUdeviceptr d;
+} g_lib[LIB_MANAGED_MAX]; /* under g_mu */
+static unsigned g_nlib;
+
+static CUresult lib_managed_no_ctx(CUdeviceptr *d, CUlibrary l, const char *name)
+{
+	CUresult rc = CUDA_SUCCESS;
+	uint64_t va;
+	unsigned i;
+
+	if (!vc_si_is(l, T_LIB))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!name || strlen(name) >= sizeof(g_lib[0].name))
+		return CUDA_ERROR_NOT_FOUND;
+	pthread_mutex_lock(&g_mu);
+	for (i = 0; i < g_nlib && !(g_lib[i].lib == l && !strcmp(g_lib[i].name, name) &&
+				     vc_smem_find(&g_mem, g_lib[i].d, 1)); i++)
+		;
+	if (i == g_nlib) {
+		if (g_nlib == LIB_MANAGED_MAX || vc_smem_alloc(&g_mem, GLOBAL_BYTES, NULL, &va))
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		else {
+			g_lib[i].lib = l;
+			snprintf(g_lib[i].name, sizeof(g_lib[i].name), "%s", name);
+			g_lib[i].d = va;
+			memset(vc_smem_ptr(&g_mem, va, GLOBAL_BYTES), 0, GLOBAL_BYTES);
+			g_nlib++;
+		}
+	}
+	if (rc == CUDA_SUCCESS)
+		*d = g_lib[i].d;
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
+
 static CUresult s_lib_managed(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name)
 {
 	CUdeviceptr g = 0;
-	size_t size = 0;
-	CUresult rc = vc_si_lib_global(&g, &size, l, name);
+	size_t size = GLOBAL_BYTES;
+	CUresult rc = t_ctx ? vc_si_lib_global(&g, &size, l, name) : lib_managed_no_ctx(&g, l, name);
 
 	if (rc)
 		return rc;
