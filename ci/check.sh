@@ -65,6 +65,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	build/release/tests/test_cuda_api || rc=1
 	echo "== memory pools, kernel lists and names, capture queries"
 	build/release/tests/test_cuda_objects || rc=1
+	echo "== managed memory"
+	build/release/tests/test_managed || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

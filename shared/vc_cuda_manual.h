@@ -508,5 +508,70 @@ static inline int vc_cu_jit_is_array(int opt)
 	return opt == CU_JIT_GLOBAL_SYMBOL_NAMES || opt == CU_JIT_GLOBAL_SYMBOL_ADDRESSES ||
 	       opt == CU_JIT_REFERENCED_KERNEL_NAMES || opt == CU_JIT_REFERENCED_VARIABLE_NAMES;
 }
+/* ---- managed memory (managed*.c on both sides) ------------------------------ */
+/* cuMemAllocManaged: @size rounded up to whole pages by the guest, which maps
+ * the same range in its own process. */
+struct vc_cu_req_managed_alloc {
+	uint64_t ctx;
+	uint64_t size;
+	uint32_t flags;
+	uint32_t pad;
+};
+struct vc_cu_rep_managed_alloc {
+	uint64_t dptr;
+};
+/* vcManagedFree (reply: none), vcManagedQuery (reply: vc_cu_rep_managed_query). */
+struct vc_cu_req_managed_ptr {
+	uint64_t ctx;
+	uint64_t dptr;
+};
+struct vc_cu_rep_managed_query {
+	uint64_t base;    /* the managed allocation holding dptr */
+	uint64_t size;
+	uint32_t managed; /* 0: not managed memory of this session */
+	uint32_t pad;
+};
+
+/* cuMemRangeGetAttribute(s): the answers come back in the reply data, one
+ * after another, size[i] bytes each. */
+#define VC_CU_RANGE_ATTRS_MAX 16u
+#define VC_CU_RANGE_DATA_MAX 1024u
+struct vc_cu_req_range_attrs {
+	uint64_t ctx;
+	uint64_t dptr;
+	uint64_t count;
+	uint32_t n;
+	uint32_t pad;
+	int32_t attr[VC_CU_RANGE_ATTRS_MAX];
+	uint64_t size[VC_CU_RANGE_ATTRS_MAX];
+};
+
+/* Batched prefetches and discards: after the struct, @count ranges, then
+ * @nlocs locations with the index of the first range each applies to. */
+#define VC_CU_BATCH_PREFETCH 0u
+#define VC_CU_BATCH_DISCARD 1u
+#define VC_CU_BATCH_DISCARD_PREFETCH 2u
+#define VC_CU_BATCH_MAX 512u
+struct vc_cu_req_mem_batch {
+	uint64_t ctx;
+	uint64_t stream;
+	uint64_t flags;
+	uint32_t kind; /* VC_CU_BATCH_* */
+	uint32_t count;
+	uint32_t nlocs;
+	uint32_t pad;
+};
+struct vc_cu_batch_range {
+	uint64_t dptr;
+	uint64_t size;
+};
+struct vc_cu_batch_loc {
+	int32_t type; /* CUmemLocationType */
+	int32_t id;
+	uint64_t first;
+};
+static_assert(sizeof(struct vc_cu_req_range_attrs) == 224, "range attributes request");
+static_assert(sizeof(struct vc_cu_req_mem_batch) == 40, "batch request");
+static_assert(sizeof(struct vc_cu_batch_loc) == 16, "batch location");
 
 #endif /* VC_CUDA_MANUAL_H */

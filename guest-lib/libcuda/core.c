@@ -200,6 +200,7 @@ static void init_once(void)
 				       &g_state.dev[d].info, sizeof(g_state.dev[d].info), 0);
 		if (g_init_rc)
 			goto fail;
+		vc_cu_managed_attrs(g_state.dev[d].info.attrs, VC_CU_ATTR_MAX);
 	}
 	if (!g_state.device_count) {
 		g_init_rc = CUDA_ERROR_NO_DEVICE;
@@ -244,6 +245,7 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	vc_cu_managed_before(op);
 	((struct vc_cu_prefix *)req)->ctx = t_ctx;
 	if (cap > sizeof(stackbuf)) {
 		buf = malloc(cap);
@@ -288,6 +290,7 @@ CUresult vc_cu_submit(uint32_t op, void *req, size_t reqlen, const void *data, s
 
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
+	vc_cu_managed_before(op);
 	((struct vc_cu_prefix *)req)->ctx = t_ctx;
 	rc = vc_client_submit(st->client, op, req, reqlen, data, dlen, 0, NULL);
 	return rc < 0 ? vc_cu_error(rc) : CUDA_SUCCESS;

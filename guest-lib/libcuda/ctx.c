@@ -136,6 +136,7 @@ static void context_gone(uint64_t id)
 	vc_exptab_ctx_destroyed((CUcontext)(uintptr_t)id);
 	vc_cu_params_forget();
 	vc_cu_streams_forget();
+	vc_cu_managed_ctx_gone(id);
 	if (vc_cu_current() == id)
 		vc_cu_set_current(0);
 }

@@ -35,6 +35,7 @@ struct range {
 	int pinned;     /* pinned-pool pages, registered with the host's driver */
 	uint64_t devptr; /* pinned: its device address */
 	uint64_t pool_off; /* pinned: the pool offset of base */
+	int managed;    /* device memory that is managed (managed.c maps it here too) */
 };
 
 static struct range *g_r; /* sorted by base, non-overlapping */
@@ -134,6 +135,20 @@ int vc_cu_mem_is_device(uint64_t p, uint64_t n)
 	return !lookup(p, n ? n : 1, &r) && r.kind == K_DEVICE;
 }
 
+int vc_cu_mem_track_managed(uint64_t base, uint64_t size)
+{
+	size_t i;
+
+	if (track_range(base, size, K_DEVICE, 0, 0, 0, 0, 0))
+		return -1;
+	pthread_mutex_lock(&g_mu);
+	i = find_index(base);
+	if (i && g_r[i - 1].base == base)
+		g_r[i - 1].managed = 1;
+	pthread_mutex_unlock(&g_mu);
+	return 0;
+}
+
 /* Whether [@p, @p + @n) is page-locked memory of ours; its pool offset then. */
 static int pinned_range(const void *p, uint64_t n, uint64_t *off)
 {
@@ -206,6 +221,11 @@ static CUresult mem_free(CUdeviceptr dptr, int async, CUstream s)
 	struct vc_cu_prefix none;
 	CUresult rc;
 
+	if (!async && dptr && vc_cu_managed_any() && vc_cu_managed_free(dptr, &rc)) {
+		if (rc == CUDA_SUCCESS)
+			untrack(dptr, K_DEVICE, NULL);
+		return rc;
+	}
 	if (async)
 		rc = vc_cu_submit(VC_CU_vcMemFree, &rq, sizeof(rq), NULL, 0);
 	else
@@ -282,6 +302,8 @@ static CUresult pinned_copy(const struct copy *c, size_t n, uint64_t poff)
 	return send_copy(&rq, NULL, 0);
 }
 
+static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int async);
+
 static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int async)
 {
 	struct copy c = {.dir = VC_CU_COPY_HTOD, .dev = dst, .stream = s, .async = async};
@@ -294,6 +316,10 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (n && !src)
 		return CUDA_ERROR_INVALID_VALUE;
+	/* Managed memory is the device's: never read through the CPU here. */
+	if (n && vc_cu_managed_any() && vc_cu_managed_has((uint64_t)(uintptr_t)src, n))
+		return dtod(dst, (uint64_t)(uintptr_t)src, n, s, async);
+	vc_cu_managed_before(VC_CU_vcMemcpy);
 	if (n > INLINE_HTOD_MAX && pinned_range(src, n, &poff))
 		return pinned_copy(&c, n, poff); /* one DMA from the guest's own pages, no staging */
 	if (n <= INLINE_HTOD_MAX) {
@@ -322,6 +348,9 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async
 		return CUDA_ERROR_NOT_INITIALIZED;
 	if (n && !dst)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (n && vc_cu_managed_any() && vc_cu_managed_has((uint64_t)(uintptr_t)dst, n))
+		return dtod((uint64_t)(uintptr_t)dst, src, n, s, async);
+	vc_cu_managed_before(VC_CU_vcMemcpy);
 	/* Into page-locked memory the copy is DMA and, when asynchronous,
 	 * really asynchronous: the data lands when the stream gets there. */
 	if (n && pinned_range(dst, n, &poff))
@@ -868,13 +897,13 @@ static CUresult attribute(void *data, CUpointer_attribute a, CUdeviceptr ptr, in
 				     : r->pinned ? r->devptr + (ptr - r->base) : 0;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_HOST_POINTER:
-		*(void **)data = known && r->kind == K_HOST ? (void *)(uintptr_t)ptr : NULL;
+		*(void **)data = known && (r->kind == K_HOST || r->managed) ? (void *)(uintptr_t)ptr : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
 		*(int *)data = known ? 0 : -2;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
-		*(int *)data = 0;
+		*(int *)data = known && r->managed;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_MAPPED:
 		*(int *)data = known && (r->kind == K_DEVICE || r->pinned);

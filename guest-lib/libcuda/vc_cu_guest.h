@@ -201,4 +201,57 @@ CUresult vc_cu_load_jit(uint32_t kind, const void *img, CUjit_option *opts, void
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);
 
+/* ---- managed memory (managed.c, managed_fault.c) ------------------------------ */
+
+/* Granules of managed memory open to the CPU, and managed ranges mapped:
+ * written under the managed table's lock, read with one relaxed load. */
+extern unsigned long vc_cu_mgd_resident;
+extern unsigned long vc_cu_mgd_ranges;
+
+/**
+ * vc_cu_managed_flush() - before operation @op, which may let the device
+ * run: write back what the CPU wrote to managed memory and close its pages.
+ */
+void vc_cu_managed_flush(uint32_t op);
+
+/** vc_cu_managed_before() - vc_cu_managed_flush() when the CPU holds managed pages (one load). */
+static inline void vc_cu_managed_before(uint32_t op)
+{
+	if (__atomic_load_n(&vc_cu_mgd_resident, __ATOMIC_RELAXED))
+		vc_cu_managed_flush(op);
+}
+
+/** vc_cu_managed_any() - whether the process has managed memory mapped (one load). */
+static inline int vc_cu_managed_any(void)
+{
+	return __atomic_load_n(&vc_cu_mgd_ranges, __ATOMIC_RELAXED) != 0;
+}
+
+/** vc_cu_managed_has() - whether [@p, @p + @n) lies in one managed range. */
+int vc_cu_managed_has(uint64_t p, uint64_t n);
+
+/**
+ * vc_cu_managed_free() - cuMemFree of @dptr if it is a managed allocation:
+ * 1 with the result in *@rc, or 0 when it is not one.
+ */
+int vc_cu_managed_free(uint64_t dptr, CUresult *rc);
+
+/** vc_cu_managed_ctx_gone() - context @ctx was destroyed: unmap its managed memory. */
+void vc_cu_managed_ctx_gone(uint64_t ctx);
+
+/** vc_cu_managed_attrs() - device attributes @attrs (@count of them) as managed memory works here. */
+void vc_cu_managed_attrs(int32_t *attrs, int count);
+
+/**
+ * vc_cu_managed_global() - after a module global was looked up: map it here
+ * when it is a managed variable. The call's result (CUDA_SUCCESS).
+ */
+CUresult vc_cu_managed_global(CUdeviceptr *dptr, size_t *bytes);
+
+/**
+ * vc_cu_mem_track_managed() - record managed range [@base, @base + @size)
+ * for pointer attributes and copies (memory.c). 0 or -1 (no memory).
+ */
+int vc_cu_mem_track_managed(uint64_t base, uint64_t size);
+
 #endif /* VC_CU_GUEST_H */

@@ -104,6 +104,7 @@ static void cu_close(void *ctx)
 	/* What the session held stays charged until the listener reaps this
 	 * process: it reports those bytes as freed, and returns them. */
 	vc_cu_quota_fini(x);
+	vc_cu_managed_fini(x);
 	free(x->pregs);
 	vc_cu_handles_fini(x);
 	/* Callbacks the driver never ran keep their record; the worker exits
@@ -122,22 +123,6 @@ static bool cu_busy(void *ctx)
 	/* A heuristic for idle reclaim, read from the heartbeat thread. */
 	return __atomic_load_n(&x->sync_head, __ATOMIC_RELAXED) != NULL ||
 	       __atomic_load_n(&x->cb_inflight, __ATOMIC_RELAXED) != 0;
-}
-
-/*
- * Every guest thread's calls run on this one serving thread (and the
- * synchronisation helper), where the driver's per-thread capture modes
- * cannot tell guest threads apart: the host's threads run in relaxed mode
- * and the guest library applies CUDA's rule per guest thread
- * (guest-lib/libcuda/capture.c).
- */
-void vc_cu_capture_relaxed(struct vc_cu_session *x)
-{
-	static __thread bool relaxed;
-	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
-
-	if (!relaxed && x->drv->cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS)
-		relaxed = true;
 }
 
 static int cu_call(void *ctx, uint32_t op, const uint8_t *req, uint32_t len, struct vc_cu_out *out)

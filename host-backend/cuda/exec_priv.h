@@ -124,6 +124,8 @@ struct vc_cu_session {
 	struct sync_job *sync_cur; /* the job the helper thread waits for now */
 	pthread_t syncer;
 	bool syncer_started;
+	/* managed ranges: allocations and __managed__ globals (managed.c), NULL until the first */
+	struct vc_cu_managed *managed;
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */
@@ -174,6 +176,18 @@ void vc_cu_sched_ctx_gone(struct vc_cu_session *x, void *ctx);
 
 /** vc_cu_sched_stop() - end the tracker and free its events (session teardown). */
 void vc_cu_sched_stop(struct vc_cu_session *x);
+
+/**
+ * vc_cu_managed_check() - is [@ptr, @ptr + @len) in one managed range of this
+ * session (managed.c)? Returns 0 or CUDA_ERROR_INVALID_VALUE.
+ */
+int vc_cu_managed_check(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
+
+/** vc_cu_managed_ctx_gone() - context @ctx was destroyed with its managed memory: forget it. */
+void vc_cu_managed_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
+
+/** vc_cu_managed_fini() - free the table of managed ranges (session teardown). */
+void vc_cu_managed_fini(struct vc_cu_session *x);
 
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);

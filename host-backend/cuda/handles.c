@@ -316,11 +316,27 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	 * allocation, for every kind of allocation (plain, pitched, module
 	 * globals, pools); we only accept ranges that stay inside one of ours. */
 	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
-		return CUDA_ERROR_INVALID_VALUE;
+		return vc_cu_managed_check(x, ptr, len);
 	mine = owns_context(x, c);
 	for (uint32_t i = 0; !mine && !c && i < x->nasync; i++)
 		mine = x->async_ptr[i] == start;
 	if (!mine || ptr < start || len > size || ptr - start > size - len)
-		return CUDA_ERROR_INVALID_VALUE;
+		return vc_cu_managed_check(x, ptr, len); /* managed memory of ours */
 	return 0;
+}
+
+/*
+ * Every guest thread's calls run on this one serving thread (and the
+ * synchronisation helper), where the driver's per-thread capture modes
+ * cannot tell guest threads apart: the host's threads run in relaxed mode
+ * and the guest library applies CUDA's rule per guest thread
+ * (guest-lib/libcuda/capture.c).
+ */
+void vc_cu_capture_relaxed(struct vc_cu_session *x)
+{
+	static __thread bool relaxed;
+	CUstreamCaptureMode m = CU_STREAM_CAPTURE_MODE_RELAXED;
+
+	if (!relaxed && x->drv->cuThreadExchangeStreamCaptureMode(&m) == CUDA_SUCCESS)
+		relaxed = true;
 }

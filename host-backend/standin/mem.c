@@ -87,6 +87,7 @@ int vc_smem_alloc(struct vc_smem *m, uint64_t size, void *owner, uint64_t *va)
 	na->base = m->next_va;
 	na->size = size;
 	na->owner = owner;
+	na->managed = 0;
 	m->next_va += span + VA_ALIGN; /* the guard gap */
 	m->n++;
 	m->in_use += size;

@@ -16,6 +16,7 @@ struct vc_smem_alloc {
 	uint64_t size;
 	uint8_t *mem;
 	void *owner; /* e.g. the stand-in context it belongs to */
+	int managed; /* managed memory (the driver stand-in's managed.c) */
 };
 
 struct vc_smem {

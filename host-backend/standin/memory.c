@@ -87,6 +87,9 @@ static CUresult s_ptr_attrs(unsigned n, CUpointer_attribute *a, void **data, CUd
 		case CU_POINTER_ATTRIBUTE_MEMORY_TYPE:
 			*(unsigned *)data[i] = al ? CU_MEMORYTYPE_DEVICE : 0;
 			break;
+		case CU_POINTER_ATTRIBUTE_IS_MANAGED:
+			*(int *)data[i] = al && al->managed;
+			break;
 		default:
 			memset(data[i], 0, sizeof(int));
 		}

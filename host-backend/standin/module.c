@@ -209,7 +209,7 @@ static CUresult s_mod_global(CUdeviceptr *d, size_t *n, CUmodule m, const char *
 	return vc_si_is(m, T_MOD) ? s_global(d, n, m, name) : CUDA_ERROR_INVALID_HANDLE;
 }
 
-static CUresult s_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name)
+CUresult vc_si_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name)
 {
 	return vc_si_is(l, T_LIB) ? s_global(d, n, l, name) : CUDA_ERROR_INVALID_HANDLE;
 }
@@ -330,7 +330,7 @@ void vc_si_fill_module(struct vc_cuda_driver *d)
 	d->cuLibraryEnumerateKernels = s_lib_enum;
 	d->cuKernelGetName = s_kernel_name;
 	d->cuFuncGetName = s_func_name;
-	d->cuLibraryGetGlobal = s_lib_global;
+	d->cuLibraryGetGlobal = vc_si_lib_global;
 	d->cuKernelGetFunction = s_kernel_func;
 	d->cuFuncGetParamInfo = s_func_params;
 	d->cuKernelGetParamInfo = s_kernel_params;

@@ -196,5 +196,10 @@ void vc_si_fill_export(struct vc_cuda_driver *d);
 
 /** vc_si_fill_link() - the JIT linker test double and loads with JIT options (link.c). */
 void vc_si_fill_link(struct vc_cuda_driver *d);
+/** vc_si_fill_managed() - managed memory, advice, prefetches, range attributes (managed.c). */
+void vc_si_fill_managed(struct vc_cuda_driver *d);
+
+/** vc_si_lib_global() - cuLibraryGetGlobal: library @l's global @name, made when first asked (module.c). */
+CUresult vc_si_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name);
 
 #endif /* VC_STANDIN_PRIV_H */

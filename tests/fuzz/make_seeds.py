@@ -52,6 +52,10 @@ LIST = "<QQII"                  # vc_cu_req_list
 HANDLE = "<QQ"                  # vc_cu_req_handle
 CAPTURE_INFO = "<QQII"          # vc_cu_req_capture_info
 POOL_ATTR = "<QQiIQ"            # vc_cu_req_pool_attr
+MANAGED_ALLOC = "<QQII"         # vc_cu_req_managed_alloc
+MANAGED_PTR = "<QQ"             # vc_cu_req_managed_ptr
+RANGE_ATTRS = "<QQQII16i16Q"    # vc_cu_req_range_attrs
+MEM_BATCH = "<QQQIIII"          # vc_cu_req_mem_batch, then ranges "<QQ" and locations "<iiQ"
 SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96}
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
@@ -232,6 +236,8 @@ def manual_payload(s, name):
         "cuMemPoolGetAttribute": POOL_ATTR,
         "vcLinkCreate": LINK_CREATE, "vcLinkAdd": LINK_ADD, "vcLinkComplete": LINK, "vcLinkRead": LINK_READ,
         "vcLinkDestroy": LINK, "vcLoadJit": LOAD_JIT,
+        "vcManagedAlloc": MANAGED_ALLOC, "vcManagedFree": MANAGED_PTR,
+        "vcManagedQuery": MANAGED_PTR, "vcMemRangeAttrs": RANGE_ATTRS, "vcMemBatch": MEM_BATCH,
     }
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
@@ -352,6 +358,18 @@ def main():
          + s.cmd("vcImageBegin", struct.pack(IMAGE_BEGIN, CTX0, len(STORE_PTX)), REPLY, 2)
          + s.cmd("vcImagePut", struct.pack(IMAGE_PUT, CTX0, 2, 0, len(STORE_PTX), 0, 1, 0) + STORE_PTX)
          + s.cmd("vcLoadJit", struct.pack(LOAD_JIT, CTX0, 2, 0, 0, *jit((3, 0), (4, 256))), REPLY, 2))
+    # ---- managed memory: allocate, ask, range attributes, a batch, free ------------------
+    managed = 0x7e0000000000  # the stand-in's first address (its addresses start there)
+    seed("managed", s.retain()
+         + s.cmd("vcManagedAlloc", struct.pack(MANAGED_ALLOC, CTX0, 8192, 1, 0), REPLY, 1)
+         + s.cmd("vcManagedQuery", struct.pack(MANAGED_PTR, CTX0, managed + 64), REPLY, 2)
+         + s.cmd("vcMemRangeAttrs", struct.pack(RANGE_ATTRS, CTX0, managed, 8192, 2, 0, 1, 4, *([0] * 14),
+                                                4, 8, *([0] * 14)), REPLY, 2)
+         + s.cmd("vcMemBatch", struct.pack(MEM_BATCH, CTX0, 0, 0, 0, 2, 1, 0)
+                 + struct.pack("<QQQQ", managed, 4096, managed + 4096, 4096) + struct.pack("<iiQ", 1, 0, 0),
+                 REPLY, 2)
+         + s.memcpy(DTOH, src=managed, length=64, flags=REPLY, slot=3)
+         + s.cmd("vcManagedFree", struct.pack(MANAGED_PTR, CTX0, managed), REPLY, 1))
     # ---- synchronisation, streams, events, host functions, device printf ---------------
     seed("sync", s.retain()
          + s.sync(SYNC_CTX, CTX0) + s.sync(SYNC_STREAM, 0) + s.sync(SYNC_ALL, 0)

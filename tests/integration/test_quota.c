@@ -158,6 +158,34 @@ START_TEST(device_memory_quota)
 }
 END_TEST
 
+/* Managed memory is charged like cuMemAlloc, and refused past the quota. */
+START_TEST(managed_memory_quota)
+{
+	CUdeviceptr a, b, c;
+	uint64_t used;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	cuda_up();
+	CK(cuMemAllocManaged(&a, 32 * MiB, CU_MEM_ATTACH_GLOBAL));
+	CK(cuMemAlloc(&b, 24 * MiB));
+	ck_assert_int_eq(cuMemAllocManaged(&c, 16 * MiB, CU_MEM_ATTACH_GLOBAL), CUDA_ERROR_OUT_OF_MEMORY);
+	json_decref(my_session(getpid(), &used));
+	ck_assert_uint_eq(used, 56 * MiB);
+	/* the session works on, and the managed memory with it */
+	((volatile unsigned char *)(uintptr_t)a)[5] = 9;
+	CK(cuMemsetD8(b, 7, 24 * MiB));
+	ck_assert_int_eq(((volatile unsigned char *)(uintptr_t)a)[5], 9);
+	CK(cuMemFree(a));
+	CK(cuMemAllocManaged(&c, 16 * MiB, CU_MEM_ATTACH_HOST));
+	wait_used(40 * MiB, 1000);
+	CK(cuMemFree(b));
+	CK(cuMemFree(c));
+	ck_assert_int_eq(cuMemFree(c), CUDA_ERROR_INVALID_VALUE); /* a double free refunds nothing */
+	wait_used(0, 1000);
+}
+END_TEST
+
 START_TEST(quota_is_shared_by_all_sessions)
 {
 	int go[2], done[2];
@@ -397,6 +425,7 @@ int main(void)
 
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, device_memory_quota);
+	tcase_add_test(t, managed_memory_quota);
 	tcase_add_test(t, quota_is_shared_by_all_sessions);
 	tcase_add_test(t, async_pitched_and_context_allocations);
 	tcase_add_test(t, pinned_memory_quota);

@@ -462,6 +462,60 @@ START_TEST(cuda_errors_are_results)
 }
 END_TEST
 
+/* Managed memory: only the session's own managed ranges are named; the
+ * driver's refusals are results. */
+START_TEST(managed_ranges_are_checked)
+{
+	struct vc_cu_req_managed_alloc a = {.ctx = g_ctx, .size = 8192, .flags = CU_MEM_ATTACH_GLOBAL};
+	struct vc_cu_rep_managed_alloc ap = {0};
+	struct vc_cu_rep_managed_query q = {0};
+	uint64_t plain = alloc(4096);
+	uint8_t back[16];
+
+	ck_assert_int_eq(cu(VC_CU_vcManagedAlloc, &a, sizeof(a), NULL, 0, &ap, sizeof(ap)), 0);
+	ck_assert_uint_ne(ap.dptr, 0);
+	ck_assert_int_eq(dtoh(ap.dptr + 4096, 16, back), 0);
+	a.flags = 9;
+	ck_assert_int_eq(cu(VC_CU_vcManagedAlloc, &a, sizeof(a), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	a.flags = CU_MEM_ATTACH_GLOBAL;
+	a.size = 2 << 20; /* past the stand-in's 1 MiB */
+	ck_assert_int_eq(cu(VC_CU_vcManagedAlloc, &a, sizeof(a), NULL, 0, NULL, 0), VC_CUDA_ERROR_OUT_OF_MEMORY);
+	/* what the guest may ask about */
+	struct vc_cu_req_managed_ptr mp = {.ctx = g_ctx, .dptr = plain};
+	ck_assert_int_eq(cu(VC_CU_vcManagedQuery, &mp, sizeof(mp), NULL, 0, &q, sizeof(q)), 0);
+	ck_assert_uint_eq(q.managed, 0);
+	mp.dptr = ap.dptr + 100;
+	ck_assert_int_eq(cu(VC_CU_vcManagedQuery, &mp, sizeof(mp), NULL, 0, &q, sizeof(q)), 0);
+	ck_assert_uint_eq(q.managed, 1);
+	ck_assert_uint_eq(q.base, ap.dptr);
+	struct vc_cu_req_range_attrs ra = {.ctx = g_ctx, .dptr = plain, .count = 16, .n = 1,
+					   .attr = {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY}, .size = {4}};
+	ck_assert_int_eq(cu(VC_CU_vcMemRangeAttrs, &ra, sizeof(ra), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	ra.dptr = ap.dptr;
+	ra.count = 16384; /* past its end */
+	ck_assert_int_eq(cu(VC_CU_vcMemRangeAttrs, &ra, sizeof(ra), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	ra.count = 8192;
+	ck_assert_int_eq(cu(VC_CU_vcMemRangeAttrs, &ra, sizeof(ra), NULL, 0, NULL, 0), 0);
+	struct {
+		struct vc_cu_req_mem_batch b;
+		struct vc_cu_batch_range r;
+		struct vc_cu_batch_loc l;
+	} b = {{.ctx = g_ctx, .kind = VC_CU_BATCH_PREFETCH, .count = 1, .nlocs = 1},
+	       {.dptr = plain, .size = 16},
+	       {.type = CU_MEM_LOCATION_TYPE_DEVICE}};
+	ck_assert_int_eq(cu(VC_CU_vcMemBatch, &b, sizeof(b), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	/* frees: only a managed allocation's start, once */
+	mp.dptr = plain;
+	ck_assert_int_eq(cu(VC_CU_vcManagedFree, &mp, sizeof(mp), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	mp.dptr = ap.dptr + 4096;
+	ck_assert_int_eq(cu(VC_CU_vcManagedFree, &mp, sizeof(mp), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	mp.dptr = ap.dptr;
+	ck_assert_int_eq(cu(VC_CU_vcManagedFree, &mp, sizeof(mp), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(cu(VC_CU_vcManagedFree, &mp, sizeof(mp), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(dtoh(ap.dptr, 16, back), VC_CUDA_ERROR_INVALID_VALUE);
+}
+END_TEST
+
 /* ---- protocol violations: FATAL ----------------------------------------------- */
 
 START_TEST(unknown_opcode_is_fatal)
@@ -604,7 +658,9 @@ END_TEST
 /* Every hand-written request shorter than its struct: only a context id. */
 static const uint32_t short_ops[] = {VC_CU_vcMemAlloc, VC_CU_vcMemFree, VC_CU_vcMemset, VC_CU_vcLaunch,
 				     VC_CU_vcSync, VC_CU_vcImageBegin, VC_CU_vcImagePut, VC_CU_vcLoad,
-				     VC_CU_cuDevicePrimaryCtxRetain, VC_CU_cuModuleGetFunction};
+				     VC_CU_cuDevicePrimaryCtxRetain, VC_CU_cuModuleGetFunction,
+				     VC_CU_vcManagedAlloc, VC_CU_vcManagedFree, VC_CU_vcManagedQuery,
+				     VC_CU_vcMemRangeAttrs, VC_CU_vcMemBatch};
 
 START_TEST(short_cuda_requests_are_fatal)
 {
@@ -712,6 +768,67 @@ START_TEST(bad_selectors_are_fatal)
 		raw_cmd(VC_CU_vcMemAlloc, VC_CMD_F_REPLY, 0, &a, sizeof(a));
 		break;
 	}
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* Range attributes and batches no correct guest sends: no attribute, too
+ * many, answers larger than the cap, no reply slot; an empty or oversized
+ * batch, more locations than ranges, locations for a discard, none for a
+ * prefetch, arrays past the command. */
+START_TEST(managed_requests_past_limits_are_fatal)
+{
+	struct vc_cu_req_range_attrs ra = {.ctx = g_ctx, .dptr = 0x1000, .count = 16, .n = 1,
+					   .attr = {CU_MEM_RANGE_ATTRIBUTE_READ_MOSTLY}, .size = {4}};
+	struct {
+		struct vc_cu_req_mem_batch b;
+		struct vc_cu_batch_range r[2];
+		struct vc_cu_batch_loc l[2];
+	} b = {{.ctx = g_ctx, .kind = VC_CU_BATCH_PREFETCH, .count = 2, .nlocs = 1},
+	       {{.dptr = 0x1000, .size = 16}, {.dptr = 0x2000, .size = 16}},
+	       {{.type = CU_MEM_LOCATION_TYPE_DEVICE}}};
+	uint32_t blen = sizeof(b.b) + 2 * sizeof(b.r[0]) + sizeof(b.l[0]);
+
+	switch (_i) {
+	case 0:
+		ra.n = 0;
+		break;
+	case 1:
+		ra.n = VC_CU_RANGE_ATTRS_MAX + 1;
+		break;
+	case 2:
+		ra.size[0] = VC_CU_RANGE_DATA_MAX + 4;
+		break;
+	case 3:
+		raw_cmd(VC_CU_vcMemRangeAttrs, 0, 0, &ra, sizeof(ra)); /* no reply slot */
+		expect_fatal(VC_FATAL_PAYLOAD);
+		return;
+	case 4:
+		b.b.count = 0;
+		break;
+	case 5:
+		b.b.count = VC_CU_BATCH_MAX + 1;
+		break;
+	case 6:
+		b.b.nlocs = 3;
+		break;
+	case 7:
+		b.b.kind = VC_CU_BATCH_DISCARD;
+		break;
+	case 8:
+		b.b.nlocs = 0;
+		break;
+	case 9:
+		blen -= 8; /* the last location cut short */
+		break;
+	default:
+		b.b.kind = 9;
+		break;
+	}
+	if (_i < 3)
+		raw_cmd(VC_CU_vcMemRangeAttrs, VC_CMD_F_REPLY, 0, &ra, sizeof(ra));
+	else
+		raw_cmd(VC_CU_vcMemBatch, VC_CMD_F_REPLY, 0, &b, blen);
 	expect_fatal(VC_FATAL_PAYLOAD);
 }
 END_TEST
@@ -888,6 +1005,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, launch_recorded);
 	tcase_add_test(t, cuda_errors_are_results);
 	tcase_add_test(t, jit_link_checks);
+	tcase_add_test(t, managed_ranges_are_checked);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hostile");
@@ -913,6 +1031,7 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, launch_params_past_payload_are_fatal, 0, 3);
 	tcase_add_loop_test(t, bad_selectors_are_fatal, 0, 6);
 	tcase_add_test(t, inline_dtoh_without_reply_is_fatal);
+	tcase_add_loop_test(t, managed_requests_past_limits_are_fatal, 0, 11);
 	tcase_add_test(t, unterminated_name_is_fatal);
 	tcase_add_test(t, jit_count_lie_is_fatal);
 	tcase_add_test(t, link_name_unterminated_is_fatal);

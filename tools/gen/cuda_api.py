@@ -23,6 +23,9 @@ what the header cannot:
     wrap      generated, but the guest stub is named vc_gen_<symbol>: a
               hand-written function of the guest exports the symbol and
               calls it (to keep guest-side state: captures, ...).
+    post      (guest function, [parameters]): called with those parameters
+              after the call succeeded; its CUresult is the call's (a
+              managed global mapped into the guest).
     virtual   not a driver function: an operation of vcuda's own (device
               facts in one call, image upload, parameter layout); manual.
     refused   why a guest cannot have this call; with err, the CUresult it
@@ -130,7 +133,7 @@ fn("cuModuleLoadDataEx", SYNC, local=True)
 fn("cuModuleLoadFatBinary", SYNC, local=True)
 fn("cuModuleUnload", SYNC, destroys="hmod")
 fn("cuModuleGetFunction", SYNC)
-fn("cuModuleGetGlobal_v2", SYNC, nullable=["dptr", "bytes"])
+fn("cuModuleGetGlobal_v2", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed_global", ["dptr", "bytes"]))
 fn("cuModuleGetLoadingMode", SYNC, ctx_free=True)
 fn("cuModuleGetFunctionCount", SYNC)
 fn("cuModuleEnumerateFunctions", SYNC, manual=True)  # paged, like kernel lists
@@ -139,8 +142,8 @@ fn("cuLibraryUnload", SYNC, destroys="library")
 fn("cuLibraryGetKernel", SYNC)
 fn("cuLibraryGetKernelCount", SYNC)
 fn("cuLibraryGetModule", SYNC)
-fn("cuLibraryGetGlobal", SYNC, nullable=["dptr", "bytes"])
-fn("cuLibraryGetManaged", SYNC, nullable=["dptr", "bytes"])
+fn("cuLibraryGetGlobal", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed_global", ["dptr", "bytes"]))
+fn("cuLibraryGetManaged", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed_global", ["dptr", "bytes"]))
 fn("cuLibraryEnumerateKernels", SYNC, manual=True)  # paged: any number of kernels
 fn("cuKernelGetName", SYNC, manual=True)            # the guest keeps the strings
 fn("cuFuncGetName", SYNC, manual=True)
@@ -270,6 +273,24 @@ fn("cuPointerGetAttributes", SYNC, local=True)
 # ---- managed memory --------------------------------------------------------
 # (one section per family; entries of this family go below this line)
 #
+# The host driver's managed memory at the same address in the guest, kept
+# coherent by protection faults (guest-lib/libcuda/managed*.c; docs).
+fn("vcManagedAlloc", SYNC, virtual=True)    # cuMemAllocManaged, charged like cuMemAlloc
+fn("vcManagedFree", SYNC, virtual=True)     # cuMemFree of a managed allocation
+fn("vcManagedQuery", SYNC, virtual=True)    # is a module global managed (__managed__)?
+fn("vcMemRangeAttrs", SYNC, virtual=True)   # cuMemRangeGetAttribute(s)
+fn("vcMemBatch", SYNC, virtual=True)        # batched prefetches and discards
+fn("cuMemAllocManaged", SYNC, local=True)
+fn("cuMemPrefetchAsync", SYNC)     # errors at once, as natively
+fn("cuMemPrefetchAsync_v2", SYNC)
+fn("cuMemAdvise", SYNC)
+fn("cuMemAdvise_v2", SYNC)
+fn("cuMemRangeGetAttribute", SYNC, local=True)
+fn("cuMemRangeGetAttributes", SYNC, local=True)
+fn("cuStreamAttachMemAsync", SYNC)
+fn("cuMemPrefetchBatchAsync", SYNC, local=True)
+fn("cuMemDiscardBatchAsync", SYNC, local=True)
+fn("cuMemDiscardAndPrefetchBatchAsync", SYNC, local=True)
 
 
 # ---- virtual memory management and IPC -------------------------------------

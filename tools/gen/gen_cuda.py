@@ -328,7 +328,10 @@ def emit_guest(funcs):
                     o.append("\t%s*%s = (%s)rp.%s;" % (guard, p.name, p.base, p.name))
             if f.get("after"):
                 o.append("\t%s();" % f["after"])
-            o.append("\treturn CUDA_SUCCESS;")
+            if f.get("post"):
+                o.append("\treturn %s(%s);" % (f["post"][0], ", ".join(f["post"][1])))
+            else:
+                o.append("\treturn CUDA_SUCCESS;")
         o.append("}")
         o.append("")
     return "\n".join(o)
