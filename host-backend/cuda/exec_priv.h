@@ -124,6 +124,8 @@ struct vc_cu_session {
 	struct sync_job *sync_cur; /* the job the helper thread waits for now */
 	pthread_t syncer;
 	bool syncer_started;
+	/* virtual memory management and IPC (vmm.h), NULL until first used */
+	struct vc_cu_vmm *vmm;
 };
 
 /**

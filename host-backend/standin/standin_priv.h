@@ -194,4 +194,7 @@ void vc_si_fill_stream(struct vc_cuda_driver *d);
 /** vc_si_fill_export() - cuGetExportTable (export.c). */
 void vc_si_fill_export(struct vc_cuda_driver *d);
 
+/** vc_si_fill_vmm() - virtual memory management and IPC (vmm.c). */
+void vc_si_fill_vmm(struct vc_cuda_driver *d);
+
 #endif /* VC_STANDIN_PRIV_H */
