@@ -15,7 +15,6 @@
  */
 #include <errno.h>
 #include <stdlib.h>
-#include <sys/random.h>
 
 #include "vc_cuda_vmm.h"
 #include "cuda/vmm.h"
@@ -28,9 +27,8 @@
 
 struct vc_cu_vmm *vc_cu_vmm_state(struct vc_cu_session *x)
 {
-	if (!x->vmm && (x->vmm = calloc(1, sizeof(*x->vmm))) &&
-	    getrandom(&x->vmm->salt, sizeof(x->vmm->salt), 0) != (ssize_t)sizeof(x->vmm->salt))
-		x->vmm->salt = (uint32_t)(uintptr_t)x->vmm;
+	if (!x->vmm)
+		x->vmm = calloc(1, sizeof(*x->vmm));
 	return x->vmm;
 }
 
@@ -54,7 +52,7 @@ int vc_cu_vmm_range_add(struct vc_cu_vrange **l, uint32_t *n, uint32_t *cap, uin
 
 static uint64_t make_id(const struct vc_cu_vmm *v, uint32_t idx)
 {
-	return ID_TAG | ((uint64_t)((v->obj[idx].gen + v->salt) & 0xffffff) << ID_GEN_SHIFT) | idx;
+	return ID_TAG | ((uint64_t)(v->obj[idx].gen & 0xffffff) << ID_GEN_SHIFT) | idx;
 }
 
 /* The slot of live handle id @id (the guest holds a reference), or NULL. */
@@ -66,7 +64,7 @@ static struct vc_cu_vobj *lookup(struct vc_cu_vmm *v, uint64_t id)
 	if (!v || (id & (0xffull << 56)) != ID_TAG || (id >> 48 & 0xff) || idx >= v->nobj)
 		return NULL;
 	o = &v->obj[idx];
-	if (!o->real || !o->refs || ((o->gen + v->salt) & 0xffffff) != ((id >> ID_GEN_SHIFT) & 0xffffff))
+	if (!o->real || !o->refs || (o->gen & 0xffffff) != ((id >> ID_GEN_SHIFT) & 0xffffff))
 		return NULL;
 	return o;
 }

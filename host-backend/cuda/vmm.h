@@ -44,7 +44,6 @@ struct vc_cu_vmm {
 	struct vc_cu_vrange *opened; /* IPC memory opened, and pool pointers imported */
 	uint32_t nopened, capopened;
 	uint32_t nexported;        /* IPC entries this session made (ipc.c) */
-	uint32_t salt;             /* added to generations: another session's ids name nothing here */
 };
 
 /**
