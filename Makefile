@@ -64,6 +64,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/refused.c guest-lib/libcuda/legacy.c guest-lib/libcuda/link.c \
                guest-lib/libcuda/managed.c guest-lib/libcuda/managed_fault.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
+LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -105,6 +106,7 @@ GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv
               tools/gen/libcuda.symbols tools/gen/driver_extra.txt
 GEN_STAMP  := $(BUILD)/gen/.stamp
 ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
+ABI_FILES  += shared/vc_cuda_vmm.h
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \

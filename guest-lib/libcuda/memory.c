@@ -19,6 +19,7 @@
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 #include "vc_sanitize.h"
+#include "vmm.h"
 
 #define INLINE_HTOD_MAX 4096u
 
@@ -125,6 +126,15 @@ static int lookup(uint64_t p, uint64_t n, struct range *out)
 		}
 	}
 	pthread_mutex_unlock(&g_mu);
+	/* Not an allocation: a VMM mapping, or memory opened through IPC (vmm.h). */
+	if (rc && !vc_cu_vmm_find(p, n, &out->base, &out->size)) {
+		out->ctx = vc_cu_current();
+		out->flags = 0;
+		out->kind = K_DEVICE;
+		out->owned = out->pinned = 0;
+		out->devptr = out->pool_off = 0;
+		rc = 0;
+	}
 	return rc;
 }
 
@@ -230,8 +240,8 @@ static CUresult mem_free(CUdeviceptr dptr, int async, CUstream s)
 		rc = vc_cu_submit(VC_CU_vcMemFree, &rq, sizeof(rq), NULL, 0);
 	else
 		rc = vc_cu_call(VC_CU_vcMemFree, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
-	if (rc == CUDA_SUCCESS && dptr)
-		untrack(dptr, K_DEVICE, NULL);
+	if (rc == CUDA_SUCCESS && dptr && untrack(dptr, K_DEVICE, NULL))
+		vc_cu_vmm_untrack(dptr, 1); /* an imported pool pointer */
 	return rc;
 }
 

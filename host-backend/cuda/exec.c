@@ -14,6 +14,7 @@
 
 #include "cuda/console.h"
 #include "cuda/exec_priv.h"
+#include "cuda/vmm.h"
 #include "vcuda/server.h"
 
 static int cu_open(void *factory, const struct vc_session_services *svc, void **ctx)
@@ -93,6 +94,10 @@ static void cu_close(void *ctx)
 			else
 				x->drv->cuMemPoolDestroy(h->real);
 		}
+	/* IPC memory opened, then mappings, allocations and ranges (vmm.h):
+	 * they belong to no context. */
+	vc_cu_ipc_fini(x);
+	vc_cu_vmm_fini(x);
 	x->drv->cuCtxSetCurrent(NULL);
 	for (uint32_t i = 0; i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)

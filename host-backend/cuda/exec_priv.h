@@ -126,6 +126,8 @@ struct vc_cu_session {
 	bool syncer_started;
 	/* managed ranges: allocations and __managed__ globals (managed.c), NULL until the first */
 	struct vc_cu_managed *managed;
+	/* virtual memory management and IPC (vmm.h), NULL until first used */
+	struct vc_cu_vmm *vmm;
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */

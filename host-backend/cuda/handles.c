@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "cuda/exec_priv.h"
+#include "cuda/vmm.h"
 
 /* Ids: a tag that is never a small integer or a plausible host pointer, the
  * kind, a generation and the slot index. 0, 1 and 2 are never issued. */
@@ -315,13 +316,17 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	/* The driver knows which context owns an address and the extent of its
 	 * allocation, for every kind of allocation (plain, pitched, module
 	 * globals, pools); we only accept ranges that stay inside one of ours. */
+	/* Mappings of the session's (VMM) and memory it opened (IPC) are
+	 * checked against its own records (vmm.h): a range may span several
+	 * mappings, and the driver may not name a context for them. */
 	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
-		return vc_cu_managed_check(x, ptr, len);
+		return vc_cu_managed_check(x, ptr, len) == 0 ? 0 : vc_cu_vmm_check_range(x, ptr, len);
 	mine = owns_context(x, c);
 	for (uint32_t i = 0; !mine && !c && i < x->nasync; i++)
 		mine = x->async_ptr[i] == start;
 	if (!mine || ptr < start || len > size || ptr - start > size - len)
-		return vc_cu_managed_check(x, ptr, len); /* managed memory of ours */
+		/* managed memory of ours, or mappings of ours */
+		return vc_cu_managed_check(x, ptr, len) == 0 ? 0 : vc_cu_vmm_check_range(x, ptr, len);
 	return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "cuda/exec_priv.h"
+#include "cuda/vmm.h"
 
 int vc_cu_manual_vcMemAlloc(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			    struct vc_cu_out *out)
@@ -117,6 +118,7 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 		if (rc == 0) {
 			x->async_ptr[i] = x->async_ptr[--x->nasync];
 			vc_cu_quota_untrack(x, rq.dptr);
+			vc_cu_ipc_freed(x, rq.dptr);
 		}
 		return rc;
 	}
@@ -126,8 +128,10 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 	if ((rc = vc_cu_check_range(x, rq.dptr, 1)))
 		return rc;
 	rc = x->drv->cuMemFree_v2((CUdeviceptr)rq.dptr);
-	if (rc == 0)
+	if (rc == 0) {
 		vc_cu_quota_untrack(x, rq.dptr);
+		vc_cu_ipc_freed(x, rq.dptr);
+	}
 	return rc;
 }
 

@@ -27,6 +27,7 @@
 #include "resources/acct.h"
 #include "server/admin.h"
 #include "resources/gpushare.h"
+#include "resources/ipc.h"
 #include "server/server_config.h"
 #include "vc_abi_hash.h"
 #include "vc_shm.h"
@@ -80,6 +81,7 @@ static void reap(void)
 	pid_t pid;
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+		vc_ipc_reap(pid); /* its IPC handles went with it */
 		if (g_vm && vc_vm_link_reaped(g_vm, pid, status))
 			continue;
 		for (struct worker **pp = &g_workers; *pp; pp = &(*pp)->next) {
@@ -462,7 +464,7 @@ int main(int argc, char **argv)
 	if (g_cfg.gpu && setenv("CUDA_VISIBLE_DEVICES", g_cfg.gpu, 1) < 0)
 		return 1;
 	g_acct = vc_acct_create();
-	if (!g_acct)
+	if (!g_acct || vc_ipc_create())
 		return 1;
 	/* No worker exists yet (fork orders these for them): plain stores. */
 	g_acct->quota[VC_ACCT_MEM] = g_cfg.mem_quota;

@@ -17,6 +17,7 @@ struct vc_smem_alloc {
 	uint8_t *mem;
 	void *owner; /* e.g. the stand-in context it belongs to */
 	int managed; /* managed memory (the driver stand-in's managed.c) */
+	int borrowed; /* a mapping of memory owned elsewhere (vc_smem_map): not freed here */
 };
 
 struct vc_smem {
@@ -50,7 +51,26 @@ void vc_smem_free_owner(struct vc_smem *m, void *owner);
  */
 struct vc_smem_alloc *vc_smem_find(struct vc_smem *m, uint64_t va, uint64_t len);
 
-/** vc_smem_ptr() - host address of [@va, @va + @len), or NULL. */
+/**
+ * vc_smem_reserve_va() - @size bytes of addresses that no allocation will
+ * take, aligned to @align (a power of two, 0: the default); in *@va.
+ */
+void vc_smem_reserve_va(struct vc_smem *m, uint64_t size, uint64_t align, uint64_t *va);
+
+/**
+ * vc_smem_map() - make [@va, @va + @size) an entry whose bytes are at @mem,
+ * owned elsewhere (a VMM mapping). Returns 0, -EEXIST (overlap) or -ENOMEM.
+ */
+int vc_smem_map(struct vc_smem *m, uint64_t va, uint64_t size, uint8_t *mem, void *owner);
+
+/** vc_smem_unmap() - remove the entry vc_smem_map() made at @va; 0 or -EINVAL. */
+int vc_smem_unmap(struct vc_smem *m, uint64_t va);
+
+/**
+ * vc_smem_ptr() - host address of [@va, @va + @len), or NULL. Entries that
+ * follow each other at addresses and in host memory (mappings of one
+ * physical run) count as one range.
+ */
 uint8_t *vc_smem_ptr(struct vc_smem *m, uint64_t va, uint64_t len);
 
 #endif /* VC_STANDIN_MEM_H */

@@ -201,5 +201,7 @@ void vc_si_fill_managed(struct vc_cuda_driver *d);
 
 /** vc_si_lib_global() - cuLibraryGetGlobal: library @l's global @name, made when first asked (module.c). */
 CUresult vc_si_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name);
+/** vc_si_fill_vmm() - virtual memory management and IPC (vmm.c). */
+void vc_si_fill_vmm(struct vc_cuda_driver *d);
 
 #endif /* VC_STANDIN_PRIV_H */

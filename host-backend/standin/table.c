@@ -34,6 +34,7 @@ static void build(void)
 	vc_si_fill_export(d);
 	vc_si_fill_link(d);
 	vc_si_fill_managed(d);
+	vc_si_fill_vmm(d);
 }
 
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)

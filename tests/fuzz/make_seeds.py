@@ -56,6 +56,16 @@ MANAGED_ALLOC = "<QQII"         # vc_cu_req_managed_alloc
 MANAGED_PTR = "<QQ"             # vc_cu_req_managed_ptr
 RANGE_ATTRS = "<QQQII16i16Q"    # vc_cu_req_range_attrs
 MEM_BATCH = "<QQQIIII"          # vc_cu_req_mem_batch, then ranges "<QQ" and locations "<iiQ"
+VMM = "<QQQQQQII8s"             # vc_cu_req_vmm (shared/vc_cuda_vmm.h)
+VMM_CREATE = "<QQQiI32s"        # vc_cu_req_vmm_create: ctx, size, flags, option, pad, prop
+IPC = "<QQQQiI64s"              # vc_cu_req_ipc
+VMM_OPS = ["cuMemAddressReserve", "cuMemAddressFree", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess",
+           "cuMemRetainAllocationHandle", "cuMemGetAllocationPropertiesFromHandle", "cuMemPoolSetAccess",
+           "cuMemPoolGetAccess", "cuIpcCloseMemHandle"]
+IPC_OPS = ["cuIpcGetMemHandle", "cuIpcOpenMemHandle_v2", "cuIpcGetEventHandle", "cuIpcOpenEventHandle",
+           "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle", "cuMemPoolExportToShareableHandle",
+           "cuMemPoolImportFromShareableHandle", "cuMemPoolExportPointer", "cuMemPoolImportPointer"]
+DEVICE_PROP = struct.pack("<IIiiQBBH4x", 1, 0, 1, 0, 0, 0, 0, 0)  # CUmemAllocationProp: pinned, device 0
 SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96}
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
@@ -238,7 +248,10 @@ def manual_payload(s, name):
         "vcLinkDestroy": LINK, "vcLoadJit": LOAD_JIT,
         "vcManagedAlloc": MANAGED_ALLOC, "vcManagedFree": MANAGED_PTR,
         "vcManagedQuery": MANAGED_PTR, "vcMemRangeAttrs": RANGE_ATTRS, "vcMemBatch": MEM_BATCH,
+        "cuMemCreate": VMM_CREATE, "cuMemGetAllocationGranularity": VMM_CREATE,
     }
+    fmt.update({n: VMM for n in VMM_OPS})
+    fmt.update({n: IPC for n in IPC_OPS})
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
              "cuGraphAddMemcpyNode": "vc_cu_req_graph_memcpy", "cuMemPoolCreate": "vc_cu_req_pool_create"}
@@ -377,6 +390,30 @@ def main():
          + s.gen("cuEventRecord", hEvent=handle_id(H_EVENT, 2), hStream=handle_id(H_STREAM, 1))
          + s.sync(SYNC_EVENT, handle_id(H_EVENT, 2))
          + s.sync(SYNC_STREAM, handle_id(H_STREAM, 1)))
+    # ---- virtual memory management and IPC (handle ids: kind 0x7d, gen 1, slot k) ---------
+    vh = lambda k: (0x7D << 56) | (1 << 24) | k  # noqa: E731
+    va = 0x7E0000000000  # the stand-in's first address; the fuzzer finds others
+    acc = struct.pack("<iiI", 1, 0, 3)  # device 0, read-write
+    seed("vmm", s.retain()
+         + s.cmd("cuMemGetAllocationGranularity", struct.pack(VMM_CREATE, CTX0, 0, 0, 1, 0, DEVICE_PROP), REPLY, 1)
+         + s.cmd("cuMemAddressReserve", struct.pack(VMM, CTX0, 0, 8 << 20, 0, 0, 0, 0, 0, b""), REPLY, 1)
+         + s.cmd("cuMemCreate", struct.pack(VMM_CREATE, CTX0, 2 << 20, 0, 0, 0, DEVICE_PROP), REPLY, 1)
+         + s.cmd("cuMemMap", struct.pack(VMM, CTX0, va, 2 << 20, 0, vh(0), 0, 0, 0, b""), REPLY, 1)
+         + s.cmd("cuMemSetAccess", struct.pack(VMM, CTX0, va, 2 << 20, 0, 0, 0, 1, 0, b"") + acc, REPLY, 1)
+         + s.memset(va + 64, 100, 0x5A, 1)
+         + s.cmd("cuMemRetainAllocationHandle", struct.pack(VMM, CTX0, va + 8, 0, 0, 0, 0, 0, 0, b""), REPLY, 1)
+         + s.cmd("cuMemRelease", struct.pack(VMM, CTX0, 0, 0, 0, vh(0), 0, 0, 0, b""), REPLY, 1)
+         + s.cmd("cuMemUnmap", struct.pack(VMM, CTX0, va, 2 << 20, 0, 0, 0, 0, 0, b""), REPLY, 1)
+         + s.cmd("cuMemRelease", struct.pack(VMM, CTX0, 0, 0, 0, vh(0), 0, 0, 0, b""), REPLY, 1)
+         + s.cmd("cuMemAddressFree", struct.pack(VMM, CTX0, va, 8 << 20, 0, 0, 0, 0, 0, b""), REPLY, 1))
+    split_seed("ipc", 4096,
+               s.cmd("cuIpcGetMemHandle", struct.pack(IPC, CTX0, a, 0, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuIpcOpenMemHandle_v2", struct.pack(IPC, CTX0, 0, 0, 1, 0, 0, b"vcudaIPC\1"), REPLY, 1)
+               + s.gen("cuEventCreate", Flags=6)
+               + s.cmd("cuIpcGetEventHandle", struct.pack(IPC, CTX0, 0, handle_id(H_EVENT, 1), 0, 0, 0, b""),
+                       REPLY, 1)
+               + s.cmd("cuIpcOpenEventHandle", struct.pack(IPC, CTX0, 0, 0, 0, 0, 0, b"vcudaIPC\2"), REPLY, 1)
+               + s.free(a))
     seed("hostfn_console", s.retain()
          + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, 77))
          + s.cmd("vcConsole", struct.pack(CONSOLE, CTX0, 256, 0), REPLY, 1))

@@ -16,6 +16,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cuda_fixture.h"
@@ -477,6 +480,271 @@ START_TEST(jit_linking)
 }
 END_TEST
 
+/* ---- virtual memory management (VMM) ------------------------------------------- */
+
+static CUmemAllocationProp device_prop(void)
+{
+	CUmemAllocationProp p;
+
+	memset(&p, 0, sizeof(p));
+	p.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p.location.id = 0;
+	return p;
+}
+
+static void expect_bytes(CUdeviceptr d, unsigned char v, size_t n)
+{
+	unsigned char *b = malloc(n);
+
+	ck_assert_ptr_nonnull(b);
+	CK(cuMemcpyDtoH(b, d, n));
+	for (size_t i = 0; i < n; i++)
+		ck_assert_msg(b[i] == v, "byte %zu is %u, not %u", i, b[i], v);
+	free(b);
+}
+
+START_TEST(vmm_reserve_map_copy)
+{
+	CUmemAllocationProp prop = device_prop(), got;
+	CUmemLocation loc = prop.location;
+	CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	CUmemGenericAllocationHandle h, h2, hr;
+	size_t g = 0, rec = 0, again = 0;
+	unsigned long long fl = 99;
+	unsigned int mt = 0;
+	CUdeviceptr va, va2, base = 0;
+	size_t size = 0;
+	unsigned char pat[4096], back[4096];
+
+	/* granularity: minimum and recommended, the same answer when asked again */
+	CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CK(cuMemGetAllocationGranularity(&rec, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+	CK(cuMemGetAllocationGranularity(&again, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	ck_assert_uint_gt(g, 0);
+	ck_assert_uint_eq(rec % g, 0);
+	ck_assert_uint_eq(again, g);
+	/* a range of 4 granules, 2 backed, accessible, written and read */
+	CK(cuMemAddressReserve(&va, 4 * g, 0, 0, 0));
+	CK(cuMemCreate(&h, 2 * g, &prop, 0));
+	CK(cuMemMap(va, 2 * g, 0, h, 0));
+	CK(cuMemSetAccess(va, 2 * g, &acc, 1));
+	CK(cuMemGetAccess(&fl, &loc, va + g));
+	ck_assert_uint_eq(fl, CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+	for (int i = 0; i < 4096; i++)
+		pat[i] = (unsigned char)(i * 7 + 3);
+	CK(cuMemcpyHtoD(va + 100, pat, sizeof(pat)));
+	CK(cuMemcpyDtoH(back, va + 100, sizeof(back)));
+	ck_assert_mem_eq(back, pat, sizeof(pat));
+	CK(cuMemsetD8(va + g - 64, 0x11, 128)); /* across the granule boundary */
+	expect_bytes(va + g - 64, 0x11, 128);
+	CK(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + 5));
+	ck_assert_uint_eq(mt, CU_MEMORYTYPE_DEVICE);
+	/* growth, as PyTorch's expandable segments do: the next chunk mapped
+	 * right after; copies may span both */
+	CK(cuMemCreate(&h2, 2 * g, &prop, 0));
+	CK(cuMemMap(va + 2 * g, 2 * g, 0, h2, 0));
+	CK(cuMemSetAccess(va + 2 * g, 2 * g, &acc, 1));
+	CK(cuMemsetD8(va + 2 * g - 4096, 0x5c, 8192));
+	expect_bytes(va + 2 * g - 4096, 0x5c, 8192);
+	CK(cuMemcpy((CUdeviceptr)(uintptr_t)back, va + 2 * g - 2048, 4096)); /* unified: the guest knows it is device memory */
+	for (int i = 0; i < 4096; i++)
+		ck_assert_uint_eq(back[i], 0x5c);
+	CK(cuMemcpyDtoD(va + 3 * g, va + 100, 4096));
+	CK(cuMemcpyDtoH(back, va + 3 * g, sizeof(back)));
+	ck_assert_mem_eq(back, pat, sizeof(pat));
+	/* the handle that was mapped, again, and its properties */
+	CK(cuMemRetainAllocationHandle(&hr, (void *)(uintptr_t)(va + 2 * g + 10)));
+	ck_assert_uint_eq(hr, h2);
+	CK(cuMemRelease(hr));
+	CK(cuMemGetAllocationPropertiesFromHandle(&got, h));
+	ck_assert_int_eq(got.type, CU_MEM_ALLOCATION_TYPE_PINNED);
+	ck_assert_int_eq(got.location.type, CU_MEM_LOCATION_TYPE_DEVICE);
+	ck_assert_ptr_null(got.win32HandleMetaData);
+	CK(cuMemGetAddressRange(&base, &size, va + 200));
+	ck_assert_uint_ge(base, va);
+	/* the same physical memory at a second address shows the same bytes */
+	CK(cuMemAddressReserve(&va2, 4 * g, 0, 0, 0));
+	CK(cuMemMap(va2, 2 * g, 0, h, 0));
+	CK(cuMemSetAccess(va2, 2 * g, &acc, 1));
+	CK(cuMemcpyDtoH(back, va2 + 100, sizeof(back)));
+	ck_assert_mem_eq(back, pat, sizeof(pat));
+	/* refusals: part of a mapping, over a mapping, not mapped, forged and
+	 * foreign handles, a range that is not one reserved, a Windows pointer */
+	ck_assert_int_eq(cuMemUnmap(va, g), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemMap(va, 2 * g, 0, h2, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemsetD8(va2 + 2 * g, 0, 16), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemMap(va2 + 2 * g, 2 * g, 0, (CUmemGenericAllocationHandle)0x1234, 0),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemMap(va2 + 2 * g, 2 * g, 0, h ^ (1ull << 24), 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemRelease(0x7d00000000000001ull), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemAddressFree(va, 2 * g), CUDA_ERROR_INVALID_VALUE);
+	got = device_prop();
+	got.win32HandleMetaData = &got;
+	ck_assert_int_eq(cuMemCreate(&hr, 2 * g, &got, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemGetHandleForAddressRange(&base, va, g, CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0),
+			 CUDA_ERROR_NOT_SUPPORTED);
+	/* released while mapped: the memory stays until the last unmap */
+	CK(cuMemRelease(h));
+	CK(cuMemRelease(h2));
+	ck_assert_int_eq(cuMemRelease(h), CUDA_ERROR_INVALID_VALUE);
+	expect_bytes(va + 2 * g - 4096, 0x5c, 4096);
+	CK(cuMemUnmap(va, 4 * g)); /* two whole mappings at once */
+	CK(cuMemcpyDtoH(back, va2 + 100, sizeof(back)));
+	ck_assert_mem_eq(back, pat, sizeof(pat));
+	CK(cuMemUnmap(va2, 2 * g));
+	ck_assert_int_eq(cuMemsetD8(va, 0, 16), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemAddressFree(va, 4 * g));
+	CK(cuMemAddressFree(va2, 4 * g));
+}
+END_TEST
+
+/* A session that ends holding ranges, mappings and handles: the server takes them back. */
+START_TEST(vmm_left_at_exit)
+{
+	CUmemAllocationProp prop = device_prop();
+	CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr va;
+	size_t g = 0;
+
+	CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_RECOMMENDED));
+	CK(cuMemAddressReserve(&va, 8 * g, 0, 0, 0));
+	for (int i = 0; i < 4; i++) {
+		CK(cuMemCreate(&h, g, &prop, 0));
+		CK(cuMemMap(va + (size_t)i * g, g, 0, h, 0));
+		if (i & 1)
+			CK(cuMemRelease(h));
+	}
+	CK(cuMemSetAccess(va, 4 * g, &acc, 1));
+	CK(cuMemsetD32(va, 0xfeedf00d, g)); /* one call over four mappings */
+}
+END_TEST
+
+/* ---- IPC between processes of one VM ------------------------------------------------ */
+
+/* A second vcuda-server (the CI stand-in behind it) on a socket of its own:
+ * another VM. Its pid in *@pid. */
+static void start_other_server(const char *sock, pid_t *pid)
+{
+	char exe[4096], bin[4200];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+
+	ck_assert_int_gt(n, 0);
+	exe[n] = 0;
+	*strrchr(exe, '/') = 0;
+	snprintf(bin, sizeof(bin), "%s/../bin/vcuda-server", exe);
+	unlink(sock);
+	*pid = fork();
+	if (*pid == 0) {
+		int fd = open("/dev/null", O_WRONLY);
+
+		dup2(fd, 1);
+		dup2(fd, 2);
+		execl(bin, bin, "--socket", sock, "--executor", "ci-standin", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && access(sock, F_OK); i++)
+		usleep(20000);
+	ck_assert_int_eq(access(sock, F_OK), 0);
+}
+
+struct exported {
+	CUipcMemHandle mem;
+	CUipcEventHandle ev;
+	int ok;
+};
+
+/* In a child (before any CUDA in it): on the server at @sock, 1 MiB set to
+ * 0xa5 and a recorded interprocess event, their handles into @out; then wait
+ * for a byte on @hold, which keeps them alive. */
+static void exporter(const char *sock, int out, int hold)
+{
+	struct exported e = {0};
+	CUcontext c;
+	CUdeviceptr d;
+	CUevent ev;
+	char b;
+
+	if (sock)
+		setenv("VCUDA_SOCKET", sock, 1);
+	e.ok = cuInit(0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS &&
+	       cuCtxSetCurrent(c) == CUDA_SUCCESS && cuMemAlloc(&d, 1 << 20) == CUDA_SUCCESS &&
+	       cuMemsetD8(d, 0xa5, 1 << 20) == CUDA_SUCCESS && cuIpcGetMemHandle(&e.mem, d) == CUDA_SUCCESS &&
+	       cuEventCreate(&ev, CU_EVENT_INTERPROCESS | CU_EVENT_DISABLE_TIMING) == CUDA_SUCCESS &&
+	       cuEventRecord(ev, NULL) == CUDA_SUCCESS && cuIpcGetEventHandle(&e.ev, ev) == CUDA_SUCCESS &&
+	       cuCtxSynchronize() == CUDA_SUCCESS;
+	(void)!write(out, &e, sizeof(e));
+	(void)!read(hold, &b, 1);
+	_exit(0);
+}
+
+START_TEST(ipc_handles_of_this_vm_only)
+{
+	char sock[64];
+	struct exported mine, theirs;
+	int p1[2], p2[2], hold[2];
+	pid_t srv, c1, c2;
+	CUipcMemHandle forged;
+	CUipcEventHandle forged_ev;
+	CUcontext ctx;
+	CUdeviceptr d = 0;
+	CUevent ev;
+	CUresult rc;
+
+	snprintf(sock, sizeof(sock), "/tmp/vcuda-ipc-test-%d.sock", (int)getpid());
+	start_other_server(sock, &srv);
+	ck_assert_int_eq(pipe(p1), 0);
+	ck_assert_int_eq(pipe(p2), 0);
+	ck_assert_int_eq(pipe(hold), 0);
+	/* CUDA only in the children first: each is a session of its own */
+	if ((c1 = fork()) == 0)
+		exporter(NULL, p1[1], hold[0]);
+	if ((c2 = fork()) == 0)
+		exporter(sock, p2[1], hold[0]);
+	ck_assert_int_eq(read(p1[0], &mine, sizeof(mine)), (ssize_t)sizeof(mine));
+	ck_assert_int_eq(read(p2[0], &theirs, sizeof(theirs)), (ssize_t)sizeof(theirs));
+	ck_assert(mine.ok);
+	ck_assert(theirs.ok);
+	CK(cuInit(0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	CK(cuCtxSetCurrent(ctx));
+	/* forged handles, and handles of another server (VM): nothing else */
+	memset(&forged, 0x42, sizeof(forged));
+	memset(&forged_ev, 0x42, sizeof(forged_ev));
+	ck_assert_int_eq(cuIpcOpenMemHandle(&d, forged, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuIpcOpenMemHandle(&d, theirs.mem, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuIpcOpenEventHandle(&ev, forged_ev), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuIpcOpenEventHandle(&ev, theirs.ev), CUDA_ERROR_INVALID_VALUE);
+	forged = mine.mem;
+	forged.reserved[20] ^= 1; /* its id changed: the MAC no longer holds */
+	ck_assert_int_eq(cuIpcOpenMemHandle(&d, forged, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+			 CUDA_ERROR_INVALID_VALUE);
+	/* a handle of this VM is honoured; the stand-in then refuses to open it
+	 * (its memory is its worker's own RAM), a GPU opens it */
+	rc = cuIpcOpenMemHandle(&d, mine.mem, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS);
+	if (standin()) {
+		ck_assert_int_eq(rc, CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(cuIpcOpenEventHandle(&ev, mine.ev), CUDA_ERROR_NOT_SUPPORTED);
+	} else {
+		CK(rc);
+		expect_bytes(d, 0xa5, 1 << 20);
+		CK(cuIpcCloseMemHandle(d));
+		CK(cuIpcOpenEventHandle(&ev, mine.ev));
+		CK(cuEventSynchronize(ev));
+		CK(cuEventDestroy(ev));
+	}
+	(void)!write(hold[1], "xx", 2);
+	waitpid(c1, NULL, 0);
+	waitpid(c2, NULL, 0);
+	kill(srv, SIGTERM);
+	waitpid(srv, NULL, 0);
+	unlink(sock);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -494,6 +762,12 @@ int main(void)
 	tcase_add_test(t, refused_families);
 	tcase_add_test(t, legacy_names);
 	tcase_add_test(t, jit_linking);
+	tcase_add_test(t, vmm_reserve_map_copy);
+	tcase_add_test(t, vmm_left_at_exit);
+	suite_add_tcase(s, t);
+	t = tcase_create("ipc"); /* no fixture: CUDA only after the children are forked */
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, ipc_handles_of_this_vm_only);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

@@ -416,6 +416,45 @@ START_TEST(admin_refuses_bad_requests)
 }
 END_TEST
 
+/* cuMemCreate is charged; the charge goes when the memory does: released
+ * and unmapped, in either order. */
+START_TEST(vmm_create_quota)
+{
+	CUmemAllocationProp prop;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle a, b;
+	CUdeviceptr va;
+
+	memset(&prop, 0, sizeof(prop));
+	prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	cuda_up();
+	CK(cuMemCreate(&a, 32 * MiB, &prop, 0));
+	ck_assert_int_eq(cuMemCreate(&b, 48 * MiB, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	wait_used(32 * MiB, 1000);
+	CK(cuMemAddressReserve(&va, 64 * MiB, 0, 0, 0));
+	CK(cuMemMap(va, 32 * MiB, 0, a, 0));
+	CK(cuMemSetAccess(va, 32 * MiB, &acc, 1));
+	CK(cuMemsetD8(va, 1, 32 * MiB));
+	CK(cuMemRelease(a));
+	wait_used(32 * MiB, 1000); /* still mapped: still held */
+	ck_assert_int_eq(cuMemCreate(&b, 48 * MiB, &prop, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuMemUnmap(va, 32 * MiB));
+	wait_used(0, 1000);
+	CK(cuMemCreate(&b, 48 * MiB, &prop, 0));
+	CK(cuMemMap(va, 48 * MiB, 0, b, 0));
+	CK(cuMemUnmap(va, 48 * MiB));
+	wait_used(48 * MiB, 1000); /* unmapped, not released: still held */
+	CK(cuMemRelease(b));
+	wait_used(0, 1000);
+	CK(cuMemAddressFree(va, 64 * MiB));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quota");
@@ -432,6 +471,7 @@ int main(void)
 	tcase_add_test(t, events_say_what_was_freed);
 	tcase_add_test(t, idle_sessions_are_reclaimed);
 	tcase_add_test(t, admin_refuses_bad_requests);
+	tcase_add_test(t, vmm_create_quota);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

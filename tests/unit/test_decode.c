@@ -13,8 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "resources/ipc.h"
 #include "standin/standin.h"
 #include "vc_cuda_manual.h"
+#include "vc_cuda_vmm.h"
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
@@ -994,6 +996,106 @@ START_TEST(short_link_requests_are_fatal)
 }
 END_TEST
 
+/* ---- virtual memory management and IPC (cuda/vmm.c, cuda/ipc.c) ------------------ */
+
+/* Well-formed VMM and IPC traffic a hostile guest could send: errors, not FATAL. */
+START_TEST(vmm_ipc_errors_are_results)
+{
+	struct vc_cu_req_vmm v = {.ctx = g_ctx, .size = 4ull << 20};
+	struct vc_cu_rep_vmm vr = {0};
+	struct vc_cu_req_vmm_create c = {.ctx = g_ctx, .size = 2ull << 20};
+	struct vc_cu_req_ipc q = {.ctx = g_ctx};
+	struct vc_cu_rep_ipc qr = {0};
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}};
+	struct vc_session_stats st;
+	uint64_t va;
+
+	ck_assert_int_eq(cu(VC_CU_cuMemAddressReserve, &v, sizeof(v), NULL, 0, &vr, sizeof(vr)), 0);
+	va = vr.value;
+	/* 2 MiB is past the stand-in's 1 MiB: the driver's answer, refunded */
+	memcpy(c.prop, &prop, sizeof(prop));
+	ck_assert_int_eq(cu(VC_CU_cuMemCreate, &c, sizeof(c), NULL, 0, &vr, sizeof(vr)),
+			 VC_CUDA_ERROR_OUT_OF_MEMORY);
+	/* a guest pointer in the properties */
+	prop.win32HandleMetaData = (void *)0x1000;
+	memcpy(c.prop, &prop, sizeof(prop));
+	ck_assert_int_eq(cu(VC_CU_cuMemCreate, &c, sizeof(c), NULL, 0, &vr, sizeof(vr)),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	/* forged handles, ranges not reserved, partial frees */
+	v = (struct vc_cu_req_vmm){.ctx = g_ctx, .ptr = va, .size = 2ull << 20, .handle = 0x7d00000001000000ull};
+	ck_assert_int_eq(cu(VC_CU_cuMemMap, &v, sizeof(v), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_cuMemRelease, &v, sizeof(v), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	v.handle = 0;
+	ck_assert_int_eq(cu(VC_CU_cuMemGetAllocationPropertiesFromHandle, &v, sizeof(v), NULL, 0, NULL, 0),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_cuMemUnmap, &v, sizeof(v), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	v.ptr = UINT64_MAX - 4096;
+	v.size = 8192;
+	ck_assert_int_eq(cu(VC_CU_cuMemUnmap, &v, sizeof(v), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_cuMemRetainAllocationHandle, &v, sizeof(v), NULL, 0, NULL, 0),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	v = (struct vc_cu_req_vmm){.ctx = g_ctx, .ptr = va, .size = 2ull << 20};
+	ck_assert_int_eq(cu(VC_CU_cuMemAddressFree, &v, sizeof(v), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	/* IPC: a forged token, and a real one with one bit changed */
+	memset(q.token, 0x5a, sizeof(q.token));
+	ck_assert_int_eq(cu(VC_CU_cuIpcOpenMemHandle_v2, &q, sizeof(q), NULL, 0, &qr, sizeof(qr)),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	q.ptr = alloc(4096);
+	ck_assert_int_eq(cu(VC_CU_cuIpcGetMemHandle, &q, sizeof(q), NULL, 0, &qr, sizeof(qr)), 0);
+	memcpy(q.token, qr.token, sizeof(q.token));
+	/* the event kind does not take a memory token */
+	ck_assert_int_eq(cu(VC_CU_cuIpcOpenEventHandle, &q, sizeof(q), NULL, 0, &qr, sizeof(qr)),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	/* honoured: the stand-in itself refuses to open (its RAM is its worker's) */
+	ck_assert_int_eq(cu(VC_CU_cuIpcOpenMemHandle_v2, &q, sizeof(q), NULL, 0, &qr, sizeof(qr)),
+			 VC_CUDA_ERROR_NOT_SUPPORTED);
+	for (unsigned i = 0; i < VC_CU_IPC_TOKEN; i += 7) {
+		q.token[i] ^= 0x10;
+		ck_assert_int_eq(cu(VC_CU_cuIpcOpenMemHandle_v2, &q, sizeof(q), NULL, 0, &qr, sizeof(qr)),
+				 VC_CUDA_ERROR_INVALID_VALUE);
+		q.token[i] ^= 0x10;
+	}
+	ck_assert_int_eq(cu(VC_CU_cuIpcCloseMemHandle, &v, sizeof(v), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	/* still alive; the reservation goes at close */
+	vc_session_get_stats(g_s, &st);
+	ck_assert_uint_eq(st.fatal, 0);
+	ck_assert_int_eq(vc_ipc_mac_selftest(), 0);
+}
+END_TEST
+
+static const uint32_t vmm_short_ops[] = {
+	VC_CU_cuMemAddressReserve, VC_CU_cuMemAddressFree, VC_CU_cuMemCreate, VC_CU_cuMemRelease,
+	VC_CU_cuMemMap, VC_CU_cuMemUnmap, VC_CU_cuMemSetAccess, VC_CU_cuMemGetAllocationGranularity,
+	VC_CU_cuMemRetainAllocationHandle, VC_CU_cuMemGetAllocationPropertiesFromHandle,
+	VC_CU_cuIpcGetMemHandle, VC_CU_cuIpcOpenMemHandle_v2, VC_CU_cuIpcCloseMemHandle,
+	VC_CU_cuIpcGetEventHandle, VC_CU_cuIpcOpenEventHandle, VC_CU_cuMemExportToShareableHandle,
+	VC_CU_cuMemImportFromShareableHandle, VC_CU_cuMemPoolExportPointer, VC_CU_cuMemPoolImportPointer,
+	VC_CU_cuMemPoolSetAccess, VC_CU_cuMemPoolGetAccess, VC_CU_cuMemPoolExportToShareableHandle,
+	VC_CU_cuMemPoolImportFromShareableHandle};
+
+START_TEST(vmm_short_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(vmm_short_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* More access descriptors than the wire carries, or than the command holds. */
+START_TEST(vmm_access_count_lie_is_fatal)
+{
+	struct {
+		struct vc_cu_req_vmm r;
+		CUmemAccessDesc d[1];
+	} c = {{.ctx = g_ctx, .size = 2ull << 20, .count = _i ? 2 : VC_CU_ACCESS_MAX + 1}, {{{0}, 0}}};
+
+	raw_cmd(_i < 2 ? VC_CU_cuMemSetAccess : VC_CU_cuMemPoolSetAccess, VC_CMD_F_REPLY, 0, &c, sizeof(c));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -1036,6 +1138,16 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, jit_count_lie_is_fatal);
 	tcase_add_test(t, link_name_unterminated_is_fatal);
 	tcase_add_loop_test(t, short_link_requests_are_fatal, 0, sizeof(short_link_ops) / sizeof(short_link_ops[0]));
+	suite_add_tcase(s, t);
+
+	t = tcase_create("vmm");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_test(t, vmm_ipc_errors_are_results);
+	suite_add_tcase(s, t);
+	t = tcase_create("vmm_hostile");
+	tcase_add_checked_fixture(t, setup_hostile, teardown);
+	tcase_add_loop_test(t, vmm_short_requests_are_fatal, 0, sizeof(vmm_short_ops) / sizeof(vmm_short_ops[0]));
+	tcase_add_loop_test(t, vmm_access_count_lie_is_fatal, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

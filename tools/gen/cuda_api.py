@@ -296,6 +296,35 @@ fn("cuMemDiscardAndPrefetchBatchAsync", SYNC, local=True)
 # ---- virtual memory management and IPC -------------------------------------
 # (one section per family; entries of this family go below this line)
 #
+# Allocation handles travel as ids of the session's own table (never the
+# driver's value); IPC handles as tokens of the server (resources/ipc.h).
+# Both sides hand-written: guest-lib/libcuda/vmm.c, ipc.c; host-backend/cuda/
+# vmm.c, ipc.c (shared/vc_cuda_vmm.h has the wire).
+fn("cuMemAddressReserve", SYNC, manual=True)
+fn("cuMemAddressFree", SYNC, manual=True)
+fn("cuMemCreate", SYNC, manual=True)
+fn("cuMemRelease", SYNC, manual=True)
+fn("cuMemMap", SYNC, manual=True)
+fn("cuMemUnmap", SYNC, manual=True)
+fn("cuMemSetAccess", SYNC, manual=True)
+fn("cuMemGetAccess", SYNC)
+fn("cuMemGetAllocationGranularity", SYNC, manual=True)   # cached in the guest
+fn("cuMemRetainAllocationHandle", SYNC, manual=True)
+fn("cuMemGetAllocationPropertiesFromHandle", SYNC, manual=True)
+fn("cuMemExportToShareableHandle", SYNC, manual=True)    # FABRIC only (a host fd cannot cross)
+fn("cuMemImportFromShareableHandle", SYNC, manual=True)
+fn("cuMemGetHandleForAddressRange", SYNC, local=True)    # refused: a host dma-buf fd
+fn("cuMemPoolExportToShareableHandle", SYNC, manual=True)
+fn("cuMemPoolImportFromShareableHandle", SYNC, manual=True)
+fn("cuMemPoolExportPointer", SYNC, manual=True)
+fn("cuMemPoolImportPointer", SYNC, manual=True)
+fn("cuMemPoolSetAccess", SYNC, manual=True)
+fn("cuMemPoolGetAccess", SYNC, manual=True)
+fn("cuIpcGetMemHandle", SYNC, manual=True)
+fn("cuIpcOpenMemHandle_v2", SYNC, manual=True)
+fn("cuIpcCloseMemHandle", SYNC, manual=True)
+fn("cuIpcGetEventHandle", SYNC, manual=True)
+fn("cuIpcOpenEventHandle", SYNC, manual=True)
 
 
 # ---- arrays, textures, surfaces, array and 3D copies -----------------------
