@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <cuda.h>
+#include <cudaProfiler.h> /* cuProfiler*, generated stubs */
 
 #include "vc_cuda_manual.h"
 #include "vc_cuda_wire.h"
@@ -168,6 +169,9 @@ int vc_cu_in_callback(void);
  * time at @addr (page-aligned, MAP_FIXED). 0 or -errno.
  */
 int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len);
+
+/** vc_cu_occupancy_forget() - drop cached potential block sizes (occupancy.c). */
+void vc_cu_occupancy_forget(void);
 
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);

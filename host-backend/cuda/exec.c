@@ -104,6 +104,7 @@ static void cu_close(void *ctx)
 	 * process: it reports those bytes as freed, and returns them. */
 	vc_cu_quota_fini(x);
 	free(x->pregs);
+	vc_cu_tmap_fini(x);
 	vc_cu_handles_fini(x);
 	/* Callbacks the driver never ran keep their record; the worker exits
 	 * right after this, so the mutex is only destroyed when none is left. */

@@ -153,7 +153,9 @@ def field(p, out):
 
 def build(args):
     inc = args.cuda_include
+    # cudaProfiler.h holds the profiler's driver entry points (it includes cuda.h).
     pp = subprocess.run(["cc", "-E", "-P", "-D__CUDA_API_VERSION_INTERNAL", "-I", inc,
+                         "-include", os.path.join(inc, "cudaProfiler.h"),
                          os.path.join(inc, "cuda.h")], capture_output=True, text=True, check=True).stdout
     types = Types(pp)
     protos = parse_protos(pp)
