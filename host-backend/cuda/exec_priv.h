@@ -215,7 +215,7 @@ int vc_cu_launch_attr(struct vc_cu_session *x, uint32_t id, const uint8_t *value
 /**
  * vc_cu_launch_config() - the launch configuration of request @rq, its
  * attributes (at @attrs_p, checked with vc_cu_launch_attr()) into @attrs
- * (room for rq->nattrs + 1), on real stream @stream (launch.c).
+ * (room for rq->nattrs + 1), on real stream @stream (attrs.c).
  */
 int vc_cu_launch_config(struct vc_cu_session *x, const struct vc_cu_req_launch *rq, const uint8_t *attrs_p,
 			CUlaunchAttribute *attrs, CUlaunchConfig *cfg, void *stream);

@@ -64,41 +64,6 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 	return 0;
 }
 
-/* A launch configuration from the wire; each attribute as the driver takes
- * it (attrs.c: handles inside looked up, ranges checked). */
-int vc_cu_launch_config(struct vc_cu_session *x, const struct vc_cu_req_launch *rq, const uint8_t *attrs_p,
-			CUlaunchAttribute *attrs, CUlaunchConfig *cfg, void *stream)
-{
-	struct vc_cu_launch_attr wa;
-	uint32_t n = 0;
-	int rc;
-
-	for (uint32_t i = 0; i < rq->nattrs; i++) {
-		memcpy(&wa, attrs_p + i * sizeof(wa), sizeof(wa));
-		if ((rc = vc_cu_launch_attr(x, wa.id, wa.value, &attrs[n])))
-			return rc;
-		n++;
-	}
-	if (rq->flags & VC_CU_LAUNCH_COOPERATIVE) {
-		memset(&attrs[n], 0, sizeof(attrs[n]));
-		attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-		attrs[n].value.cooperative = 1;
-		n++;
-	}
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->gridDimX = rq->grid[0];
-	cfg->gridDimY = rq->grid[1];
-	cfg->gridDimZ = rq->grid[2];
-	cfg->blockDimX = rq->block[0];
-	cfg->blockDimY = rq->block[1];
-	cfg->blockDimZ = rq->block[2];
-	cfg->sharedMemBytes = rq->shared_mem;
-	cfg->hStream = stream;
-	cfg->attrs = n ? attrs : NULL;
-	cfg->numAttrs = n;
-	return 0;
-}
-
 int vc_cu_manual_vcOccupancyClusters(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 				     struct vc_cu_out *out)
 {
