@@ -214,6 +214,77 @@ static CUresult s_stream_green(CUstream s, CUgreenCtx *g)
 	return s_stream_ctx2(s, NULL, g);
 }
 
+/* ---- limits, kept per context, with a GPU's defaults ------------------------------------ */
+
+#define LIMITS 8
+static struct {
+	const void *ctx;
+	size_t v[LIMITS];
+	unsigned set; /* bit per limit */
+} g_lim[AFF_MAX]; /* under g_mu */
+
+static size_t limit_default(CUlimit l)
+{
+	switch (l) {
+	case CU_LIMIT_STACK_SIZE:
+		return 1024;
+	case CU_LIMIT_PRINTF_FIFO_SIZE:
+		return 1u << 20;
+	case CU_LIMIT_MALLOC_HEAP_SIZE:
+		return 8u << 20;
+	case CU_LIMIT_DEV_RUNTIME_PENDING_LAUNCH_COUNT:
+		return 2048;
+	case CU_LIMIT_MAX_L2_FETCH_GRANULARITY:
+		return 64;
+	default:
+		return 0;
+	}
+}
+
+static CUresult s_limit_set(CUlimit l, size_t v)
+{
+	CUresult rc = vc_si_need_ctx();
+	unsigned k = AFF_MAX;
+
+	if (rc)
+		return rc;
+	if ((unsigned)l >= LIMITS || l == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH)
+		return CUDA_ERROR_UNSUPPORTED_LIMIT;
+	pthread_mutex_lock(&g_mu);
+	for (unsigned i = 0; i < AFF_MAX; i++)
+		if (g_lim[i].ctx == t_ctx || (k == AFF_MAX && (!g_lim[i].ctx || !vc_si_is(g_lim[i].ctx, T_CTX))))
+			k = i;
+	for (unsigned i = 0; i < AFF_MAX; i++)
+		if (g_lim[i].ctx == t_ctx)
+			k = i;
+	if (k < AFF_MAX) {
+		if (g_lim[k].ctx != t_ctx)
+			g_lim[k].set = 0;
+		g_lim[k].ctx = t_ctx;
+		g_lim[k].v[l] = l == CU_LIMIT_STACK_SIZE ? (v + 15) / 16 * 16 : v; /* stacks grow in 16 bytes */
+		g_lim[k].set |= 1u << l;
+	}
+	pthread_mutex_unlock(&g_mu);
+	return k < AFF_MAX ? CUDA_SUCCESS : CUDA_ERROR_OUT_OF_MEMORY;
+}
+
+static CUresult s_limit_get(size_t *v, CUlimit l)
+{
+	CUresult rc = vc_si_need_ctx();
+
+	if (rc)
+		return rc;
+	if ((unsigned)l >= LIMITS || l == CU_LIMIT_DEV_RUNTIME_SYNC_DEPTH)
+		return CUDA_ERROR_UNSUPPORTED_LIMIT;
+	*v = limit_default(l);
+	pthread_mutex_lock(&g_mu);
+	for (unsigned i = 0; i < AFF_MAX; i++)
+		if (g_lim[i].ctx == t_ctx && (g_lim[i].set & (1u << l)))
+			*v = g_lim[i].v[l];
+	pthread_mutex_unlock(&g_mu);
+	return CUDA_SUCCESS;
+}
+
 /* ---- clusters: the shapes a GPU of compute capability 9.0 takes --------------------- */
 
 /* The cluster dimensions of @c (1x1x1 without the attribute); 0 or the refusal. */
@@ -276,4 +347,6 @@ void vc_si_fill_ctxdev(struct vc_cuda_driver *d)
 	d->cuStreamGetCtx_v2 = s_stream_ctx2;
 	d->cuStreamGetGreenCtx = s_stream_green;
 	d->cuOccupancyMaxPotentialClusterSize = s_potential_cluster;
+	d->cuCtxSetLimit = s_limit_set;
+	d->cuCtxGetLimit = s_limit_get;
 }
