@@ -63,6 +63,8 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/console.c \
                guest-lib/libcuda/refused.c guest-lib/libcuda/legacy.c guest-lib/libcuda/link.c \
                guest-lib/libcuda/managed.c guest-lib/libcuda/managed_fault.c \
+               guest-lib/libcuda/memops.c guest-lib/libcuda/tensormap.c guest-lib/libcuda/occupancy.c \
+               guest-lib/libcuda/legacy_launch.c guest-lib/libcuda/devctx.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen

@@ -573,5 +573,111 @@ struct vc_cu_batch_loc {
 static_assert(sizeof(struct vc_cu_req_range_attrs) == 224, "range attributes request");
 static_assert(sizeof(struct vc_cu_req_mem_batch) == 40, "batch request");
 static_assert(sizeof(struct vc_cu_batch_loc) == 16, "batch location");
+/* ---- streams, launches, contexts, limits, tensor maps -------------------------------- */
+/* vcStreamMemOp: cuStreamWriteValue32/64 and cuStreamWaitValue32/64 (form
+ * SINGLE, one op, the driver's own call for it) and cuStreamBatchMemOp (form
+ * BATCH): `count` struct vc_cu_memop after the struct. Every address is
+ * checked as device memory of the session before the driver sees it. */
+#define VC_CU_MEMOP_MAX 256u /* operations in one batch */
+#define VC_CU_MEMOP_SINGLE 0u
+#define VC_CU_MEMOP_BATCH 1u
+struct vc_cu_memop {
+	uint32_t op;    /* CUstreamBatchMemOpType */
+	uint32_t flags; /* the operation's flags */
+	uint64_t addr;  /* device address (values), 0 otherwise */
+	uint64_t value; /* 32-bit values in the low half */
+};
+struct vc_cu_req_memop {
+	uint64_t ctx;
+	uint64_t stream;
+	uint32_t form;  /* VC_CU_MEMOP_* */
+	uint32_t count; /* at most VC_CU_MEMOP_MAX; 1 for SINGLE */
+	uint32_t flags; /* cuStreamBatchMemOp's flags */
+	uint32_t pad;
+};
+
+/* cuStreamGetAttribute / cuStreamSetAttribute: a CUstreamAttrValue's bytes.
+ * An access policy window's base is a device address (checked as the
+ * session's memory); no stream attribute carries a handle. */
+struct vc_cu_req_stream_attr {
+	uint64_t ctx;
+	uint64_t stream;
+	uint32_t attr; /* CUstreamAttrID */
+	uint32_t pad;
+	uint8_t value[64]; /* set */
+};
+struct vc_cu_rep_stream_attr {
+	uint8_t value[64]; /* get */
+};
+
+/* vcTensorMap: cuTensorMapEncodeTiled, ...Im2col, ...Im2colWide (the host
+ * driver encodes after checking that the global range the map covers is the
+ * session's device memory) and cuTensorMapReplaceAddress (of a map the
+ * session encoded: `map`). The 128-byte CUtensorMap comes back. */
+#define VC_CU_TMAP_TILED 0u
+#define VC_CU_TMAP_IM2COL 1u
+#define VC_CU_TMAP_IM2COL_WIDE 2u
+#define VC_CU_TMAP_REPLACE 3u
+#define VC_CU_TMAP_RANK_MAX 5u
+struct vc_cu_req_tmap {
+	uint64_t ctx;
+	uint32_t kind; /* VC_CU_TMAP_* */
+	int32_t dtype; /* CUtensorMapDataType */
+	uint32_t rank;
+	int32_t interleave, swizzle, l2, oob, mode; /* enums; mode: Im2colWide */
+	uint32_t cpp, ppc;                          /* channels per pixel, pixels per column */
+	int32_t lower[3], upper[3];                 /* Im2col pixel box corners (rank - 2 used) */
+	int32_t lower_w, upper_w;                   /* Im2colWide */
+	uint32_t box[VC_CU_TMAP_RANK_MAX];          /* Tiled */
+	uint32_t estrides[VC_CU_TMAP_RANK_MAX];
+	uint32_t pad;
+	uint64_t addr;
+	uint64_t dims[VC_CU_TMAP_RANK_MAX];
+	uint64_t strides[VC_CU_TMAP_RANK_MAX - 1];
+	uint8_t map[128]; /* REPLACE: the map */
+};
+struct vc_cu_rep_tmap {
+	uint8_t map[128];
+};
+static_assert(sizeof(CUtensorMap) == 128, "a tensor map is 128 bytes");
+
+/* cuCtxCreate_v3, and cuCtxCreate_v4 with execution affinity: the reply is
+ * struct vc_cu_rep_ctx. */
+#define VC_CU_AFFINITY_MAX 8u
+struct vc_cu_req_ctx_affinity {
+	uint64_t ctx;
+	int32_t dev;
+	uint32_t flags;
+	uint32_t nparams;
+	uint32_t pad;
+	struct {
+		int32_t type; /* CUexecAffinityType */
+		uint32_t value;
+	} params[VC_CU_AFFINITY_MAX];
+};
+/* cuCtxGetExecAffinity */
+struct vc_cu_req_exec_affinity {
+	uint64_t ctx;
+	int32_t type;
+	uint32_t pad;
+};
+struct vc_cu_rep_exec_affinity {
+	int32_t type;
+	uint32_t value;
+};
+
+/* cuDeviceGetHostAtomicCapabilities and cuDeviceGetP2PAtomicCapabilities. */
+#define VC_CU_ATOMIC_OPS_MAX 48u
+struct vc_cu_req_atomic_caps {
+	uint64_t ctx;
+	int32_t src, dst; /* dst: P2P only */
+	uint32_t count;
+	uint32_t p2p;
+	int32_t ops[VC_CU_ATOMIC_OPS_MAX];
+};
+struct vc_cu_rep_atomic_caps {
+	uint32_t caps[VC_CU_ATOMIC_OPS_MAX];
+};
+static_assert(sizeof(struct vc_cu_rep_atomic_caps) <= VC_CU_REP_MAX, "reply fits");
 
 #endif /* VC_CUDA_MANUAL_H */

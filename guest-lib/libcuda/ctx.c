@@ -182,6 +182,43 @@ CUresult CUDAAPI cuDevicePrimaryCtxSetFlags_v2(CUdevice dev, unsigned int flags)
 	return primary(VC_CU_cuDevicePrimaryCtxSetFlags_v2, dev, flags, NULL);
 }
 
+/* A context was created on device @dev: pushed onto the calling thread's stack. */
+static void created(uint64_t id, CUdevice dev)
+{
+	vc_cu_ctx_device(id, dev);
+	if (t_depth < STACK_MAX && vc_cu_current())
+		t_stack[t_depth++] = vc_cu_current();
+	vc_cu_set_current(id);
+}
+
+/* A context with execution affinity parameters (cuCtxCreate_v3, _v4). */
+static CUresult create_affinity(CUcontext *pctx, const CUexecAffinityParam *prm, int n, unsigned flags, CUdevice dev)
+{
+	struct vc_cu_req_ctx_affinity rq;
+	struct vc_cu_rep_ctx rp;
+	CUresult rc;
+
+	if (n < 0 || (n && !prm))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* One parameter per affinity type; the driver knows one type. */
+	if ((unsigned)n > VC_CU_AFFINITY_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	memset(&rq, 0, sizeof(rq));
+	rq.dev = dev;
+	rq.flags = flags;
+	rq.nparams = (uint32_t)n;
+	for (int i = 0; i < n; i++) {
+		rq.params[i].type = (int32_t)prm[i].type;
+		rq.params[i].value = prm[i].param.smCount.val;
+	}
+	rc = vc_cu_call(VC_CU_cuCtxCreate_v3, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	if (rc != CUDA_SUCCESS)
+		return rc;
+	*pctx = (CUcontext)(uintptr_t)rp.pctx;
+	created(rp.pctx, dev);
+	return CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreateParams, unsigned int flags,
 				CUdevice dev)
 {
@@ -190,18 +227,33 @@ CUresult CUDAAPI cuCtxCreate_v4(CUcontext *pctx, CUctxCreateParams *ctxCreatePar
 
 	if (!pctx)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (ctxCreateParams)
-		return CUDA_ERROR_NOT_SUPPORTED; /* execution affinity / CIG: not forwarded */
+	if (ctxCreateParams) {
+		/* Execution affinity is the host driver's; CIG (a graphics API's
+		 * queue shared with CUDA) has no graphics device in a VM. */
+		if (ctxCreateParams->cigParams)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		return create_affinity(pctx, ctxCreateParams->execAffinityParams,
+				       ctxCreateParams->numExecAffinityParams, flags, dev);
+	}
 	rc = primary(VC_CU_cuCtxCreate_v4, dev, flags, &rp);
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	*pctx = (CUcontext)(uintptr_t)rp.pctx;
-	vc_cu_ctx_device(rp.pctx, dev);
-	/* A new context is pushed onto the calling thread's stack. */
-	if (t_depth < STACK_MAX && vc_cu_current())
-		t_stack[t_depth++] = vc_cu_current();
-	vc_cu_set_current(rp.pctx);
+	created(rp.pctx, dev);
 	return CUDA_SUCCESS;
+}
+
+CUresult CUDAAPI cuCtxCreate_v3(CUcontext *pctx, CUexecAffinityParam *paramsArray, int numParams,
+				unsigned int flags, CUdevice dev)
+{
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	return create_affinity(pctx, paramsArray, numParams, flags, dev);
+}
+
+CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
+{
+	return cuCtxCreate_v4(pctx, NULL, flags, dev);
 }
 
 CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
@@ -220,4 +272,65 @@ CUresult CUDAAPI cuCtxDestroy_v2(CUcontext ctx)
 			vc_cu_set_current(t_stack[--t_depth]);
 	}
 	return rc;
+}
+
+/* ---- usage counts (cuCtxAttach, cuCtxDetach: deprecated) ------------------------- */
+
+/* Attachments beyond the creator's, per context; a context's last detach
+ * destroys it, as natively its usage count reaching zero does. */
+static struct {
+	uint64_t ctx;
+	unsigned n;
+} g_att[CTX_MAP];
+
+CUresult CUDAAPI cuCtxAttach(CUcontext *pctx, unsigned int flags)
+{
+	uint64_t cur = vc_cu_current();
+	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!pctx || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!cur)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&g_map_mu);
+	unsigned k = CTX_MAP;
+
+	for (unsigned i = 0; i < CTX_MAP; i++)
+		if (g_att[i].ctx == cur || (!g_att[i].ctx && k == CTX_MAP))
+			k = i;
+	for (unsigned i = 0; i < CTX_MAP; i++)
+		if (g_att[i].ctx == cur)
+			k = i;
+	if (k < CTX_MAP) {
+		g_att[k].ctx = cur;
+		g_att[k].n++;
+		rc = CUDA_SUCCESS;
+	}
+	pthread_mutex_unlock(&g_map_mu);
+	if (rc == CUDA_SUCCESS)
+		*pctx = (CUcontext)(uintptr_t)cur;
+	return rc;
+}
+
+CUresult CUDAAPI cuCtxDetach(CUcontext ctx)
+{
+	uint64_t id = (uint64_t)(uintptr_t)ctx;
+	int attached = 0;
+
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	if (!ctx)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	pthread_mutex_lock(&g_map_mu);
+	for (unsigned i = 0; i < CTX_MAP; i++)
+		if (g_att[i].ctx == id && g_att[i].n) {
+			if (--g_att[i].n == 0)
+				g_att[i].ctx = 0;
+			attached = 1;
+			break;
+		}
+	pthread_mutex_unlock(&g_map_mu);
+	return attached ? CUDA_SUCCESS : cuCtxDestroy_v2(ctx);
 }

@@ -31,6 +31,7 @@ void vc_cu_params_forget(void)
 		g_cache[i].func = 0;
 	}
 	pthread_rwlock_unlock(&g_lock);
+	vc_cu_occupancy_forget(); /* a function's attributes changed, or it went away */
 }
 
 static unsigned slot_of(uint64_t f)

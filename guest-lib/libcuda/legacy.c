@@ -57,11 +57,6 @@ CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 	return cuCtxCreate_v4(pctx, NULL, flags, dev);
 }
 
-CUresult CUDAAPI cuCtxCreate_v2(CUcontext *pctx, unsigned int flags, CUdevice dev)
-{
-	return cuCtxCreate_v4(pctx, NULL, flags, dev);
-}
-
 /* ---- memory --------------------------------------------------------------------- */
 
 CUresult CUDAAPI cuMemGetInfo(unsigned int *free, unsigned int *total)

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include <cuda.h>
+#include <cudaProfiler.h> /* cuProfiler*, generated stubs */
 
 #include "vc_cuda_manual.h"
 #include "vc_cuda_wire.h"
@@ -197,6 +198,8 @@ CUresult vc_cu_image_stage(const void *img, uint64_t size, uint64_t *image);
  */
 CUresult vc_cu_load_jit(uint32_t kind, const void *img, CUjit_option *opts, void **vals, unsigned int n,
 			uint64_t *handle);
+/** vc_cu_occupancy_forget() - drop cached potential block sizes (occupancy.c). */
+void vc_cu_occupancy_forget(void);
 
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);

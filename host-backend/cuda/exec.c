@@ -111,6 +111,7 @@ static void cu_close(void *ctx)
 	vc_cu_quota_fini(x);
 	vc_cu_managed_fini(x);
 	free(x->pregs);
+	vc_cu_tmap_fini(x);
 	vc_cu_handles_fini(x);
 	/* Callbacks the driver never ran keep their record; the worker exits
 	 * right after this, so the mutex is only destroyed when none is left. */

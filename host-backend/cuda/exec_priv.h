@@ -128,6 +128,9 @@ struct vc_cu_session {
 	struct vc_cu_managed *managed;
 	/* virtual memory management and IPC (vmm.h), NULL until first used */
 	struct vc_cu_vmm *vmm;
+	/* streams, launches, tensor maps (attrs.c, memops.c, tensormap.c) */
+	bool memop_waits;           /* a stream was told to wait for a value: waits may never end */
+	struct vc_cu_tmaps *tmaps;  /* tensor maps the session encoded, NULL until one */
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */
@@ -222,6 +225,31 @@ int vc_cu_publish_owned(struct vc_cu_session *x, int kind, void *real, uint64_t 
 
 /** vc_cu_primary_get() - the id of device @dev's primary context, made if needed, no retain (ctx.c). */
 int vc_cu_primary_get(struct vc_cu_session *x, int32_t dev, uint64_t *id);
+
+/**
+ * vc_cu_launch_attr() - launch attribute @id with the 64 value bytes @value
+ * from the wire, as the driver takes it, in *@a: events inside looked up in
+ * the session's tables, an access policy window checked as the session's
+ * memory (attrs.c). Returns 0 or the CUresult that refuses it.
+ */
+int vc_cu_launch_attr(struct vc_cu_session *x, uint32_t id, const uint8_t *value, CUlaunchAttribute *a);
+
+/**
+ * vc_cu_launch_config() - the launch configuration of request @rq, its
+ * attributes (at @attrs_p, checked with vc_cu_launch_attr()) into @attrs
+ * (room for rq->nattrs + 1), on real stream @stream (attrs.c).
+ */
+int vc_cu_launch_config(struct vc_cu_session *x, const struct vc_cu_req_launch *rq, const uint8_t *attrs_p,
+			CUlaunchAttribute *attrs, CUlaunchConfig *cfg, void *stream);
+
+/**
+ * vc_cu_check_memop_range() - vc_cu_check_range(), or a registered range of
+ * the pinned pool where its device address is its host address (memops.c).
+ */
+int vc_cu_check_memop_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
+
+/** vc_cu_tmap_fini() - forget the tensor maps the session encoded (tensormap.c). */
+void vc_cu_tmap_fini(struct vc_cu_session *x);
 
 /* ---- helpers the generated decoders call ---------------------------------- */
 

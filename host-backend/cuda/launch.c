@@ -64,47 +64,6 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 	return 0;
 }
 
-/* A launch configuration from the wire: attributes that are plain values. */
-static int launch_config(const struct vc_cu_req_launch *rq, const uint8_t *attrs_p, CUlaunchAttribute *attrs,
-			 CUlaunchConfig *cfg, void *stream)
-{
-	struct vc_cu_launch_attr wa;
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < rq->nattrs; i++) {
-		memcpy(&wa, attrs_p + i * sizeof(wa), sizeof(wa));
-		/* Attributes that carry handles or host pointers cannot be
-		 * forwarded as bytes. */
-		if (wa.id == CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT ||
-		    wa.id == CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT ||
-		    wa.id == CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE ||
-		    wa.id == CU_LAUNCH_ATTRIBUTE_ACCESS_POLICY_WINDOW)
-			return CUDA_ERROR_NOT_SUPPORTED;
-		memset(&attrs[n], 0, sizeof(attrs[n]));
-		attrs[n].id = (CUlaunchAttributeID)wa.id;
-		memcpy(&attrs[n].value, wa.value, sizeof(attrs[n].value));
-		n++;
-	}
-	if (rq->flags & VC_CU_LAUNCH_COOPERATIVE) {
-		memset(&attrs[n], 0, sizeof(attrs[n]));
-		attrs[n].id = CU_LAUNCH_ATTRIBUTE_COOPERATIVE;
-		attrs[n].value.cooperative = 1;
-		n++;
-	}
-	memset(cfg, 0, sizeof(*cfg));
-	cfg->gridDimX = rq->grid[0];
-	cfg->gridDimY = rq->grid[1];
-	cfg->gridDimZ = rq->grid[2];
-	cfg->blockDimX = rq->block[0];
-	cfg->blockDimY = rq->block[1];
-	cfg->blockDimZ = rq->block[2];
-	cfg->sharedMemBytes = rq->shared_mem;
-	cfg->hStream = stream;
-	cfg->attrs = n ? attrs : NULL;
-	cfg->numAttrs = n;
-	return 0;
-}
-
 int vc_cu_manual_vcOccupancyClusters(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 				     struct vc_cu_out *out)
 {
@@ -122,7 +81,7 @@ int vc_cu_manual_vcOccupancyClusters(struct vc_cu_session *x, const uint8_t *p, 
 		return -VC_FATAL_PAYLOAD;
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.func, &f, &is_kernel)) ||
 	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
-	    (rc = launch_config(&rq, p + sizeof(rq), attrs, &cfg, stream)))
+	    (rc = vc_cu_launch_config(x, &rq, p + sizeof(rq), attrs, &cfg, stream)))
 		return rc;
 	if ((rc = x->drv->cuOccupancyMaxActiveClusters(&n, f, &cfg)))
 		return rc;
@@ -149,7 +108,7 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		return -VC_FATAL_PAYLOAD;
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup_func(x, rq.func, &f, &is_kernel)) ||
 	    (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
-	    (rc = launch_config(&rq, p + sizeof(rq), attrs, &cfg, stream)))
+	    (rc = vc_cu_launch_config(x, &rq, p + sizeof(rq), attrs, &cfg, stream)))
 		return rc;
 	params = p + sizeof(rq) + (size_t)rq.nattrs * sizeof(struct vc_cu_launch_attr);
 	psize = rq.param_size;

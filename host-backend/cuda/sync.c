@@ -29,6 +29,7 @@ struct sync_job {
 	uint32_t nall;
 	uint32_t slot;
 	uint64_t seq;
+	bool gone; /* its context is being destroyed: touch it no more (under cb_mu) */
 };
 
 /* Whether job @j makes context @c current. */
@@ -48,6 +49,42 @@ static void job_free(struct sync_job *j)
 	free(j);
 }
 
+/* Make context @c current for job @j, unless it is going away: under cb_mu,
+ * so that vc_cu_sync_ctx_gone() never destroys a context between the check
+ * and the switch. Once current here, a destroy is one thread's destroy of a
+ * context another thread uses, which the driver answers with an error. */
+static CUresult job_enter(struct vc_cu_session *x, struct sync_job *j, CUcontext c)
+{
+	CUresult rc;
+
+	pthread_mutex_lock(&x->cb_mu);
+	rc = j->gone ? CUDA_ERROR_CONTEXT_IS_DESTROYED : x->drv->cuCtxSetCurrent(c);
+	pthread_mutex_unlock(&x->cb_mu);
+	return rc;
+}
+
+/* An event wait that may never end (the session asked a stream to wait for a
+ * value): poll, so that a context destroy or the session's end stops it.
+ * Each query is made under cb_mu, after checking that the context is not
+ * going: vc_cu_sync_ctx_gone() marks the job before the destroy, so the
+ * event is never queried once its context may be gone. */
+static CUresult poll_event(struct vc_cu_session *x, struct sync_job *j)
+{
+	struct timespec ts = {0, 20000};
+	CUresult rc;
+
+	for (;;) {
+		pthread_mutex_lock(&x->cb_mu);
+		rc = j->gone || x->cb_abort ? CUDA_ERROR_CONTEXT_IS_DESTROYED : x->drv->cuEventQuery(j->ev);
+		pthread_mutex_unlock(&x->cb_mu);
+		if (rc != CUDA_ERROR_NOT_READY)
+			return rc;
+		nanosleep(&ts, NULL);
+		if (ts.tv_nsec < 1000000)
+			ts.tv_nsec *= 2;
+	}
+}
+
 /* Wait for the job's work; the first error, as a synchronisation reports it. */
 static CUresult job_wait(struct vc_cu_session *x, struct sync_job *j)
 {
@@ -55,14 +92,22 @@ static CUresult job_wait(struct vc_cu_session *x, struct sync_job *j)
 
 	if (j->kind == VC_CU_SYNC_ALL) {
 		for (uint32_t i = 0; i < j->nall; i++)
-			if ((r = x->drv->cuCtxSetCurrent(j->all[i])) || (r = x->drv->cuCtxSynchronize()))
+			if ((r = job_enter(x, j, j->all[i])) || (r = x->drv->cuCtxSynchronize()))
 				rc = rc ? rc : r;
 		return rc;
 	}
-	x->drv->cuCtxSetCurrent(j->ctx);
-	rc = j->kind == VC_CU_SYNC_CTX ? x->drv->cuCtxSynchronize() : x->drv->cuEventSynchronize(j->ev);
-	if (j->own_event)
+	if ((rc = job_enter(x, j, j->ctx)))
+		return rc;
+	if (j->kind == VC_CU_SYNC_CTX)
+		rc = x->drv->cuCtxSynchronize();
+	else if (__atomic_load_n(&x->memop_waits, __ATOMIC_RELAXED)) /* set by memops.c */
+		rc = poll_event(x, j);
+	else
+		rc = x->drv->cuEventSynchronize(j->ev);
+	pthread_mutex_lock(&x->cb_mu);
+	if (j->own_event && !j->gone) /* a destroyed context took its events along */
 		x->drv->cuEventDestroy_v2(j->ev);
+	pthread_mutex_unlock(&x->cb_mu);
 	return rc;
 }
 
@@ -155,6 +200,13 @@ static int sync_all(struct vc_cu_session *x, struct vc_cu_out *out)
 
 	if (!j)
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* At exit a process does not wait natively: this wait is vcuda's own,
+	 * for device printf. Where a stream may wait for a value for ever, it
+	 * is not made (the last kernels' printf output may be lost). */
+	if (__atomic_load_n(&x->memop_waits, __ATOMIC_RELAXED)) { /* set by memops.c on this thread */
+		free(j);
+		return CUDA_SUCCESS;
+	}
 	j->kind = VC_CU_SYNC_ALL;
 	for (uint32_t i = 0; i < x->nh; i++)
 		n += x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real;
@@ -228,14 +280,45 @@ err:
 	return rc;
 }
 
+/* With cb_mu held: answer the queued jobs that use @ctx with an error and
+ * drop them; tell the running one its context is going. */
+static void cancel_jobs(struct vc_cu_session *x, void *ctx)
+{
+	struct sync_job **pp = &x->sync_head;
+
+	while (*pp) {
+		struct sync_job *j = *pp;
+
+		if (!job_uses(j, ctx)) {
+			pp = &j->next;
+			continue;
+		}
+		*pp = j->next;
+		if (!x->cb_abort)
+			x->svc->reply(x->svc->arg, j->slot, j->seq, CUDA_ERROR_CONTEXT_IS_DESTROYED);
+		job_free(j);
+	}
+	if (x->sync_cur && job_uses(x->sync_cur, ctx))
+		x->sync_cur->gone = true;
+}
+
 void vc_cu_sync_ctx_gone(struct vc_cu_session *x, void *ctx)
 {
 	/* The helper thread makes a waiting job's context current: that context
 	 * must outlive the job. Natively a context's destruction waits for its
-	 * work as well, so waiting for the jobs on it first changes no answer. */
+	 * work as well, so waiting for the jobs on it first changes no answer.
+	 * Unless a stream was told to wait for a value: that wait may never
+	 * end, and the destroy must not hang on it (nor the session's end).
+	 * Then the destroy goes ahead at once, and the synchronisations still
+	 * pending on the context are answered with an error. */
 	if (!x->syncer_started)
 		return;
 	pthread_mutex_lock(&x->cb_mu);
+	if (__atomic_load_n(&x->memop_waits, __ATOMIC_RELAXED)) { /* set by memops.c on this thread */
+		cancel_jobs(x, ctx);
+		pthread_mutex_unlock(&x->cb_mu);
+		return;
+	}
 	while (!x->cb_abort) {
 		bool busy = x->sync_cur && job_uses(x->sync_cur, ctx);
 

@@ -33,6 +33,7 @@ static CUresult s_ctx_destroy(CUcontext c)
 	pthread_mutex_unlock(&g_mu);
 	if (t_ctx == (struct obj *)c)
 		t_ctx = NULL;
+	vc_si_memops_ctx_gone(c); /* its streams' held operations go with it */
 	/* What lived in it goes with it; the executor forgets their ids (a
 	 * stale one reads a dead record: an invalid handle, as natively). */
 	vc_si_del_ctx_objects(c);
@@ -58,6 +59,7 @@ static CUresult s_ctx_sync(void)
 {
 	vc_si_wait_host_funcs();
 	vc_si_sim_drain();
+	vc_si_memops_drain_ctx(t_ctx);
 	return vc_si_synced(vc_si_need_ctx());
 }
 

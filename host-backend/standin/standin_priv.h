@@ -165,6 +165,32 @@ CUresult vc_si_dtoh(void *d, CUdeviceptr s, size_t n);
 /** vc_si_dtod() - cuMemcpyDtoD, a synchronisation point (memory.c). */
 CUresult vc_si_dtod(CUdeviceptr d, CUdeviceptr s, size_t n);
 
+/* ---- stream memory operations (memops.c): what synchronisations see ------------------ */
+
+/** vc_si_memops_pending() - whether stream @s has memory operations held by a wait. */
+int vc_si_memops_pending(CUstream s);
+
+/** vc_si_memops_drain() - wait until stream @s's memory operations ran (or its context went). */
+CUresult vc_si_memops_drain(CUstream s);
+
+/** vc_si_memops_drain_ctx() - wait until every stream of context @c ran its memory operations. */
+CUresult vc_si_memops_drain_ctx(const void *c);
+
+/** vc_si_memops_mark() - event @e is recorded on @s: it completes after @s's queued operations. */
+void vc_si_memops_mark(CUevent e, CUstream s);
+
+/** vc_si_memops_event_pending() - whether event @e waits for held memory operations. */
+int vc_si_memops_event_pending(CUevent e);
+
+/** vc_si_memops_event_wait() - wait until it does not (or its context went). */
+CUresult vc_si_memops_event_wait(CUevent e);
+
+/** vc_si_memops_stream_gone() - stream @s is destroyed: its queue drains on its own. */
+void vc_si_memops_stream_gone(CUstream s);
+
+/** vc_si_memops_ctx_gone() - context @c is destroyed: its queues go, waits on them end. */
+void vc_si_memops_ctx_gone(const void *c);
+
 /* ---- the table: each family sets its entries (core.c's build() calls them) ---------- */
 
 /** vc_si_fill_device() - driver version and device queries (device.c). */
@@ -203,5 +229,13 @@ void vc_si_fill_managed(struct vc_cuda_driver *d);
 CUresult vc_si_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name);
 /** vc_si_fill_vmm() - virtual memory management and IPC (vmm.c). */
 void vc_si_fill_vmm(struct vc_cuda_driver *d);
+/** vc_si_fill_memops() - stream memory operations and attributes (memops.c). */
+void vc_si_fill_memops(struct vc_cuda_driver *d);
+
+/** vc_si_fill_tensormap() - tensor maps, as a test double (tensormap.c). */
+void vc_si_fill_tensormap(struct vc_cuda_driver *d);
+
+/** vc_si_fill_ctxdev() - contexts with affinity, peer access, device properties, profiler (ctxdev.c). */
+void vc_si_fill_ctxdev(struct vc_cuda_driver *d);
 
 #endif /* VC_STANDIN_PRIV_H */

@@ -105,6 +105,7 @@ static CUresult s_stream_destroy(CUstream s)
 {
 	if (!vc_si_is(s, T_STREAM))
 		return CUDA_ERROR_INVALID_HANDLE;
+	vc_si_memops_stream_gone(s);
 	vc_si_del_obj(s);
 	return CUDA_SUCCESS;
 }
@@ -115,7 +116,7 @@ static CUresult s_stream_sync(CUstream s)
 		return CUDA_ERROR_INVALID_HANDLE;
 	vc_si_wait_host_funcs();
 	vc_si_sim_drain();
-	return vc_si_synced(CUDA_SUCCESS);
+	return vc_si_synced(vc_si_memops_drain(s));
 }
 
 static CUresult s_stream_query(CUstream s)
@@ -129,6 +130,7 @@ static CUresult s_stream_query(CUstream s)
 	if (g_sim_ns && g_busy_until > vc_si_sim_now())
 		n++;
 	pthread_mutex_unlock(&g_mu);
+	n += vc_si_memops_pending(s);
 	return n ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 
@@ -180,6 +182,7 @@ static CUresult s_event_record(CUevent e, CUstream s)
 	pthread_mutex_lock(&g_mu);
 	((struct obj *)e)->done_at = g_busy_until;
 	pthread_mutex_unlock(&g_mu);
+	vc_si_memops_mark(e, s);
 	return CUDA_SUCCESS;
 }
 
@@ -195,7 +198,7 @@ static CUresult s_event_sync(CUevent e)
 		return CUDA_ERROR_INVALID_HANDLE;
 	vc_si_wait_host_funcs(); /* an event recorded after host functions completes after them */
 	vc_si_sim_drain();
-	return vc_si_synced(CUDA_SUCCESS);
+	return vc_si_synced(vc_si_memops_event_wait(e));
 }
 
 static CUresult s_event_query(CUevent e)
@@ -209,6 +212,7 @@ static CUresult s_event_query(CUevent e)
 	if (g_sim_ns && ((struct obj *)e)->done_at > vc_si_sim_now())
 		n++;
 	pthread_mutex_unlock(&g_mu);
+	n += vc_si_memops_event_pending(e);
 	return n ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
 }
 

@@ -35,6 +35,9 @@ static void build(void)
 	vc_si_fill_link(d);
 	vc_si_fill_managed(d);
 	vc_si_fill_vmm(d);
+	vc_si_fill_memops(d);
+	vc_si_fill_tensormap(d);
+	vc_si_fill_ctxdev(d);
 }
 
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)

@@ -66,7 +66,13 @@ IPC_OPS = ["cuIpcGetMemHandle", "cuIpcOpenMemHandle_v2", "cuIpcGetEventHandle", 
            "cuMemExportToShareableHandle", "cuMemImportFromShareableHandle", "cuMemPoolExportToShareableHandle",
            "cuMemPoolImportFromShareableHandle", "cuMemPoolExportPointer", "cuMemPoolImportPointer"]
 DEVICE_PROP = struct.pack("<IIiiQBBH4x", 1, 0, 1, 0, 0, 0, 0, 0)  # CUmemAllocationProp: pinned, device 0
-SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96}
+MEMOP = "<QQIIII"               # vc_cu_req_memop, then struct vc_cu_memop "<IIQQ" each
+MEMOP_OP = "<IIQQ"
+STREAM_ATTR = "<QQII64s"        # vc_cu_req_stream_attr
+TMAP = "<QIiI5i2I3i3i2i5I5III Q5Q4Q128s"  # vc_cu_req_tmap (pad, then addr aligned)
+EXEC_AFFINITY = "<QiI"          # vc_cu_req_exec_affinity
+SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
+         "vc_cu_req_ctx_affinity": 88, "vc_cu_req_atomic_caps": 216}
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
 HOST_INLINE, HOST_ARENA = 0, 1
@@ -249,12 +255,16 @@ def manual_payload(s, name):
         "vcManagedAlloc": MANAGED_ALLOC, "vcManagedFree": MANAGED_PTR,
         "vcManagedQuery": MANAGED_PTR, "vcMemRangeAttrs": RANGE_ATTRS, "vcMemBatch": MEM_BATCH,
         "cuMemCreate": VMM_CREATE, "cuMemGetAllocationGranularity": VMM_CREATE,
+        "vcStreamMemOp": MEMOP, "cuStreamGetAttribute": STREAM_ATTR, "cuStreamSetAttribute": STREAM_ATTR,
+        "cuOccupancyMaxPotentialClusterSize": LAUNCH, "vcTensorMap": TMAP, "cuCtxGetExecAffinity": EXEC_AFFINITY,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
-             "cuGraphAddMemcpyNode": "vc_cu_req_graph_memcpy", "cuMemPoolCreate": "vc_cu_req_pool_create"}
+             "cuGraphAddMemcpyNode": "vc_cu_req_graph_memcpy", "cuMemPoolCreate": "vc_cu_req_pool_create",
+             "cuCtxCreate_v3": "vc_cu_req_ctx_affinity", "cuDeviceGetHostAtomicCapabilities": "vc_cu_req_atomic_caps",
+             "cuDeviceGetP2PAtomicCapabilities": "vc_cu_req_atomic_caps"}
     if name.startswith("cuDevicePrimaryCtx") or name in ("cuCtxCreate_v4", "cuCtxDestroy_v2"):
         return struct.pack(CTX, CTX0, CTX0, 0, 0)
     if name == "vcMemset":
@@ -417,6 +427,22 @@ def main():
     seed("hostfn_console", s.retain()
          + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, 77))
          + s.cmd("vcConsole", struct.pack(CONSOLE, CTX0, 256, 0), REPLY, 1))
+    # ---- stream memory operations, stream attributes, tensor maps ------------------------
+    seed("memops", s.retain() + s.alloc(4096)
+         + s.gen("cuStreamCreate", Flags=1) + s.gen("cuStreamCreate", Flags=1)
+         + s.cmd("vcStreamMemOp", struct.pack(MEMOP, CTX0, handle_id(H_STREAM, 2), 0, 1, 0, 0)
+                 + struct.pack(MEMOP_OP, 1, 0, a, 1), REPLY, 2)
+         + s.cmd("vcStreamMemOp", struct.pack(MEMOP, CTX0, handle_id(H_STREAM, 3), 1, 3, 0, 0)
+                 + struct.pack(MEMOP_OP, 2, 0, dptr(0, 4), 7) + struct.pack(MEMOP_OP, 6, 0, 0, 0)
+                 + struct.pack(MEMOP_OP, 5, 0, a, 1), REPLY, 2)
+         + s.sync(SYNC_STREAM, handle_id(H_STREAM, 2))
+         + s.cmd("cuStreamSetAttribute", struct.pack(STREAM_ATTR, CTX0, handle_id(H_STREAM, 2), 1, 0,
+                                                    struct.pack("<QQfii", a, 4096, 0.5, 2, 1)), REPLY, 2)
+         + s.cmd("cuStreamGetAttribute", struct.pack(STREAM_ATTR, CTX0, handle_id(H_STREAM, 2), 8, 0, b""), REPLY, 2))
+    seed("tensor_map", s.retain() + s.alloc(65536)
+         + s.cmd("vcTensorMap", struct.pack(TMAP, CTX0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16,
+                                            0, 0, 0, 1, 1, 0, 0, 0, 0, 0, a, 64, 64, 0, 0, 0, 256, 0, 0, 0, b""),
+                 REPLY, 2))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()

@@ -1096,6 +1096,146 @@ START_TEST(vmm_access_count_lie_is_fatal)
 }
 END_TEST
 
+/* ---- streams, launches, tensor maps: hostile requests -------------------------------- */
+
+/* Memory operation arrays: a count past the limit, a count past the payload,
+ * a single form with more than one, an unknown form. */
+START_TEST(memop_counts_are_fatal)
+{
+	struct {
+		struct vc_cu_req_memop r;
+		struct vc_cu_memop op[2];
+	} c = {{.ctx = g_ctx, .form = VC_CU_MEMOP_BATCH, .count = VC_CU_MEMOP_MAX + 1}, {{0}}};
+
+	if (_i == 1)
+		c.r.count = 3;
+	else if (_i == 2)
+		c.r = (struct vc_cu_req_memop){.ctx = g_ctx, .form = VC_CU_MEMOP_SINGLE, .count = 2};
+	else if (_i == 3)
+		c.r = (struct vc_cu_req_memop){.ctx = g_ctx, .form = 9, .count = 1};
+	raw_cmd(VC_CU_vcStreamMemOp, VC_CMD_F_REPLY, 0, &c, sizeof(c));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* Addresses that are not the session's, unknown operations: CUDA errors, and
+ * the session lives on. */
+START_TEST(memop_addresses_are_checked)
+{
+	uint64_t d = alloc(4096);
+	struct {
+		struct vc_cu_req_memop r;
+		struct vc_cu_memop op;
+	} c = {{.ctx = g_ctx, .form = VC_CU_MEMOP_SINGLE, .count = 1},
+	       {.op = CU_STREAM_MEM_OP_WRITE_VALUE_64, .addr = d + 4092, .value = 1}};
+
+	ck_assert_int_eq(cu(VC_CU_vcStreamMemOp, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	c.op.addr = 0x1000;
+	ck_assert_int_eq(cu(VC_CU_vcStreamMemOp, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	c.op.addr = UINT64_MAX - 3;
+	c.op.op = CU_STREAM_MEM_OP_WAIT_VALUE_32;
+	ck_assert_int_eq(cu(VC_CU_vcStreamMemOp, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	c.op = (struct vc_cu_memop){.op = 77, .addr = d};
+	ck_assert_int_eq(cu(VC_CU_vcStreamMemOp, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	c.op = (struct vc_cu_memop){.op = CU_STREAM_MEM_OP_WRITE_VALUE_32, .addr = d, .value = 9};
+	ck_assert_int_eq(cu(VC_CU_vcStreamMemOp, &c, sizeof(c), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(sync_ctx(), 0);
+}
+END_TEST
+
+/* Launch attributes: forged events and unknown ids are refused (the error of
+ * an asynchronous launch), a stream attribute holding an event is never
+ * forwarded. */
+START_TEST(launch_attributes_are_checked)
+{
+	uint64_t fn = load_store_kernel(), d = alloc(4096);
+	struct {
+		struct vc_cu_req_launch r;
+		struct vc_cu_launch_attr a;
+		uint8_t params[12];
+	} c = {{.ctx = g_ctx, .func = fn, .grid = {1, 1, 1}, .block = {1, 1, 1}, .nattrs = 1, .param_size = 12},
+	       {.id = CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_EVENT},
+	       {0}};
+	uint64_t forged = 0x7c02000000000005ull;
+	struct vc_cu_req_stream_attr sa = {.ctx = g_ctx, .attr = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT};
+	struct vc_cu_rep_vcExportSlot rp;
+
+	memcpy(c.params, &d, 8);
+	memcpy(c.a.value, &forged, 8);
+	ck_assert_int_eq(cu(VC_CU_vcOccupancyClusters, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_HANDLE);
+	c.a.id = CU_LAUNCH_ATTRIBUTE_LAUNCH_COMPLETION_EVENT;
+	ck_assert_int_eq(cu(VC_CU_cuOccupancyMaxPotentialClusterSize, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_HANDLE);
+	c.a.id = 0xffff;
+	ck_assert_int_eq(cu(VC_CU_vcOccupancyClusters, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	c.a.id = CU_LAUNCH_ATTRIBUTE_DEVICE_UPDATABLE_KERNEL_NODE;
+	ck_assert_int_eq(cu(VC_CU_vcOccupancyClusters, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	memcpy(sa.value, &forged, 8);
+	ck_assert_int_eq(cu(VC_CU_cuStreamSetAttribute, &sa, sizeof(sa), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_cuStreamGetAttribute, &sa, sizeof(sa), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	/* too many attributes for the payload */
+	c.r.nattrs = 3;
+	raw_cmd(VC_CU_cuOccupancyMaxPotentialClusterSize, VC_CMD_F_REPLY, 0, &c, sizeof(c.r) + sizeof(c.a));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* Tensor maps: extents past the allocation or overflowing 64 bits, ranks the
+ * driver refuses, forged maps: CUDA errors. An unknown kind is fatal. */
+START_TEST(tensor_map_extents_are_checked)
+{
+	uint64_t d = alloc(1 << 16);
+	struct vc_cu_req_tmap r = {.ctx = g_ctx, .kind = VC_CU_TMAP_TILED, .dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+				   .rank = 2, .addr = d, .dims = {64, 64}, .strides = {256}, .box = {16, 16},
+				   .estrides = {1, 1}};
+	struct vc_cu_rep_tmap rp;
+
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), 0);
+	r.dims[1] = 257; /* 256 rows of 256 bytes past the first: past 64 KiB */
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.dims[1] = UINT64_MAX;
+	r.strides[0] = UINT64_MAX / 2;
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.dims[1] = 64;
+	r.strides[0] = 256;
+	r.dims[0] = UINT64_MAX / 2;
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.dims[0] = 64;
+	r.rank = 6;
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.rank = 2;
+	r.dtype = 99;
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.dtype = CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+	r.dims[1] = 0;
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.kind = VC_CU_TMAP_REPLACE;
+	memset(r.map, 0x5a, sizeof(r.map));
+	ck_assert_int_eq(cu(VC_CU_vcTensorMap, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
+	r.kind = VC_CU_TMAP_REPLACE + 1;
+	raw_cmd(VC_CU_vcTensorMap, VC_CMD_F_REPLY, 0, &r, sizeof(r));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* Arrays of contexts' affinity and atomic operations past their limits. */
+START_TEST(family_array_counts_are_fatal)
+{
+	struct vc_cu_req_ctx_affinity a = {.ctx = g_ctx, .nparams = VC_CU_AFFINITY_MAX + 1};
+	struct vc_cu_req_atomic_caps c = {.ctx = g_ctx, .count = VC_CU_ATOMIC_OPS_MAX + 1};
+
+	if (_i == 0)
+		raw_cmd(VC_CU_cuCtxCreate_v3, VC_CMD_F_REPLY, 0, &a, sizeof(a));
+	else
+		raw_cmd(_i == 1 ? VC_CU_cuDeviceGetHostAtomicCapabilities : VC_CU_cuDeviceGetP2PAtomicCapabilities,
+			VC_CMD_F_REPLY, 0, &c, sizeof(c));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -1108,6 +1248,9 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, cuda_errors_are_results);
 	tcase_add_test(t, jit_link_checks);
 	tcase_add_test(t, managed_ranges_are_checked);
+	tcase_add_test(t, memop_addresses_are_checked);
+	tcase_add_test(t, launch_attributes_are_checked);
+	tcase_add_test(t, tensor_map_extents_are_checked);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hostile");
@@ -1148,6 +1291,8 @@ static Suite *decode_suite(void)
 	tcase_add_checked_fixture(t, setup_hostile, teardown);
 	tcase_add_loop_test(t, vmm_short_requests_are_fatal, 0, sizeof(vmm_short_ops) / sizeof(vmm_short_ops[0]));
 	tcase_add_loop_test(t, vmm_access_count_lie_is_fatal, 0, 3);
+	tcase_add_loop_test(t, memop_counts_are_fatal, 0, 4);
+	tcase_add_loop_test(t, family_array_counts_are_fatal, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -340,6 +340,69 @@ fn("cuIpcOpenEventHandle", SYNC, manual=True)
 # ---- streams, launches, contexts, limits, tensor maps, profiler ------------
 # (one section per family; entries of this family go below this line)
 #
+# Streams: attributes (an access policy window's base is checked as the
+# session's memory), the context a stream belongs to, memory operations
+# (write/wait values, batches: every address checked as device memory of the
+# session), and GPUDirect RDMA flushes.
+fn("cuStreamGetAttribute", SYNC, manual=True)
+fn("cuStreamSetAttribute", SYNC, manual=True)
+fn("cuStreamCopyAttributes", SYNC)
+fn("cuStreamGetCtx_v2", SYNC, nullable=["pCtx", "pGreenCtx"])
+fn("cuStreamGetGreenCtx", SYNC)
+fn("cuStreamWriteValue32_v2", SYNC, local=True)
+fn("cuStreamWriteValue64_v2", SYNC, local=True)
+fn("cuStreamWaitValue32_v2", SYNC, local=True)
+fn("cuStreamWaitValue64_v2", SYNC, local=True)
+fn("cuStreamBatchMemOp_v2", SYNC, local=True)
+fn("vcStreamMemOp", SYNC, virtual=True)  # every write/wait value and batch form
+fn("cuFlushGPUDirectRDMAWrites", SYNC)
+# Launches: occupancy computed in the guest around the driver's block count
+# (the dynamic shared memory callback is the guest's), cluster occupancy,
+# the deprecated execution control (cuFuncSetBlockShape, cuParamSet*,
+# cuLaunch, cuLaunchGrid) kept in the guest and launched as cuLaunchKernel.
+fn("cuOccupancyMaxPotentialBlockSize", SYNC, local=True)
+fn("cuOccupancyMaxPotentialBlockSizeWithFlags", SYNC, local=True)
+fn("cuOccupancyMaxPotentialClusterSize", SYNC, manual=True)
+fn("cuLaunchCooperativeKernelMultiDevice", ASYNC, local=True)
+fn("cuFuncSetBlockShape", SYNC, local=True)
+fn("cuFuncSetSharedSize", SYNC, local=True)
+fn("cuParamSetSize", SYNC, local=True)
+fn("cuParamSeti", SYNC, local=True)
+fn("cuParamSetf", SYNC, local=True)
+fn("cuParamSetv", SYNC, local=True)
+fn("cuParamSetTexRef", SYNC, local=True)
+fn("cuLaunch", ASYNC, local=True)
+fn("cuLaunchGrid", ASYNC, local=True)
+fn("cuLaunchGridAsync", ASYNC, local=True)
+fn("cuFuncSetSharedMemConfig", SYNC)
+fn("cuCtxGetSharedMemConfig", SYNC)
+fn("cuCtxSetSharedMemConfig", SYNC)
+fn("cuKernelGetLibrary", SYNC)
+# Tensor maps: encoded by the host driver, the global range checked first.
+fn("cuTensorMapEncodeTiled", SYNC, local=True)
+fn("cuTensorMapEncodeIm2col", SYNC, local=True)
+fn("cuTensorMapEncodeIm2colWide", SYNC, local=True)
+fn("cuTensorMapReplaceAddress", SYNC, local=True)
+fn("vcTensorMap", SYNC, virtual=True)   # every encoding and address replacement
+# Contexts and devices.
+fn("cuCtxCreate_v2", SYNC, local=True)
+fn("cuCtxCreate_v3", SYNC, manual=True)  # execution affinity; cuCtxCreate_v4 with parameters too
+fn("cuCtxAttach", SYNC, local=True)
+fn("cuCtxDetach", SYNC, local=True)
+fn("cuCtxRecordEvent", SYNC)
+fn("cuCtxWaitEvent", SYNC)
+fn("cuCtxGetExecAffinity", SYNC, manual=True)
+fn("cuCtxEnablePeerAccess", SYNC)
+fn("cuCtxDisablePeerAccess", SYNC)
+fn("cuDeviceGetProperties", SYNC, ctx_free=True)
+fn("cuDeviceComputeCapability", SYNC, ctx_free=True)
+fn("cuDeviceGetLuid", SYNC, local=True)
+fn("cuDeviceGetHostAtomicCapabilities", SYNC, manual=True)
+fn("cuDeviceGetP2PAtomicCapabilities", SYNC, manual=True)
+# Profiler (cudaProfiler.h).
+fn("cuProfilerInitialize", SYNC, local=True)
+fn("cuProfilerStart", SYNC)
+fn("cuProfilerStop", SYNC)
 
 
 # ---- JIT linking, module files, legacy names, refused families -------------
@@ -361,15 +424,15 @@ fn("cuLinkComplete", SYNC, local=True)    # the guest keeps the image until cuLi
 fn("cuLinkDestroy", SYNC, local=True)
 fn("cuModuleLoad", SYNC, local=True)      # read in the guest, then cuModuleLoadData
 fn("cuLibraryLoadFromFile", SYNC, local=True)
-fn("cuKernelGetLibrary", SYNC)
-fn("cuLibraryGetUnifiedFunction", SYNC, refused="a unified function's address is host code of the server's process",
-   err="CUDA_ERROR_NOT_SUPPORTED")
+# devctx.c checks the arguments first, then refuses:
+fn("cuLibraryGetUnifiedFunction", SYNC, local=True,
+   refused="a unified function's address is host code of the server's process", err="CUDA_ERROR_NOT_SUPPORTED")
 
 # Legacy names (guest-lib/libcuda/legacy.c): first versions whose prototype
 # differs from their successor's (32-bit CUdeviceptr_v1 and unsigned int
 # sizes, CUDA_MEMCPY2D_v1, no capture mode), mapped onto the current call with
 # the old ABI's 32-bit range rules. Same-prototype twins are generated aliases.
-for _s in ("cuDeviceTotalMem", "cuCtxCreate", "cuCtxCreate_v2", "cuMemGetInfo", "cuMemAlloc",
+for _s in ("cuDeviceTotalMem", "cuCtxCreate", "cuMemGetInfo", "cuMemAlloc",
            "cuMemAllocPitch", "cuMemFree", "cuMemGetAddressRange", "cuMemAllocHost",
            "cuMemHostGetDevicePointer", "cuModuleGetGlobal", "cuMemcpyHtoD", "cuMemcpyDtoH",
            "cuMemcpyDtoD", "cuMemcpyHtoDAsync", "cuMemcpyDtoHAsync", "cuMemcpyDtoDAsync",

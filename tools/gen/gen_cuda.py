@@ -154,7 +154,9 @@ def field(p, out):
 
 def build(args):
     inc = args.cuda_include
+    # cudaProfiler.h holds the profiler's driver entry points (it includes cuda.h).
     pp = subprocess.run(["cc", "-E", "-P", "-D__CUDA_API_VERSION_INTERNAL", "-I", inc,
+                         "-include", os.path.join(inc, "cudaProfiler.h"),
                          os.path.join(inc, "cuda.h")], capture_output=True, text=True, check=True).stdout
     types = Types(pp)
     protos = parse_protos(pp)
@@ -167,6 +169,11 @@ def build(args):
         procmap.append((f[0], int(f[1]), int(f[2]), f[3]))
 
     funcs = []
+    seen = set()
+    for spec in cuda_api.FUNCS:
+        if spec["symbol"] in seen:
+            sys.exit("gen_cuda: %s is described twice in cuda_api.py" % spec["symbol"])
+        seen.add(spec["symbol"])
     for i, spec in enumerate(cuda_api.FUNCS):
         sym = spec["symbol"]
         if spec.get("refused") and not spec.get("local"):
