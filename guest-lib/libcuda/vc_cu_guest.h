@@ -172,4 +172,7 @@ int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len);
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);
 
+/** vc_cu_copy2d_array() - a 2D copy with a CUDA array on a side (copy3d.c). */
+CUresult vc_cu_copy2d_array(const CUDA_MEMCPY2D *p, CUstream s, int async);
+
 #endif /* VC_CU_GUEST_H */

@@ -123,6 +123,7 @@ static int destroy_context(struct vc_cu_session *x, uint64_t id)
 	rc = x->drv->cuCtxDestroy_v2(c);
 	forget_context(x, id);
 	vc_cu_quota_ctx_gone(x, id); /* its allocations went with it */
+	vc_cu_arrays_ctx_gone(x, id);
 	return rc;
 }
 

@@ -124,6 +124,8 @@ struct vc_cu_session {
 	struct sync_job *sync_cur; /* the job the helper thread waits for now */
 	pthread_t syncer;
 	bool syncer_started;
+	/* texture and surface objects, planes and levels (array.c), NULL until needed */
+	struct vc_cu_arrays *arr;
 };
 
 /**
@@ -171,6 +173,15 @@ void vc_cu_sched_ctx_gone(struct vc_cu_session *x, void *ctx);
 
 /** vc_cu_sched_stop() - end the tracker and free its events (session teardown). */
 void vc_cu_sched_stop(struct vc_cu_session *x);
+
+/**
+ * vc_cu_arrays_ctx_gone() - context @ctx was destroyed: forget its texture and
+ * surface objects, and the planes and levels of its arrays (array.c).
+ */
+void vc_cu_arrays_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
+
+/** vc_cu_arrays_close() - session teardown: destroy texture and surface objects, then arrays (array.c). */
+void vc_cu_arrays_close(struct vc_cu_session *x);
 
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);
