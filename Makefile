@@ -88,10 +88,10 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects \
-       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
+       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
-       $(BUILD)/tests/test_cuda_objects
+       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_arrays
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test
@@ -183,9 +183,10 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSTANDIN) $(LIBSERVE
 
 # A CUDA application: built against cuda.h as applications are (no internal
 # API names), linked to the guest libcuda.so.1.
-$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CSTD := -std=c11 -D_GNU_SOURCE
-$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CFLAGS += $(CHECK_CFLAGS)
-$(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects: $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
+CUDA_SUITES := test_cuda_api test_cuda_objects test_arrays
+$(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CSTD := -std=c11 -D_GNU_SOURCE
+$(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CFLAGS += $(CHECK_CFLAGS)
+$(patsubst %,$(BUILD)/tests/%,$(CUDA_SUITES)): $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 

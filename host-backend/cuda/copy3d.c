@@ -170,7 +170,7 @@ static int staged(struct vc_cu_session *x, const struct vc_cu_req_memcpy3d *rq, 
 		else if (y || left < w * h)
 			bh = h - y < left / w ? h - y : left / w; /* whole rows of one slice */
 		else
-			bd = left / (w * h); /* whole slices */
+			bh = h, bd = left / (w * h); /* whole slices */
 		b.x += col;
 		b.y += y;
 		b.z += z;

@@ -165,6 +165,12 @@ CUresult vc_si_dtoh(void *d, CUdeviceptr s, size_t n);
 /** vc_si_dtod() - cuMemcpyDtoD, a synchronisation point (memory.c). */
 CUresult vc_si_dtod(CUdeviceptr d, CUdeviceptr s, size_t n);
 
+/**
+ * vc_si_copy2d_any() - a 2D copy with any kind of side (arrays, host
+ * memory, device memory at offsets), row by row (array.c).
+ */
+CUresult vc_si_copy2d_any(const CUDA_MEMCPY2D *c);
+
 /* ---- the table: each family sets its entries (core.c's build() calls them) ---------- */
 
 /** vc_si_fill_device() - driver version and device queries (device.c). */
@@ -193,5 +199,8 @@ void vc_si_fill_stream(struct vc_cuda_driver *d);
 
 /** vc_si_fill_export() - cuGetExportTable (export.c). */
 void vc_si_fill_export(struct vc_cuda_driver *d);
+
+/** vc_si_fill_array() - arrays, texture and surface objects, 3D copies (array.c). */
+void vc_si_fill_array(struct vc_cuda_driver *d);
 
 #endif /* VC_STANDIN_PRIV_H */

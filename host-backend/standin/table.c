@@ -32,6 +32,7 @@ static void build(void)
 	vc_si_fill_graph(d);
 	vc_si_fill_stream(d);
 	vc_si_fill_export(d);
+	vc_si_fill_array(d);
 }
 
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)
