@@ -72,6 +72,20 @@ static uint64_t qkey(const void *real)
 	return (uint64_t)(uintptr_t)real | (1ull << 63);
 }
 
+/* Publish @real as a handle owned by the current context (forgotten with
+ * it), as ctx.c publishes owned handles: ctx.c calls this file when a
+ * context goes, so this file does not call ctx.c. */
+static int publish_owned(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+{
+	void *ctx;
+	int rc = vc_cu_publish(x, kind, real, id);
+
+	if (rc == 0 && *id)
+		x->h[*id & 0xffffffu].owner = x->cur_id && !vc_cu_lookup(x, VC_H_CUCONTEXT, x->cur_id, &ctx)
+						      ? (uint32_t)(x->cur_id & 0xffffffu) : UINT32_MAX;
+	return rc;
+}
+
 /* ---- creation and its charge ------------------------------------------------------ */
 
 static uint64_t shrink(uint64_t v, unsigned l)
@@ -173,7 +187,7 @@ static int create(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struc
 	}
 	if (rc)
 		goto err_refund;
-	if ((rc = vc_cu_publish_owned(x, mip ? VC_H_CUMIPMAPPEDARRAY : VC_H_CUARRAY, real, &rp.handle)))
+	if ((rc = publish_owned(x, mip ? VC_H_CUMIPMAPPEDARRAY : VC_H_CUARRAY, real, &rp.handle)))
 		goto err_destroy;
 	if (charge && (rc = vc_cu_quota_track(x, qkey(real), charge, x->cur_id)))
 		goto err_forget;
@@ -251,7 +265,7 @@ static int sub(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct v
 		   : x->drv->cuArrayGetPlane((CUarray *)&real, parent, rq.index);
 	if (rc)
 		return rc;
-	if ((rc = vc_cu_publish_owned(x, VC_H_CUARRAY, real, &rp.handle)))
+	if ((rc = publish_owned(x, VC_H_CUARRAY, real, &rp.handle)))
 		return rc;
 	if (sub_index(a, rp.handle) < 0) {
 		if (grow((void **)&a->sub, &a->capsub, a->nsub, sizeof(*a->sub))) {
