@@ -296,7 +296,7 @@ static CUresult s_mip_create(CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPTOR 
 	big = d->Width > d->Height ? d->Width : d->Height;
 	if (!layers && d->Depth > big)
 		big = d->Depth;
-	while (big >> most)
+	while (most < 64 && big >> most)
 		most++;
 	if (!levels || levels > most)
 		return CUDA_ERROR_INVALID_VALUE;

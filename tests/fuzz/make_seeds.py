@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import struct
+import sys
 
 NOP, ECHO = 1, 2
 REPLY = 1
@@ -52,14 +53,45 @@ LIST = "<QQII"                  # vc_cu_req_list
 HANDLE = "<QQ"                  # vc_cu_req_handle
 CAPTURE_INFO = "<QQII"          # vc_cu_req_capture_info
 POOL_ATTR = "<QQiIQ"            # vc_cu_req_pool_attr
+# shared/vc_cuda_array.h
+ARRAY_CREATE = "<QQQQIIIIII"     # vc_cu_req_array_create
+ARRAY_SUB = "<QQII"             # vc_cu_req_array_sub
+SIDE3D = "QQQQQQII"             # vc_cu_copy3d_side (inside MEMCPY3D)
+MEMCPY3D = "<QQ" + SIDE3D + SIDE3D + "QQQQQQII"  # vc_cu_req_memcpy3d
+TEXOBJ_SIZE = 8 + 144 + 104 + 112 + 8            # vc_cu_req_texobj_create
+SIDE_DEVICE, SIDE_ARRAY, SIDE_STAGED = 0, 1, 2
+ARR_2D, ARR_3D, ARR_MIPMAP = 0, 1, 2
 SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96}
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
 HOST_INLINE, HOST_ARENA = 0, 1
 
-# Handle kinds (vc_cuda_wire.h's enum vc_cu_handle_kind) and the executor's
-# ids (host-backend/cuda): a tag, the kind, a generation, the table index.
-H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT = 1, 3, 10, 11, 2
+# Handle kinds, read from vc_cuda_wire.h's enum vc_cu_handle_kind (the
+# generator numbers them in name order, so a new kind moves the others), and
+# the executor's ids (host-backend/cuda): a tag, the kind, a generation, the
+# table index.
+def wire_path():
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "../../build/release/gen/vc_cuda_wire.h")
+    for i, a in enumerate(sys.argv):
+        if a == "--wire" and i + 1 < len(sys.argv):
+            path = sys.argv[i + 1]
+        elif a.startswith("--wire="):
+            path = a.split("=", 1)[1]
+    return path
+
+
+def handle_kinds(path):
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: missing; run `make build/release/gen/.stamp` first")
+    enum = re.search(r"enum vc_cu_handle_kind \{(.*?)\};", open(path).read(), re.S).group(1)
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"VC_H_(\w+) = (\d+)", enum)}
+
+
+KINDS = handle_kinds(wire_path())
+H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT = (KINDS[k] for k in ("CUCONTEXT", "CUFUNCTION", "CUMODULE",
+                                                                          "CUSTREAM", "CUEVENT"))
+H_LIBRARY, H_ARRAY, H_MIPMAP = KINDS["CULIBRARY"], KINDS["CUARRAY"], KINDS["CUMIPMAPPEDARRAY"]
 
 
 def handle_id(kind, idx, gen=1):
@@ -199,7 +231,14 @@ def manual_payload(s, name):
         "cuModuleEnumerateFunctions": LIST, "cuLibraryEnumerateKernels": LIST, "cuGraphGetNodes": LIST,
         "cuKernelGetName": HANDLE, "cuFuncGetName": HANDLE, "cuGraphKernelNodeGetParams_v2": HANDLE,
         "cuGraphDestroy": HANDLE, "cuStreamGetCaptureInfo_v3": CAPTURE_INFO, "cuMemPoolSetAttribute": POOL_ATTR,
-        "cuMemPoolGetAttribute": POOL_ATTR,
+        "cuMemPoolGetAttribute": POOL_ATTR, "vcMemcpy3D": MEMCPY3D,
+        "cuArrayCreate_v2": ARRAY_CREATE, "cuArray3DCreate_v2": ARRAY_CREATE,
+        "cuMipmappedArrayCreate": ARRAY_CREATE, "cuArrayGetPlane": ARRAY_SUB, "cuMipmappedArrayGetLevel": ARRAY_SUB,
+        "cuArrayDestroy": HANDLE, "cuMipmappedArrayDestroy": HANDLE, "cuArrayGetSparseProperties": HANDLE,
+        "cuMipmappedArrayGetSparseProperties": HANDLE, "cuTexObjectDestroy": HANDLE,
+        "cuTexObjectGetResourceDesc": HANDLE, "cuTexObjectGetTextureDesc": HANDLE,
+        "cuTexObjectGetResourceViewDesc": HANDLE, "cuSurfObjectDestroy": HANDLE,
+        "cuSurfObjectGetResourceDesc": HANDLE,
     }
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
@@ -210,6 +249,11 @@ def manual_payload(s, name):
         return struct.pack(MEMSET, CTX0, 0, 0, 0, 0, 1, 0, 0, 0, 0)  # elem 1: 0 is a violation
     if name == "vcConsole":
         return struct.pack(CONSOLE, CTX0, 256, 0)
+    if name in ("cuTexObjectCreate", "cuSurfObjectCreate"):
+        return struct.pack("<Q", CTX0) + b"\0" * (TEXOBJ_SIZE - 8)
+    if name in ("cuArrayCreate_v2", "cuArray3DCreate_v2", "cuMipmappedArrayCreate"):
+        kind = {"cuArrayCreate_v2": ARR_2D, "cuArray3DCreate_v2": ARR_3D}.get(name, ARR_MIPMAP)
+        return struct.pack(ARRAY_CREATE, CTX0, 8, 8, 0, 0x20, 1, 0, 1, kind, 0)
     if name in sized:
         return struct.pack("<Q", CTX0) + b"\0" * (SIZES[sized[name]] - 8)
     f = fmt[name]
@@ -302,8 +346,33 @@ def main():
          + s.cmd("vcImageBegin", struct.pack(IMAGE_BEGIN, CTX0, len(STORE_PTX)), REPLY, 2)
          + s.cmd("vcImagePut", struct.pack(IMAGE_PUT, CTX0, 1, 0, len(STORE_PTX), 0, 1, 0) + STORE_PTX)
          + s.cmd("vcLoad", struct.pack(LOAD, CTX0, 1, 1, 0), REPLY, 2)
-         + s.gen("cuLibraryGetKernel", library=handle_id(8, 1))
-         + s.cmd("cuLibraryEnumerateKernels", struct.pack(LIST, CTX0, handle_id(8, 1), 0, 16), REPLY, 1))
+         + s.gen("cuLibraryGetKernel", library=handle_id(H_LIBRARY, 1))
+         + s.cmd("cuLibraryEnumerateKernels", struct.pack(LIST, CTX0, handle_id(H_LIBRARY, 1), 0, 16), REPLY, 1))
+    # ---- arrays, texture objects, copies with arrays and 3D boxes (array.c, copy3d.c) ----
+    arr1 = handle_id(H_ARRAY, 2)  # after the context and the allocation
+    side = lambda kind, addr=0, pitch=0, height=0, x=0, y=0, z=0: (addr, x, y, z, pitch, height, kind, 0)
+    res = struct.pack("<iIQ", 0, 0, arr1).ljust(144, b"\0")  # CU_RESOURCE_TYPE_ARRAY
+    split_seed("arrays", 65536,
+               s.cmd("cuArray3DCreate_v2", struct.pack(ARRAY_CREATE, CTX0, 64, 16, 0, 0x01, 4, 0x02, 0, ARR_3D, 0),
+                     REPLY, 1)
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_STAGED), *side(SIDE_ARRAY, arr1),
+                                                 256, 16, 1, 0, 1000, 0, 3, 0), REPLY, 2)
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_STAGED), *side(SIDE_ARRAY, arr1),
+                                                 256, 16, 1, 1000, 3096, 4096, 3, 1))
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_ARRAY, arr1, x=4, y=1),
+                                                 *side(SIDE_DEVICE, a, 300, 20), 200, 10, 1, 0, 0, 0, 2, 0), REPLY, 2)
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_DEVICE, a, 300, 20, z=1),
+                                                 *side(SIDE_STAGED), 300, 20, 2, 0, 12000, 0, 3, 0), REPLY, 2)
+               + s.gen("cuArray3DGetDescriptor_v2", hArray=arr1)
+               + s.cmd("cuTexObjectCreate", struct.pack("<Q", CTX0) + res + b"\0" * (TEXOBJ_SIZE - 8 - 144), REPLY, 1)
+               + s.cmd("cuSurfObjectCreate", struct.pack("<Q", CTX0) + res + b"\0" * (TEXOBJ_SIZE - 8 - 144), REPLY, 1)
+               + s.cmd("cuTexObjectGetResourceDesc", struct.pack(HANDLE, CTX0, 1), REPLY, 1)
+               + s.cmd("cuTexObjectDestroy", struct.pack(HANDLE, CTX0, 1), REPLY, 1)
+               + s.cmd("cuMipmappedArrayCreate", struct.pack(ARRAY_CREATE, CTX0, 64, 64, 0, 0x20, 1, 0, 3, ARR_MIPMAP,
+                                                             0), REPLY, 1)
+               + s.cmd("cuMipmappedArrayGetLevel", struct.pack(ARRAY_SUB, CTX0, handle_id(H_MIPMAP, 3), 1, 0), REPLY, 1)
+               + s.cmd("cuArrayDestroy", struct.pack(HANDLE, CTX0, arr1), REPLY, 1)
+               + s.sync())
     # ---- synchronisation, streams, events, host functions, device printf ---------------
     seed("sync", s.retain()
          + s.sync(SYNC_CTX, CTX0) + s.sync(SYNC_STREAM, 0) + s.sync(SYNC_ALL, 0)
