@@ -65,6 +65,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/managed.c guest-lib/libcuda/managed_fault.c \
                guest-lib/libcuda/memops.c guest-lib/libcuda/tensormap.c guest-lib/libcuda/occupancy.c \
                guest-lib/libcuda/legacy_launch.c guest-lib/libcuda/devctx.c \
+               guest-lib/libcuda/array.c guest-lib/libcuda/copy3d.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
@@ -93,10 +94,10 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed \
-       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
+       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
-       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed
+       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test coverage
@@ -107,7 +108,7 @@ GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv
               tests/data/devprofile-h200.tsv \
               tools/gen/libcuda.symbols tools/gen/driver_extra.txt
 GEN_STAMP  := $(BUILD)/gen/.stamp
-ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
+ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h shared/vc_cuda_array.h $(GEN_INPUTS)
 ABI_FILES  += shared/vc_cuda_vmm.h
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
@@ -194,11 +195,11 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSTANDIN) $(LIBSERVE
 
 # A CUDA application: built against cuda.h as applications are (no internal
 # API names), linked to the guest libcuda.so.1.
-$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CSTD := -std=c11 -D_GNU_SOURCE
-$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CFLAGS += $(CHECK_CFLAGS)
-$(BUILD)/obj/tests/integration/test_managed.o: CSTD := -std=c11 -D_GNU_SOURCE
-$(BUILD)/obj/tests/integration/test_managed.o: CFLAGS += $(CHECK_CFLAGS) -Itests/lib
-$(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed: $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
+CUDA_SUITES := test_cuda_api test_cuda_objects test_arrays test_managed
+$(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CSTD := -std=c11 -D_GNU_SOURCE
+$(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/obj/tests/integration/test_managed.o: CFLAGS += -Itests/lib
+$(patsubst %,$(BUILD)/tests/%,$(CUDA_SUITES)): $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 

@@ -30,7 +30,7 @@ for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
 rc=0
 mkdir -p "$out"
 # The driver-API Check suites of make check, here against the real driver.
-for t in test_cuda_api test_cuda_objects; do
+for t in test_cuda_api test_cuda_objects test_arrays; do
 	if [ -x "$vb/tests/$t" ]; then
 		echo "== $t (real driver)"
 		# The guest library first: LD_LIBRARY_PATH (which may name the

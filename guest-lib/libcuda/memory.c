@@ -479,6 +479,8 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream s, int async)
 
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (p->srcMemoryType == CU_MEMORYTYPE_ARRAY || p->dstMemoryType == CU_MEMORYTYPE_ARRAY)
+		return vc_cu_copy2d_array(p, s, async); /* copy3d.c */
 	if ((rc = side(p->srcMemoryType, p->srcHost, p->srcDevice, p->srcXInBytes, p->srcY, p->srcPitch, &sdev, &src)) ||
 	    (rc = side(p->dstMemoryType, p->dstHost, p->dstDevice, p->dstXInBytes, p->dstY, p->dstPitch, &ddev, &dst)))
 		return rc;

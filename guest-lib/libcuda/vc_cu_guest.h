@@ -256,5 +256,7 @@ CUresult vc_cu_managed_global(CUdeviceptr *dptr, size_t *bytes);
  * for pointer attributes and copies (memory.c). 0 or -1 (no memory).
  */
 int vc_cu_mem_track_managed(uint64_t base, uint64_t size);
+/** vc_cu_copy2d_array() - a 2D copy with a CUDA array on a side (copy3d.c). */
+CUresult vc_cu_copy2d_array(const CUDA_MEMCPY2D *p, CUstream s, int async);
 
 #endif /* VC_CU_GUEST_H */

@@ -124,6 +124,7 @@ static int destroy_context(struct vc_cu_session *x, uint64_t id)
 	forget_context(x, id);
 	vc_cu_quota_ctx_gone(x, id); /* its allocations went with it */
 	vc_cu_managed_ctx_gone(x, id);
+	vc_cu_arrays_ctx_gone(x, id);
 	return rc;
 }
 

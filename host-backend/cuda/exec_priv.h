@@ -131,6 +131,8 @@ struct vc_cu_session {
 	/* streams, launches, tensor maps (attrs.c, memops.c, tensormap.c) */
 	bool memop_waits;           /* a stream was told to wait for a value: waits may never end */
 	struct vc_cu_tmaps *tmaps;  /* tensor maps the session encoded, NULL until one */
+	/* texture and surface objects, planes and levels (array.c), NULL until needed */
+	struct vc_cu_arrays *arr;
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */
@@ -193,6 +195,15 @@ void vc_cu_managed_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
 
 /** vc_cu_managed_fini() - free the table of managed ranges (session teardown). */
 void vc_cu_managed_fini(struct vc_cu_session *x);
+
+/**
+ * vc_cu_arrays_ctx_gone() - context @ctx was destroyed: forget its texture and
+ * surface objects, and the planes and levels of its arrays (array.c).
+ */
+void vc_cu_arrays_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
+
+/** vc_cu_arrays_close() - session teardown: destroy texture and surface objects, then arrays (array.c). */
+void vc_cu_arrays_close(struct vc_cu_session *x);
 
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);

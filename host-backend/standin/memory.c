@@ -174,9 +174,11 @@ static CUresult copy2d(const CUDA_MEMCPY2D *c)
 {
 	CUresult rc = CUDA_SUCCESS;
 
-	if (!c || c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
-	    c->srcXInBytes || c->srcY || c->dstXInBytes || c->dstY)
-		return CUDA_ERROR_NOT_SUPPORTED;
+	if (c && (c->srcMemoryType != CU_MEMORYTYPE_DEVICE || c->dstMemoryType != CU_MEMORYTYPE_DEVICE ||
+		  c->srcXInBytes || c->srcY || c->dstXInBytes || c->dstY))
+		return vc_si_copy2d_any(c); /* arrays, host sides, offsets (array.c) */
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (c->srcPitch < c->WidthInBytes || c->dstPitch < c->WidthInBytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t y = 0; y < c->Height && rc == CUDA_SUCCESS; y++)

@@ -190,6 +190,11 @@ void vc_si_memops_stream_gone(CUstream s);
 
 /** vc_si_memops_ctx_gone() - context @c is destroyed: its queues go, waits on them end. */
 void vc_si_memops_ctx_gone(const void *c);
+/**
+ * vc_si_copy2d_any() - a 2D copy with any kind of side (arrays, host
+ * memory, device memory at offsets), row by row (array.c).
+ */
+CUresult vc_si_copy2d_any(const CUDA_MEMCPY2D *c);
 
 /* ---- the table: each family sets its entries (core.c's build() calls them) ---------- */
 
@@ -237,5 +242,7 @@ void vc_si_fill_tensormap(struct vc_cuda_driver *d);
 
 /** vc_si_fill_ctxdev() - contexts with affinity, peer access, device properties, profiler (ctxdev.c). */
 void vc_si_fill_ctxdev(struct vc_cuda_driver *d);
+/** vc_si_fill_array() - arrays, texture and surface objects, 3D copies (array.c). */
+void vc_si_fill_array(struct vc_cuda_driver *d);
 
 #endif /* VC_STANDIN_PRIV_H */

@@ -38,6 +38,7 @@ static void build(void)
 	vc_si_fill_memops(d);
 	vc_si_fill_tensormap(d);
 	vc_si_fill_ctxdev(d);
+	vc_si_fill_array(d);
 }
 
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)

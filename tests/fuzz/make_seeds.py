@@ -24,6 +24,7 @@ import os
 import re
 import shutil
 import struct
+import sys
 
 NOP, ECHO = 1, 2
 REPLY = 1
@@ -73,15 +74,45 @@ TMAP = "<QIiI5i2I3i3i2i5I5III Q5Q4Q128s"  # vc_cu_req_tmap (pad, then addr align
 EXEC_AFFINITY = "<QiI"          # vc_cu_req_exec_affinity
 SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
          "vc_cu_req_ctx_affinity": 88, "vc_cu_req_atomic_caps": 216}
+# shared/vc_cuda_array.h
+ARRAY_CREATE = "<QQQQIIIIII"     # vc_cu_req_array_create
+ARRAY_SUB = "<QQII"             # vc_cu_req_array_sub
+SIDE3D = "QQQQQQII"             # vc_cu_copy3d_side (inside MEMCPY3D)
+MEMCPY3D = "<QQ" + SIDE3D + SIDE3D + "QQQQQQII"  # vc_cu_req_memcpy3d
+TEXOBJ_SIZE = 8 + 144 + 104 + 112 + 8            # vc_cu_req_texobj_create
+SIDE_DEVICE, SIDE_ARRAY, SIDE_STAGED = 0, 1, 2
+ARR_2D, ARR_3D, ARR_MIPMAP = 0, 1, 2
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
 HOST_INLINE, HOST_ARENA = 0, 1
 
-# Handle kinds (vc_cuda_wire.h's enum vc_cu_handle_kind) and the executor's
-# ids (host-backend/cuda): a tag, the kind, a generation, the table index.
-# Handle kinds (enum vc_cu_handle_kind): read from the wire header in main(),
-# since every family that adds a kind renumbers those after it.
-H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT, H_LIBRARY, H_LINK = 1, 3, 10, 11, 2, 8, 0
+# Handle kinds, read from vc_cuda_wire.h's enum vc_cu_handle_kind (the
+# generator numbers them in name order, so a new kind moves the others), and
+# the executor's ids (host-backend/cuda): a tag, the kind, a generation, the
+# table index.
+def wire_path():
+    here = os.path.dirname(os.path.abspath(__file__))
+    path = os.path.join(here, "../../build/release/gen/vc_cuda_wire.h")
+    for i, a in enumerate(sys.argv):
+        if a == "--wire" and i + 1 < len(sys.argv):
+            path = sys.argv[i + 1]
+        elif a.startswith("--wire="):
+            path = a.split("=", 1)[1]
+    return path
+
+
+def handle_kinds(path):
+    if not os.path.exists(path):
+        raise SystemExit(f"{path}: missing; run `make build/release/gen/.stamp` first")
+    enum = re.search(r"enum vc_cu_handle_kind \{(.*?)\};", open(path).read(), re.S).group(1)
+    return {m.group(1): int(m.group(2)) for m in re.finditer(r"VC_H_(\w+) = (\d+)", enum)}
+
+
+KINDS = handle_kinds(wire_path())
+H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT = (KINDS[k] for k in ("CUCONTEXT", "CUFUNCTION", "CUMODULE",
+                                                                          "CUSTREAM", "CUEVENT"))
+H_LIBRARY, H_ARRAY, H_MIPMAP = KINDS["CULIBRARY"], KINDS["CUARRAY"], KINDS["CUMIPMAPPEDARRAY"]
+H_LINK = KINDS["CULINKSTATE"]
 
 
 def handle_id(kind, idx, gen=1):
@@ -257,6 +288,14 @@ def manual_payload(s, name):
         "cuMemCreate": VMM_CREATE, "cuMemGetAllocationGranularity": VMM_CREATE,
         "vcStreamMemOp": MEMOP, "cuStreamGetAttribute": STREAM_ATTR, "cuStreamSetAttribute": STREAM_ATTR,
         "cuOccupancyMaxPotentialClusterSize": LAUNCH, "vcTensorMap": TMAP, "cuCtxGetExecAffinity": EXEC_AFFINITY,
+        "vcMemcpy3D": MEMCPY3D,
+        "cuArrayCreate_v2": ARRAY_CREATE, "cuArray3DCreate_v2": ARRAY_CREATE,
+        "cuMipmappedArrayCreate": ARRAY_CREATE, "cuArrayGetPlane": ARRAY_SUB, "cuMipmappedArrayGetLevel": ARRAY_SUB,
+        "cuArrayDestroy": HANDLE, "cuMipmappedArrayDestroy": HANDLE, "cuArrayGetSparseProperties": HANDLE,
+        "cuMipmappedArrayGetSparseProperties": HANDLE, "cuTexObjectDestroy": HANDLE,
+        "cuTexObjectGetResourceDesc": HANDLE, "cuTexObjectGetTextureDesc": HANDLE,
+        "cuTexObjectGetResourceViewDesc": HANDLE, "cuSurfObjectDestroy": HANDLE,
+        "cuSurfObjectGetResourceDesc": HANDLE,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
@@ -271,6 +310,11 @@ def manual_payload(s, name):
         return struct.pack(MEMSET, CTX0, 0, 0, 0, 0, 1, 0, 0, 0, 0)  # elem 1: 0 is a violation
     if name == "vcConsole":
         return struct.pack(CONSOLE, CTX0, 256, 0)
+    if name in ("cuTexObjectCreate", "cuSurfObjectCreate"):
+        return struct.pack("<Q", CTX0) + b"\0" * (TEXOBJ_SIZE - 8)
+    if name in ("cuArrayCreate_v2", "cuArray3DCreate_v2", "cuMipmappedArrayCreate"):
+        kind = {"cuArrayCreate_v2": ARR_2D, "cuArray3DCreate_v2": ARR_3D}.get(name, ARR_MIPMAP)
+        return struct.pack(ARRAY_CREATE, CTX0, 8, 8, 0, 0x20, 1, 0, 1, kind, 0)
     if name in sized:
         return struct.pack("<Q", CTX0) + b"\0" * (SIZES[sized[name]] - 8)
     f = fmt[name]
@@ -393,6 +437,31 @@ def main():
                  REPLY, 2)
          + s.memcpy(DTOH, src=managed, length=64, flags=REPLY, slot=3)
          + s.cmd("vcManagedFree", struct.pack(MANAGED_PTR, CTX0, managed), REPLY, 1))
+    # ---- arrays, texture objects, copies with arrays and 3D boxes (array.c, copy3d.c) ----
+    arr1 = handle_id(H_ARRAY, 2)  # after the context and the allocation
+    side = lambda kind, addr=0, pitch=0, height=0, x=0, y=0, z=0: (addr, x, y, z, pitch, height, kind, 0)
+    res = struct.pack("<iIQ", 0, 0, arr1).ljust(144, b"\0")  # CU_RESOURCE_TYPE_ARRAY
+    split_seed("arrays", 65536,
+               s.cmd("cuArray3DCreate_v2", struct.pack(ARRAY_CREATE, CTX0, 64, 16, 0, 0x01, 4, 0x02, 0, ARR_3D, 0),
+                     REPLY, 1)
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_STAGED), *side(SIDE_ARRAY, arr1),
+                                                 256, 16, 1, 0, 1000, 0, 3, 0), REPLY, 2)
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_STAGED), *side(SIDE_ARRAY, arr1),
+                                                 256, 16, 1, 1000, 3096, 4096, 3, 1))
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_ARRAY, arr1, x=4, y=1),
+                                                 *side(SIDE_DEVICE, a, 300, 20), 200, 10, 1, 0, 0, 0, 2, 0), REPLY, 2)
+               + s.cmd("vcMemcpy3D", struct.pack(MEMCPY3D, CTX0, 0, *side(SIDE_DEVICE, a, 300, 20, z=1),
+                                                 *side(SIDE_STAGED), 300, 20, 2, 0, 12000, 0, 3, 0), REPLY, 2)
+               + s.gen("cuArray3DGetDescriptor_v2", hArray=arr1)
+               + s.cmd("cuTexObjectCreate", struct.pack("<Q", CTX0) + res + b"\0" * (TEXOBJ_SIZE - 8 - 144), REPLY, 1)
+               + s.cmd("cuSurfObjectCreate", struct.pack("<Q", CTX0) + res + b"\0" * (TEXOBJ_SIZE - 8 - 144), REPLY, 1)
+               + s.cmd("cuTexObjectGetResourceDesc", struct.pack(HANDLE, CTX0, 1), REPLY, 1)
+               + s.cmd("cuTexObjectDestroy", struct.pack(HANDLE, CTX0, 1), REPLY, 1)
+               + s.cmd("cuMipmappedArrayCreate", struct.pack(ARRAY_CREATE, CTX0, 64, 64, 0, 0x20, 1, 0, 3, ARR_MIPMAP,
+                                                             0), REPLY, 1)
+               + s.cmd("cuMipmappedArrayGetLevel", struct.pack(ARRAY_SUB, CTX0, handle_id(H_MIPMAP, 3), 1, 0), REPLY, 1)
+               + s.cmd("cuArrayDestroy", struct.pack(HANDLE, CTX0, arr1), REPLY, 1)
+               + s.sync())
     # ---- synchronisation, streams, events, host functions, device printf ---------------
     seed("sync", s.retain()
          + s.sync(SYNC_CTX, CTX0) + s.sync(SYNC_STREAM, 0) + s.sync(SYNC_ALL, 0)

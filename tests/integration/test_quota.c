@@ -249,6 +249,48 @@ START_TEST(async_pitched_and_context_allocations)
 }
 END_TEST
 
+/* Arrays and mipmapped arrays are charged by their memory requirements
+ * (never less than their elements), refunded when destroyed or when their
+ * context goes; past the quota they are refused. */
+START_TEST(array_memory_quota)
+{
+	CUDA_ARRAY3D_DESCRIPTOR d2 = {.Width = 4096, .Height = 2048, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+	CUDA_ARRAY3D_DESCRIPTOR d3 = {.Width = 512, .Height = 512, .Depth = 24, .Format = CU_AD_FORMAT_UNSIGNED_INT8,
+				      .NumChannels = 4};
+	CUDA_ARRAY3D_DESCRIPTOR dm = {.Width = 2048, .Height = 1024, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+	CUmipmappedArray m;
+	CUarray a, b, c;
+	CUcontext ctx;
+	uint64_t used;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	cuda_up();
+	CK(cuArray3DCreate(&a, &d2)); /* 32 MiB */
+	CK(cuArray3DCreate(&b, &d3)); /* 24 MiB */
+	json_decref(my_session(-1, &used));
+	ck_assert_uint_ge(used, 56 * MiB);
+	ck_assert_int_eq(cuArray3DCreate(&c, &d2), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMipmappedArrayCreate(&m, &dm, 2), CUDA_ERROR_OUT_OF_MEMORY); /* 8 + 2 MiB */
+	CK(cuArrayDestroy(a));
+	CK(cuMipmappedArrayCreate(&m, &dm, 2));
+	ck_assert_int_eq(cuArray3DCreate(&c, &d2), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuMipmappedArrayDestroy(m));
+	CK(cuArrayDestroy(b));
+	wait_used(0, 1000);
+	/* an array's charge goes with its context */
+	CK(cuCtxCreate(&ctx, NULL, 0, 0));
+	CK(cuArray3DCreate(&a, &d2));
+	CK(cuCtxDestroy(ctx));
+	wait_used(0, 1000);
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuArray3DCreate(&a, &d2));
+	CK(cuArray3DCreate(&b, &d3));
+	wait_used(56 * MiB, 1000);
+	/* and with the session: it ends holding them */
+}
+END_TEST
+
 START_TEST(pinned_memory_quota)
 {
 	void *a, *b;
@@ -467,6 +509,7 @@ int main(void)
 	tcase_add_test(t, managed_memory_quota);
 	tcase_add_test(t, quota_is_shared_by_all_sessions);
 	tcase_add_test(t, async_pitched_and_context_allocations);
+	tcase_add_test(t, array_memory_quota);
 	tcase_add_test(t, pinned_memory_quota);
 	tcase_add_test(t, events_say_what_was_freed);
 	tcase_add_test(t, idle_sessions_are_reclaimed);

@@ -15,6 +15,7 @@
 
 #include "resources/ipc.h"
 #include "standin/standin.h"
+#include "vc_cuda_array.h"
 #include "vc_cuda_manual.h"
 #include "vc_cuda_vmm.h"
 #include "vc_layout.h"
@@ -1236,6 +1237,197 @@ START_TEST(family_array_counts_are_fatal)
 }
 END_TEST
 
+/* ---- arrays, texture and surface objects, 3D copies (cuda/array.c, copy3d.c) ---- */
+
+static uint64_t make_array(uint64_t w, uint64_t h, uint32_t flags)
+{
+	struct vc_cu_req_array_create r = {.ctx = g_ctx, .width = w, .height = h, .format = CU_AD_FORMAT_UNSIGNED_INT8,
+					   .channels = 1, .flags = flags, .kind = VC_CU_ARR_3D};
+	struct vc_cu_rep_array rep = {0};
+
+	ck_assert_int_eq(cu(VC_CU_cuArray3DCreate_v2, &r, sizeof(r), NULL, 0, &rep, sizeof(rep)), 0);
+	ck_assert_uint_ne(rep.handle, 0);
+	return rep.handle;
+}
+
+/* A 3D copy request between two sides, w x h x d. */
+static struct vc_cu_req_memcpy3d box3d(struct vc_cu_copy3d_side s, struct vc_cu_copy3d_side d, uint64_t w,
+				       uint64_t h, uint64_t dp)
+{
+	return (struct vc_cu_req_memcpy3d){.ctx = g_ctx, .src = s, .dst = d, .width = w, .height = h, .depth = dp,
+					   .dims = 3};
+}
+
+START_TEST(arrays_objects_and_boxes)
+{
+	uint64_t d = alloc(8192), a = make_array(100, 30, 0);
+	uint8_t src[3000], back[3000];
+	struct vc_cu_copy3d_side dev = {.kind = VC_CU_SIDE_DEVICE, .addr = d, .pitch = 100, .height = 30};
+	struct vc_cu_copy3d_side arr = {.kind = VC_CU_SIDE_ARRAY, .addr = a};
+	struct vc_cu_copy3d_side st = {.kind = VC_CU_SIDE_STAGED};
+	struct vc_cu_req_memcpy3d c;
+
+	for (int i = 0; i < 3000; i++)
+		src[i] = (uint8_t)(i * 13 + 5);
+	/* the dense box through the arena in two pieces, the cut mid-row */
+	memcpy((uint8_t *)g_base + g_l.arena_off, src, 1234);
+	memcpy((uint8_t *)g_base + g_l.arena_off + 4096, src + 1234, 3000 - 1234);
+	c = box3d(st, arr, 100, 30, 1);
+	c.piece_len = 1234;
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), 0);
+	c.piece_off = 1234;
+	c.piece_len = 3000 - 1234;
+	c.arena_off = 4096;
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), 0);
+	/* array -> device, read back */
+	c = box3d(arr, dev, 100, 30, 1);
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), 0);
+	ck_assert_int_eq(dtoh(d, 3000, back), 0);
+	ck_assert_mem_eq(back, src, 3000);
+	/* CUDA-level refusals, the session living on: a box past the device
+	 * allocation, pitches whose products overflow, an array id never issued */
+	c = box3d(arr, dev, 100, 30, 1);
+	c.dst.addr = d + 8192 - 100;
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), VC_CUDA_ERROR_INVALID_VALUE);
+	c = box3d(arr, dev, 100, 2, 2);
+	c.dst.pitch = 1ull << 40;
+	c.dst.height = 1ull << 40;
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), VC_CUDA_ERROR_INVALID_VALUE);
+	c = box3d(arr, dev, 100, 30, 1);
+	c.src.addr = a ^ 0x10000;
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), VC_CUDA_ERROR_INVALID_VALUE);
+	/* objects: values the session never made, resources out of range */
+	struct vc_cu_req_handle hd = {.ctx = g_ctx, .handle = 1};
+	ck_assert_int_eq(call(VC_CU_cuTexObjectDestroy, &hd, sizeof(hd), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(call(VC_CU_cuSurfObjectGetResourceDesc, &hd, sizeof(hd), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	struct vc_cu_req_texobj_create t = {.ctx = g_ctx};
+	CUDA_RESOURCE_DESC r = {.resType = CU_RESOURCE_TYPE_LINEAR};
+	r.res.linear.devPtr = d;
+	r.res.linear.format = CU_AD_FORMAT_FLOAT;
+	r.res.linear.numChannels = 1;
+	r.res.linear.sizeInBytes = 8193;
+	memcpy(t.res, &r, sizeof(r));
+	ck_assert_int_eq(call(VC_CU_cuTexObjectCreate, &t, sizeof(t), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	r = (CUDA_RESOURCE_DESC){.resType = CU_RESOURCE_TYPE_PITCH2D};
+	r.res.pitch2D.devPtr = d;
+	r.res.pitch2D.format = CU_AD_FORMAT_FLOAT;
+	r.res.pitch2D.numChannels = 4;
+	r.res.pitch2D.width = UINT64_MAX / 8;
+	r.res.pitch2D.height = 2;
+	r.res.pitch2D.pitchInBytes = 64;
+	memcpy(t.res, &r, sizeof(r));
+	ck_assert_int_eq(call(VC_CU_cuTexObjectCreate, &t, sizeof(t), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	r = (CUDA_RESOURCE_DESC){.resType = CU_RESOURCE_TYPE_ARRAY};
+	r.res.array.hArray = (CUarray)(uintptr_t)0x4141414141414141ull; /* a pointer, not an id */
+	memcpy(t.res, &r, sizeof(r));
+	ck_assert_int_eq(call(VC_CU_cuSurfObjectCreate, &t, sizeof(t), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	r.resType = 77;
+	memcpy(t.res, &r, sizeof(r));
+	ck_assert_int_eq(call(VC_CU_cuTexObjectCreate, &t, sizeof(t), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_VALUE);
+	/* a real one, answered with the array's id */
+	struct vc_cu_rep_texobj tv = {0};
+	struct vc_cu_rep_texobj_desc rd;
+	r = (CUDA_RESOURCE_DESC){.resType = CU_RESOURCE_TYPE_ARRAY};
+	r.res.array.hArray = (CUarray)(uintptr_t)a;
+	memcpy(t.res, &r, sizeof(r));
+	ck_assert_int_eq(cu(VC_CU_cuTexObjectCreate, &t, sizeof(t), NULL, 0, &tv, sizeof(tv)), 0);
+	hd.handle = tv.value;
+	ck_assert_int_eq(cu(VC_CU_cuTexObjectGetResourceDesc, &hd, sizeof(hd), NULL, 0, &rd, sizeof(rd)), 0);
+	memcpy(&r, rd.desc, sizeof(r));
+	ck_assert_uint_eq((uint64_t)(uintptr_t)r.res.array.hArray, a);
+	/* a destroyed array's id is no handle */
+	struct vc_cu_req_handle ad = {.ctx = g_ctx, .handle = a};
+	ck_assert_int_eq(call(VC_CU_cuArrayDestroy, &ad, sizeof(ad), NULL, 0, NULL, 0, NULL), 0);
+	ck_assert_int_eq(call(VC_CU_cuArrayDestroy, &ad, sizeof(ad), NULL, 0, NULL, 0, NULL),
+			 VC_CUDA_ERROR_INVALID_HANDLE);
+	c = box3d(arr, dev, 100, 30, 1);
+	ck_assert_int_eq(call(VC_CU_vcMemcpy3D, &c, sizeof(c), NULL, 0, NULL, 0, NULL), VC_CUDA_ERROR_INVALID_VALUE);
+	struct vc_session_stats ss;
+	vc_session_get_stats(g_s, &ss);
+	ck_assert_uint_eq(ss.fatal, 0);
+	/* what is left (the object, an array) goes with the session */
+	make_array(64, 64, 0);
+}
+END_TEST
+
+/* Protocol violations of the hand-written array and 3D-copy requests; each
+ * session also holds an array, which FATAL must free with its context. */
+START_TEST(bad_boxes_and_arrays_are_fatal)
+{
+	uint64_t d = alloc(4096), a = make_array(64, 16, 0);
+	struct vc_cu_copy3d_side dev = {.kind = VC_CU_SIDE_DEVICE, .addr = d, .pitch = 64, .height = 16};
+	struct vc_cu_copy3d_side st = {.kind = VC_CU_SIDE_STAGED};
+	struct vc_cu_req_memcpy3d c = box3d(st, dev, 64, 16, 1);
+	struct vc_cu_req_array_create ac = {.ctx = g_ctx, .width = 8, .format = CU_AD_FORMAT_FLOAT, .channels = 1,
+					    .kind = VC_CU_ARR_MIPMAP};
+	uint32_t reason = VC_FATAL_PAYLOAD;
+
+	(void)a;
+	c.piece_len = 64;
+	switch (_i) {
+	case 0: /* no such dimensionality */
+		c.dims = 4;
+		break;
+	case 1: /* a 2D copy of more than one slice */
+		c.dims = 2;
+		c.depth = 2;
+		break;
+	case 2: /* host to host never reaches the host */
+		c.dst = st;
+		break;
+	case 3: /* a piece beyond the box */
+		c.piece_off = 64 * 16 - 8;
+		c.piece_len = 64;
+		break;
+	case 4: /* a piece length that overflows with its offset */
+		c.piece_off = 8;
+		c.piece_len = UINT64_MAX;
+		break;
+	case 5: /* an arena range outside the arena */
+		c.arena_off = 4 * 4096 - 8;
+		reason = VC_FATAL_ARENA;
+		break;
+	case 6: /* a side of no kind */
+		c.src.kind = 9;
+		c.src.addr = d;
+		break;
+	case 7: /* a 2D copy with a slice offset */
+		c = box3d(dev, dev, 64, 1, 1);
+		c.dims = 2;
+		c.dst.z = 1;
+		break;
+	default: /* a create request of another kind than its opcode */
+		raw_cmd(VC_CU_cuArray3DCreate_v2, VC_CMD_F_REPLY, 0, &ac, sizeof(ac));
+		expect_fatal(reason);
+		return;
+	}
+	raw_cmd(VC_CU_vcMemcpy3D, VC_CMD_F_REPLY, 0, &c, sizeof(c));
+	expect_fatal(reason);
+}
+END_TEST
+
+static const uint32_t short_array_ops[] = {
+	VC_CU_vcMemcpy3D, VC_CU_cuArrayCreate_v2, VC_CU_cuArray3DCreate_v2, VC_CU_cuMipmappedArrayCreate,
+	VC_CU_cuArrayDestroy, VC_CU_cuMipmappedArrayDestroy, VC_CU_cuArrayGetPlane, VC_CU_cuMipmappedArrayGetLevel,
+	VC_CU_cuArrayGetSparseProperties, VC_CU_cuTexObjectCreate, VC_CU_cuSurfObjectCreate,
+	VC_CU_cuTexObjectDestroy, VC_CU_cuTexObjectGetResourceDesc, VC_CU_cuTexObjectGetTextureDesc,
+	VC_CU_cuTexObjectGetResourceViewDesc, VC_CU_cuSurfObjectDestroy, VC_CU_cuSurfObjectGetResourceDesc};
+
+START_TEST(short_array_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(short_array_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -1251,6 +1443,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, memop_addresses_are_checked);
 	tcase_add_test(t, launch_attributes_are_checked);
 	tcase_add_test(t, tensor_map_extents_are_checked);
+	tcase_add_test(t, arrays_objects_and_boxes);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hostile");
@@ -1293,6 +1486,9 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, vmm_access_count_lie_is_fatal, 0, 3);
 	tcase_add_loop_test(t, memop_counts_are_fatal, 0, 4);
 	tcase_add_loop_test(t, family_array_counts_are_fatal, 0, 3);
+	tcase_add_loop_test(t, bad_boxes_and_arrays_are_fatal, 0, 9);
+	tcase_add_loop_test(t, short_array_requests_are_fatal, 0,
+			    sizeof(short_array_ops) / sizeof(short_array_ops[0]));
 	suite_add_tcase(s, t);
 	return s;
 }

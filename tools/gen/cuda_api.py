@@ -330,6 +330,51 @@ fn("cuIpcOpenEventHandle", SYNC, manual=True)
 # ---- arrays, textures, surfaces, array and 3D copies -----------------------
 # (one section per family; entries of this family go below this line)
 #
+# Arrays and mipmapped arrays are handles of the session's tables, owned by
+# their context; creating one is charged to the quota (array.c), and the
+# arrays a plane or a mipmap level names go with their parent. Texture and
+# surface objects are the driver's values (kernels take them), accepted back
+# only when the session made them. Every copy with an array on a side, and
+# every 3D copy, is one vcMemcpy3D per piece (copy3d.c).
+fn("vcMemcpy3D", SYNC, virtual=True)     # copies with arrays, 3D copies; async ones unanswered
+fn("cuArrayCreate_v2", SYNC, manual=True)
+fn("cuArray3DCreate_v2", SYNC, manual=True)
+fn("cuArrayDestroy", SYNC, manual=True)
+fn("cuArrayGetDescriptor_v2", SYNC)
+fn("cuArray3DGetDescriptor_v2", SYNC)
+fn("cuArrayGetPlane", SYNC, manual=True)
+fn("cuArrayGetMemoryRequirements", SYNC)
+fn("cuArrayGetSparseProperties", SYNC, manual=True)
+fn("cuMipmappedArrayCreate", SYNC, manual=True)
+fn("cuMipmappedArrayDestroy", SYNC, manual=True)
+fn("cuMipmappedArrayGetLevel", SYNC, manual=True)
+fn("cuMipmappedArrayGetMemoryRequirements", SYNC)
+fn("cuMipmappedArrayGetSparseProperties", SYNC, manual=True)
+fn("cuTexObjectCreate", SYNC, manual=True)
+fn("cuTexObjectDestroy", SYNC, manual=True)
+fn("cuTexObjectGetResourceDesc", SYNC, manual=True)
+fn("cuTexObjectGetTextureDesc", SYNC, manual=True)
+fn("cuTexObjectGetResourceViewDesc", SYNC, manual=True)
+fn("cuSurfObjectCreate", SYNC, manual=True)
+fn("cuSurfObjectDestroy", SYNC, manual=True)
+fn("cuSurfObjectGetResourceDesc", SYNC, manual=True)
+fn("cuMemcpy3D_v2", SYNC, local=True)
+fn("cuMemcpy3DAsync_v2", ASYNC, local=True)
+fn("cuMemcpy3DPeer", SYNC, local=True)
+fn("cuMemcpy3DPeerAsync", ASYNC, local=True)
+fn("cuMemcpyHtoA_v2", SYNC, local=True)
+fn("cuMemcpyAtoH_v2", SYNC, local=True)
+fn("cuMemcpyHtoAAsync_v2", ASYNC, local=True)
+fn("cuMemcpyAtoHAsync_v2", ASYNC, local=True)
+fn("cuMemcpyAtoD_v2", SYNC, local=True)
+fn("cuMemcpyDtoA_v2", SYNC, local=True)
+fn("cuMemcpyAtoA_v2", SYNC, local=True)
+fn("cuMemcpyPeer", SYNC, local=True)
+fn("cuMemcpyPeerAsync", ASYNC, local=True)
+fn("cuMemcpyBatchAsync", ASYNC, local=True)
+fn("cuMemcpyBatchAsync_v2", ASYNC, local=True)
+fn("cuMemcpy3DBatchAsync", ASYNC, local=True)
+fn("cuMemcpy3DBatchAsync_v2", ASYNC, local=True)
 
 
 # ---- graphs: every node kind, update, clone, capture to graph --------------
