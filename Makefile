@@ -60,6 +60,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
                guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/graph.c \
+               guest-lib/libcuda/graph_nodes.c guest-lib/libcuda/graph_topo.c guest-lib/libcuda/graph_host.c \
                guest-lib/libcuda/console.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
@@ -102,7 +103,7 @@ GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv
               tests/data/devprofile-h200.tsv \
               tools/gen/libcuda.symbols tools/gen/driver_extra.txt
 GEN_STAMP  := $(BUILD)/gen/.stamp
-ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h $(GEN_INPUTS)
+ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h shared/vc_cuda_graph.h $(GEN_INPUTS)
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \

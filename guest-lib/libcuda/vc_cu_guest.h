@@ -169,6 +169,12 @@ int vc_cu_in_callback(void);
  */
 int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len);
 
+/** vc_cu_pinned_addr() - the guest address of [@off, @off + @n) of the pinned pool, or NULL (graph.c). */
+void *vc_cu_pinned_addr(uint64_t off, uint64_t n);
+
+/** vc_cu_graph_callback() - run graph host node or user object destructor @cookie (hostfn.c's thread). */
+void vc_cu_graph_callback(uint64_t cookie);
+
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);
 

@@ -124,6 +124,8 @@ struct vc_cu_session {
 	struct sync_job *sync_cur; /* the job the helper thread waits for now */
 	pthread_t syncer;
 	bool syncer_started;
+	/* graphs: host node records, graph memory charges, the last dot print (graph_exec.c) */
+	struct vc_cu_graphs *graphs;
 };
 
 /**
