@@ -89,10 +89,10 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects \
-       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
+       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_graphs
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
-       $(BUILD)/tests/test_cuda_objects
+       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_graphs
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test
@@ -186,7 +186,9 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSTANDIN) $(LIBSERVE
 # API names), linked to the guest libcuda.so.1.
 $(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CSTD := -std=c11 -D_GNU_SOURCE
 $(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CFLAGS += $(CHECK_CFLAGS)
-$(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects: $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
+$(BUILD)/obj/tests/integration/test_graphs.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/obj/tests/integration/test_graphs.o: CFLAGS += $(CHECK_CFLAGS)
+$(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_graphs: $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 

@@ -52,6 +52,7 @@ integration() { # VARIANT
 		echo "== driver API suites (device printf, pools, graphs): guest library and server under ASan+UBSan"
 		"build/$v/tests/test_cuda_api" || rc=1
 		"build/$v/tests/test_cuda_objects" || rc=1
+		"build/$v/tests/test_graphs" || rc=1
 	fi
 	stop_server || rc=1
 	return $rc
@@ -65,6 +66,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	build/release/tests/test_cuda_api || rc=1
 	echo "== memory pools, kernel lists and names, capture queries"
 	build/release/tests/test_cuda_objects || rc=1
+	echo "== graphs: every node kind, updates, clones, dot print, user objects"
+	build/release/tests/test_graphs || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

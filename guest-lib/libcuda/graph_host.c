@@ -41,6 +41,7 @@ CUresult vc_cu_graph_pair_cookie(CUhostFn fn, void *data, uint64_t *cookie)
 
 	if (!fn)
 		return CUDA_ERROR_INVALID_VALUE;
+	vc_cu_callbacks_start(); /* the host node will be queued for it */
 	pthread_mutex_lock(&g_mu);
 	for (i = 0; i < g_npairs; i++)
 		if (g_pairs[i].fn == fn && g_pairs[i].data == data)
@@ -145,6 +146,9 @@ CUresult CUDAAPI cuUserObjectCreate(CUuserObject *object_out, void *ptr, CUhostF
 
 	if (!object_out || !destroy || !initialRefcount || flags != CU_USER_OBJECT_NO_DESTRUCTOR_SYNC)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_cu_state())
+		return CUDA_ERROR_NOT_INITIALIZED;
+	vc_cu_callbacks_start(); /* the destructor will be queued for it */
 	if ((rc = uobj_keep(ptr, destroy, &rq.a)))
 		return rc;
 	rc = vc_cu_call(VC_CU_cuUserObjectCreate, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);

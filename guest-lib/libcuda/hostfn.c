@@ -84,6 +84,11 @@ static void start_thread(void)
 		fprintf(stderr, "vcuda: cannot start the host-callback thread\n");
 }
 
+void vc_cu_callbacks_start(void)
+{
+	pthread_once(&g_once, start_thread);
+}
+
 static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void *data)
 {
 	struct vc_cu_req_hostfunc rq = {.stream = vc_cu_stream_id(stream)};

@@ -172,6 +172,9 @@ int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len);
 /** vc_cu_pinned_addr() - the guest address of [@off, @off + @n) of the pinned pool, or NULL (graph.c). */
 void *vc_cu_pinned_addr(uint64_t off, uint64_t n);
 
+/** vc_cu_callbacks_start() - start the thread that runs host functions, once (hostfn.c). */
+void vc_cu_callbacks_start(void);
+
 /** vc_cu_graph_callback() - run graph host node or user object destructor @cookie (hostfn.c's thread). */
 void vc_cu_graph_callback(uint64_t cookie);
 

@@ -483,8 +483,8 @@ static CUresult list_edges(struct obj *gr, struct obj *only_to, struct obj *only
 		for (size_t k = 0; k < s->ndeps; k++) {
 			if (only_from && s->deps[k] != only_from)
 				continue;
-			if (!ed && !edge_plain(&s->edata[k]))
-				return CUDA_ERROR_LOSSY_QUERY;
+			if (to && !ed && !edge_plain(&s->edata[k]))
+				return CUDA_ERROR_LOSSY_QUERY; /* filling would lose it */
 			if (total < cap) {
 				if (from)
 					from[total] = (CUgraphNode)s->deps[k];
