@@ -52,7 +52,14 @@ LIST = "<QQII"                  # vc_cu_req_list
 HANDLE = "<QQ"                  # vc_cu_req_handle
 CAPTURE_INFO = "<QQII"          # vc_cu_req_capture_info
 POOL_ATTR = "<QQiIQ"            # vc_cu_req_pool_attr
-SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96}
+SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
+         "vc_cu_req_graph_node": 376}
+# shared/vc_cuda_graph.h
+GRAPH_EDGES = "<QQIIII"         # vc_cu_req_graph_edges: ctx, handle, what, want_edges, first, count
+GRAPH_DEPS = "<QQIIII"          # vc_cu_req_graph_deps: ctx, graph, n, remove, has_edges, pad
+GRAPH_CALL = "<QQQQQ64s"        # vc_cu_req_graph_call: ctx, a, b, v0, v1, value
+NODE_BODY = 344                 # struct vc_cu_node_body
+H_GRAPH, H_GRAPHEXEC, H_GRAPHNODE = 4, 5, 6
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
 HOST_INLINE, HOST_ARENA = 0, 1
@@ -199,8 +206,16 @@ def manual_payload(s, name):
         "cuModuleEnumerateFunctions": LIST, "cuLibraryEnumerateKernels": LIST, "cuGraphGetNodes": LIST,
         "cuKernelGetName": HANDLE, "cuFuncGetName": HANDLE, "cuGraphKernelNodeGetParams_v2": HANDLE,
         "cuGraphDestroy": HANDLE, "cuStreamGetCaptureInfo_v3": CAPTURE_INFO, "cuMemPoolSetAttribute": POOL_ATTR,
-        "cuMemPoolGetAttribute": POOL_ATTR,
+        "cuMemPoolGetAttribute": POOL_ATTR, "vcGraphEdges": GRAPH_EDGES, "vcGraphDeps": GRAPH_DEPS,
     }
+    if name in ("cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeSetAttribute", "cuGraphChildGraphNodeGetGraph",
+                "cuGraphConditionalHandleCreate", "cuGraphDestroyNode", "cuGraphNodeFindInClone",
+                "cuGraphInstantiateWithParams", "cuGraphExecUpdate_v2", "cuGraphDebugDotPrint",
+                "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", "cuUserObjectCreate",
+                "cuStreamBeginCaptureToGraph", "cuStreamUpdateCaptureDependencies_v2", "cuGraphExecDestroy"):
+        fmt[name] = GRAPH_CALL
+    if name == "vcGraphNode":
+        return graph_node(0, 0, 0, 5)
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
              "cuGraphAddMemcpyNode": "vc_cu_req_graph_memcpy", "cuMemPoolCreate": "vc_cu_req_pool_create"}
@@ -214,6 +229,17 @@ def manual_payload(s, name):
         return struct.pack("<Q", CTX0) + b"\0" * (SIZES[sized[name]] - 8)
     f = fmt[name]
     return struct.pack("<Q", CTX0) + b"\0" * (struct.calcsize(f) - 8)
+
+
+def graph_node(action, graph, node, kind, deps=(), **body):
+    """vcGraphNode: @action on a node of type @kind; memset fields by name (shared/vc_cuda_graph.h)."""
+    b = bytearray(NODE_BODY)
+    struct.pack_into("<iIQ", b, 0, kind, 0, body.get("kctx", 0))
+    if kind == 2 and "dst" in body:  # memset: dst, pitch, width, height, value, elem
+        struct.pack_into("<QQQQII", b, 16, body["dst"], body.get("pitch", 0), body["width"], 1,
+                         body.get("value", 0), body.get("elem", 4))
+    return (struct.pack("<QIIQQ", CTX0, action, len(deps), graph, node) + bytes(b)
+            + b"".join(struct.pack("<Q", d) for d in deps))
 
 
 def main():
@@ -314,6 +340,22 @@ def main():
     seed("hostfn_console", s.retain()
          + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, 77))
          + s.cmd("vcConsole", struct.pack(CONSOLE, CTX0, 256, 0), REPLY, 1))
+    # ---- graphs: nodes of every kind but kernels, edges, dependencies, instantiation ------
+    g, n1, n2, ex = handle_id(H_GRAPH, 1), handle_id(H_GRAPHNODE, 2), handle_id(H_GRAPHNODE, 3), \
+        handle_id(H_GRAPHEXEC, 4)
+    split_seed("graph_nodes", 4096,
+               s.gen("cuGraphCreate", flags=0)
+               + s.cmd("vcGraphNode", graph_node(0, g, 0, 5), REPLY, 1)
+               + s.cmd("vcGraphNode", graph_node(0, g, 0, 2, deps=[n1], dst=a, width=64, value=7), REPLY, 1)
+               + s.cmd("vcGraphNode", graph_node(3, 0, n2, 2), REPLY, 1)
+               + s.cmd("vcGraphEdges", struct.pack(GRAPH_EDGES, CTX0, g, 0, 1, 0, 16), REPLY, 1)
+               + s.cmd("vcGraphDeps", struct.pack(GRAPH_DEPS, CTX0, g, 1, 1, 0, 0) + struct.pack("<QQ", n1, n2),
+                       REPLY, 1)
+               + s.cmd("cuGraphInstantiateWithParams", struct.pack(GRAPH_CALL, CTX0, g, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphDebugDotPrint", struct.pack(GRAPH_CALL, CTX0, g, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphExecDestroy", struct.pack(GRAPH_CALL, CTX0, ex, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphDestroyNode", struct.pack(GRAPH_CALL, CTX0, n2, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphDestroy", struct.pack(HANDLE, CTX0, g), REPLY, 1))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()
