@@ -222,7 +222,7 @@ static CUresult params_body(const CUgraphNodeParams *np, struct vc_cu_node_body 
 		b->ctype = (int32_t)np->conditional.type;
 		b->csize = np->conditional.size;
 		b->kctx = VC_GID(np->conditional.ctx);
-		if (!np->conditional.phGraph_out || !b->csize)
+		if (!b->csize)
 			return CUDA_ERROR_INVALID_VALUE;
 		return b->csize > VC_CU_GN_BODIES_MAX ? CUDA_ERROR_NOT_SUPPORTED : CUDA_SUCCESS;
 	default:
@@ -230,10 +230,15 @@ static CUresult params_body(const CUgraphNodeParams *np, struct vc_cu_node_body 
 	}
 }
 
-/* Add a node described by @b after @deps (with edge data @edges, may be NULL). */
+/*
+ * Add a node described by @b after @deps (with edge data @edges, may be NULL).
+ * A conditional node's body graphs go into an array of the library's, which
+ * *@bodies is set to: natively the driver's, valid while the node lives (the
+ * guest cannot see it go, so it is kept).
+ */
 static CUresult add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
 		    const struct vc_cu_node_body *b, const void *extra, size_t esize, CUdeviceptr *dptr,
-		    CUgraph *bodies)
+		    CUgraph **bodies)
 {
 	struct vc_cu_rep_graph_node_any rp;
 	uint64_t ids[VC_CU_GN_BODIES_MAX];
@@ -252,8 +257,17 @@ static CUresult add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const 
 		return rc;
 	if (dptr)
 		*dptr = rp.dptr;
-	for (uint32_t i = 0; bodies && i < rp.nbodies; i++)
-		bodies[i] = (CUgraph)(uintptr_t)ids[i];
+	if (bodies) {
+		CUgraph *arr = calloc(rp.nbodies + 1, sizeof(*arr));
+
+		if (!arr) {
+			cuGraphDestroyNode((CUgraphNode)(uintptr_t)rp.node);
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		}
+		for (uint32_t i = 0; i < rp.nbodies; i++)
+			arr[i] = (CUgraph)(uintptr_t)ids[i];
+		*bodies = arr;
+	}
 	*out = (CUgraphNode)(uintptr_t)rp.node;
 	return CUDA_SUCCESS;
 }
@@ -313,7 +327,7 @@ CUresult CUDAAPI cuGraphAddNode_v2(CUgraphNode *phGraphNode, CUgraph hGraph, con
 		return rc;
 	return add(phGraphNode, hGraph, dependencies, dependencyData, numDependencies, &b, extra, esize,
 		   nodeParams->type == CU_GRAPH_NODE_TYPE_MEM_ALLOC ? &nodeParams->alloc.dptr : NULL,
-		   nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? nodeParams->conditional.phGraph_out : NULL);
+		   nodeParams->type == CU_GRAPH_NODE_TYPE_CONDITIONAL ? &nodeParams->conditional.phGraph_out : NULL);
 }
 
 CUresult CUDAAPI cuGraphAddNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,

@@ -18,7 +18,6 @@
 struct scratch {
 	CUmemAccessDesc descs[VC_CU_GN_EXTRA_MAX];
 	CUstreamBatchMemOpParams ops[VC_CU_GN_EXTRA_MAX];
-	CUgraph bodies[VC_CU_GN_BODIES_MAX];
 };
 
 /* Bytes of each extra entry a node of @type carries (0: none). */
@@ -178,8 +177,7 @@ static int body_params(struct vc_cu_session *x, const struct vc_cu_node_body *b,
 		np->conditional.handle = b->handle;
 		np->conditional.type = (CUgraphConditionalNodeType)b->ctype;
 		np->conditional.size = b->csize;
-		np->conditional.phGraph_out = s->bodies;
-		memset(s->bodies, 0, sizeof(s->bodies));
+		/* phGraph_out is the driver's answer: its array of body graphs. */
 		return node_ctx(x, b->kctx, &np->conditional.ctx);
 	default:
 		/* Kernel nodes come packed (graph.c); external semaphores cannot be named. */
@@ -207,7 +205,7 @@ static int added(struct vc_cu_session *x, const struct vc_cu_req_graph_node *rq,
 	if (np->type == CU_GRAPH_NODE_TYPE_GRAPH && np->graph.ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
 		x->h[rq->b.graph & 0xffffffu].owner = ni;
 	if (np->type == CU_GRAPH_NODE_TYPE_CONDITIONAL) {
-		if (!ids || out->data_cap < np->conditional.size * sizeof(*ids))
+		if (!ids || out->data_cap < np->conditional.size * sizeof(*ids) || !np->conditional.phGraph_out)
 			return CUDA_ERROR_INVALID_VALUE;
 		for (uint32_t i = 0; i < np->conditional.size; i++)
 			if ((rc = vc_cu_graph_publish_owned(x, VC_H_CUGRAPH, rp.node, np->conditional.phGraph_out[i],

@@ -267,7 +267,7 @@ static CUresult cond_set(struct obj *n, CUDA_CONDITIONAL_NODE_PARAMS *c)
 {
 	struct snode *o = n->node;
 
-	if (!c->phGraph_out || !c->size || c->size > 64 || (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
+	if (!c->size || c->size > 64 || (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
 	    (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) || c->type > CU_GRAPH_COND_TYPE_SWITCH)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!(o->bodies = calloc(c->size, sizeof(*o->bodies))))
@@ -277,8 +277,8 @@ static CUresult cond_set(struct obj *n, CUDA_CONDITIONAL_NODE_PARAMS *c)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		vc_si_adopt(o->bodies[i], n);
 		o->nbodies++;
-		c->phGraph_out[i] = (CUgraph)o->bodies[i];
 	}
+	c->phGraph_out = (CUgraph *)o->bodies; /* the node's own array, as natively */
 	o->chandle = c->handle;
 	o->ctype = c->type;
 	return CUDA_SUCCESS;

@@ -75,7 +75,7 @@ START_TEST(every_node_kind)
 {
 	CUgraphNode n_ms, n_h2d, n_k, n_host, n_rec, n_wait, n_empty, n_child, n_alloc, n_free, n_batch, n_cond,
 		n_d2h, deps[4], got_n[16];
-	CUgraph g, child, body[2], got_g;
+	CUgraph g, child, body[1], got_g;
 	CUgraphExec ge;
 	CUgraphNodeParams np;
 	CUDA_KERNEL_NODE_PARAMS kp;
@@ -156,9 +156,10 @@ START_TEST(every_node_kind)
 	np.conditional.handle = ch;
 	np.conditional.type = CU_GRAPH_COND_TYPE_IF;
 	np.conditional.size = 1;
-	np.conditional.phGraph_out = body;
 	np.conditional.ctx = g_ctx;
 	CK(cuGraphAddNode(&n_cond, g, &n_child, NULL, 1, &np));
+	ck_assert_ptr_nonnull(np.conditional.phGraph_out);
+	body[0] = np.conditional.phGraph_out[0];
 	CK(cuGraphAddEmptyNode(&got_n[0], body[0], NULL, 0));
 	count = 0;
 	CK(cuGraphGetNodes(body[0], NULL, &count));
