@@ -60,6 +60,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
                guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/graph.c \
+               guest-lib/libcuda/graph_nodes.c guest-lib/libcuda/graph_topo.c guest-lib/libcuda/graph_host.c \
                guest-lib/libcuda/console.c \
                guest-lib/libcuda/refused.c guest-lib/libcuda/legacy.c guest-lib/libcuda/link.c \
                guest-lib/libcuda/managed.c guest-lib/libcuda/managed_fault.c \
@@ -94,10 +95,10 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed \
-       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays
+       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
-       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays
+       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test coverage
@@ -110,6 +111,7 @@ GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv
 GEN_STAMP  := $(BUILD)/gen/.stamp
 ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h shared/vc_cuda_array.h $(GEN_INPUTS)
 ABI_FILES  += shared/vc_cuda_vmm.h
+ABI_FILES  += shared/vc_cuda_graph.h
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \
@@ -195,7 +197,7 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSTANDIN) $(LIBSERVE
 
 # A CUDA application: built against cuda.h as applications are (no internal
 # API names), linked to the guest libcuda.so.1.
-CUDA_SUITES := test_cuda_api test_cuda_objects test_arrays test_managed
+CUDA_SUITES := test_cuda_api test_cuda_objects test_arrays test_managed test_graphs
 $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CSTD := -std=c11 -D_GNU_SOURCE
 $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CFLAGS += $(CHECK_CFLAGS)
 $(BUILD)/obj/tests/integration/test_managed.o: CFLAGS += -Itests/lib

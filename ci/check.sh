@@ -53,6 +53,7 @@ integration() { # VARIANT
 		"build/$v/tests/test_cuda_api" || rc=1
 		"build/$v/tests/test_cuda_objects" || rc=1
 		"build/$v/tests/test_arrays" || rc=1
+		"build/$v/tests/test_graphs" || rc=1
 	fi
 	stop_server || rc=1
 	return $rc
@@ -70,6 +71,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	build/release/tests/test_managed || rc=1
 	echo "== arrays, textures, surfaces, array and 3D copies"
 	build/release/tests/test_arrays || rc=1
+	echo "== graphs: every node kind, updates, clones, dot print, user objects"
+	build/release/tests/test_graphs || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

@@ -13,6 +13,7 @@
 
 #include "vc_cuda_manual.h"
 #include "vc_cu_guest.h"
+#include "graph.h"
 
 #define ID(h) ((uint64_t)(uintptr_t)(h))
 
@@ -196,9 +197,8 @@ err:
 	return rc;
 }
 
-/* One side of a copy: device memory, or page-locked memory of ours. */
-static CUresult copy_side(struct vc_cu_copy_side *w, CUmemorytype type, const void *host, CUdeviceptr dev,
-			  size_t x, size_t y, size_t z, size_t pitch, size_t height)
+CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, const void *host, CUdeviceptr dev,
+			       size_t x, size_t y, size_t z, size_t pitch, size_t height)
 {
 	uint64_t off;
 
@@ -248,10 +248,10 @@ CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 	if (numDependencies > VC_CU_CAPTURE_DEPS_MAX)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	memset(&m.rq, 0, sizeof(m.rq));
-	if ((rc = copy_side(&m.rq.src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
-			    c->srcPitch, c->srcHeight)) ||
-	    (rc = copy_side(&m.rq.dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ,
-			    c->dstPitch, c->dstHeight)))
+	if ((rc = vc_cu_graph_copy_side(&m.rq.src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
+					c->srcY, c->srcZ, c->srcPitch, c->srcHeight)) ||
+	    (rc = vc_cu_graph_copy_side(&m.rq.dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
+					c->dstY, c->dstZ, c->dstPitch, c->dstHeight)))
 		return rc;
 	if (c->srcLOD || c->dstLOD)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -268,4 +268,76 @@ CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 	if (rc == CUDA_SUCCESS)
 		*phGraphNode = (CUgraphNode)(uintptr_t)rp.node;
 	return rc;
+}
+
+/* ---- kernel nodes under their CUDA 11 names: no CUkernel, no context ---------------- */
+
+static void kernel_v1_to_v2(const CUDA_KERNEL_NODE_PARAMS_v1 *a, CUDA_KERNEL_NODE_PARAMS *b)
+{
+	memset(b, 0, sizeof(*b));
+	b->func = a->func;
+	b->gridDimX = a->gridDimX;
+	b->gridDimY = a->gridDimY;
+	b->gridDimZ = a->gridDimZ;
+	b->blockDimX = a->blockDimX;
+	b->blockDimY = a->blockDimY;
+	b->blockDimZ = a->blockDimZ;
+	b->sharedMemBytes = a->sharedMemBytes;
+	b->kernelParams = a->kernelParams;
+	b->extra = a->extra;
+}
+
+CUresult CUDAAPI cuGraphAddKernelNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
+				      size_t numDependencies, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	kernel_v1_to_v2(nodeParams, &p);
+	return cuGraphAddKernelNode_v2(phGraphNode, hGraph, dependencies, numDependencies, &p);
+}
+
+CUresult CUDAAPI cuGraphKernelNodeSetParams(CUgraphNode hNode, const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	kernel_v1_to_v2(nodeParams, &p);
+	return cuGraphKernelNodeSetParams_v2(hNode, &p);
+}
+
+CUresult CUDAAPI cuGraphExecKernelNodeSetParams(CUgraphExec hGraphExec, CUgraphNode hNode,
+						const CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	kernel_v1_to_v2(nodeParams, &p);
+	return cuGraphExecKernelNodeSetParams_v2(hGraphExec, hNode, &p);
+}
+
+CUresult CUDAAPI cuGraphKernelNodeGetParams(CUgraphNode hNode, CUDA_KERNEL_NODE_PARAMS_v1 *nodeParams)
+{
+	CUDA_KERNEL_NODE_PARAMS p;
+	CUresult rc;
+
+	if (!nodeParams)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = cuGraphKernelNodeGetParams_v2(hNode, &p)))
+		return rc;
+	/* A node made from a CUkernel names it where the function goes. */
+	nodeParams->func = p.func ? p.func : (CUfunction)p.kern;
+	nodeParams->gridDimX = p.gridDimX;
+	nodeParams->gridDimY = p.gridDimY;
+	nodeParams->gridDimZ = p.gridDimZ;
+	nodeParams->blockDimX = p.blockDimX;
+	nodeParams->blockDimY = p.blockDimY;
+	nodeParams->blockDimZ = p.blockDimZ;
+	nodeParams->sharedMemBytes = p.sharedMemBytes;
+	nodeParams->kernelParams = p.kernelParams;
+	nodeParams->extra = NULL;
+	return CUDA_SUCCESS;
 }

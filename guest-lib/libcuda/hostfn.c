@@ -15,6 +15,7 @@
 
 #include "vc_client.h"
 #include "vc_cu_guest.h"
+#include "vc_cuda_graph.h"
 
 struct pending {
 	uint64_t cookie; /* 0: free */
@@ -50,6 +51,12 @@ static void *callback_thread(void *unused)
 		struct pending p = {0};
 		struct pending *slot = &g_tab[cookie % TABLE];
 
+		if (cookie & VC_CU_COOKIE_GRAPH) {
+			/* a graph's host node or a user object's destructor (graph_nodes.c) */
+			vc_cu_graph_callback(cookie);
+			vc_client_cb_finish(st->client);
+			continue;
+		}
 		pthread_mutex_lock(&g_mu);
 		if (slot->cookie == cookie) {
 			p = *slot;
@@ -75,6 +82,11 @@ static void start_thread(void)
 		pthread_detach(th);
 	else
 		fprintf(stderr, "vcuda: cannot start the host-callback thread\n");
+}
+
+void vc_cu_callbacks_start(void)
+{
+	pthread_once(&g_once, start_thread);
 }
 
 static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void *data)

@@ -124,3 +124,12 @@ int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len)
 
 	return st && g_pool.base ? vc_client_pinned_alias(st->client, off, addr, len) : -ENODEV;
 }
+
+void *vc_cu_pinned_addr(uint64_t off, uint64_t n)
+{
+	uint8_t *base = g_pool.base;
+
+	if (!base || n > g_pool.size || off > g_pool.size - n)
+		return NULL;
+	return base + off;
+}

@@ -200,6 +200,14 @@ CUresult vc_cu_load_jit(uint32_t kind, const void *img, CUjit_option *opts, void
 			uint64_t *handle);
 /** vc_cu_occupancy_forget() - drop cached potential block sizes (occupancy.c). */
 void vc_cu_occupancy_forget(void);
+/** vc_cu_pinned_addr() - the guest address of [@off, @off + @n) of the pinned pool, or NULL (graph.c). */
+void *vc_cu_pinned_addr(uint64_t off, uint64_t n);
+
+/** vc_cu_callbacks_start() - start the thread that runs host functions, once (hostfn.c). */
+void vc_cu_callbacks_start(void);
+
+/** vc_cu_graph_callback() - run graph host node or user object destructor @cookie (hostfn.c's thread). */
+void vc_cu_graph_callback(uint64_t cookie);
 
 /** vc_cu_streams_forget() - per-thread streams are stale (a context went away). */
 void vc_cu_streams_forget(void);

@@ -15,6 +15,7 @@
 #include "cuda/console.h"
 #include "cuda/exec_priv.h"
 #include "cuda/vmm.h"
+#include "cuda/graph.h"
 #include "vcuda/server.h"
 
 static int cu_open(void *factory, const struct vc_session_services *svc, void **ctx)
@@ -80,6 +81,8 @@ static void cu_close(void *ctx)
 	 * (tests, fuzzers) must not accumulate them. */
 	static const int kinds[] = {VC_H_CUGRAPHEXEC, VC_H_CUGRAPH, VC_H_CULIBRARY, VC_H_CUMEMORYPOOL};
 
+	vc_cu_graph_close(x); /* graphs owned by nodes go with their owner */
+
 	for (unsigned k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
 		for (uint32_t i = 0; i < x->nh; i++) {
 			struct vc_cu_handle *h = &x->h[i];
@@ -104,6 +107,7 @@ static void cu_close(void *ctx)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)
 			x->drv->cuCtxDestroy_v2(x->h[i].real);
 	vc_cu_pinned_fini(x); /* registrations went with the contexts */
+	vc_cu_graph_fini(x);  /* no host node can run any more */
 	for (int i = 0; i < VC_CU_MAX_IMAGES; i++)
 		free(x->img[i].buf);
 	free(x->async_ptr);

@@ -133,6 +133,8 @@ struct vc_cu_session {
 	struct vc_cu_tmaps *tmaps;  /* tensor maps the session encoded, NULL until one */
 	/* texture and surface objects, planes and levels (array.c), NULL until needed */
 	struct vc_cu_arrays *arr;
+	/* graphs: host node records, graph memory charges, the last dot print (graph_exec.c) */
+	struct vc_cu_graphs *graphs;
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */

@@ -11,20 +11,57 @@
  */
 #include <stdlib.h>
 
-#include "cuda/exec_priv.h"
+#include "cuda/graph.h"
 
 /*
  * Nodes belong to their graph: destroying the graph forgets their ids, so
  * that a node of a destroyed graph is an invalid handle, never a dangling
- * pointer handed to the driver.
+ * pointer handed to the driver. Graphs that nodes own (child graphs, the
+ * bodies of conditional nodes) belong to their node the same way.
  */
-static int publish_node(struct vc_cu_session *x, uint64_t graph, void *node, uint64_t *id)
+int vc_cu_graph_publish_owned(struct vc_cu_session *x, int kind, uint64_t owner, void *real, uint64_t *id)
 {
-	int rc = vc_cu_publish(x, VC_H_CUGRAPHNODE, node, id);
+	int rc = vc_cu_publish(x, kind, real, id);
 
 	if (rc == 0 && *id)
-		x->h[*id & 0xffffffu].owner = (uint32_t)(graph & 0xffffffu);
+		x->h[*id & 0xffffffu].owner = (uint32_t)(owner & 0xffffffu);
 	return rc;
+}
+
+int vc_cu_graph_publish_node(struct vc_cu_session *x, uint64_t owner, void *node, uint64_t *id)
+{
+	return vc_cu_graph_publish_owned(x, VC_H_CUGRAPHNODE, owner, node, id);
+}
+
+void vc_cu_graph_forget_tree(struct vc_cu_session *x, uint32_t idx)
+{
+	uint8_t *mark = calloc(x->nh ? x->nh : 1, 1);
+	bool more = true;
+
+	if (!mark) {
+		/* No memory for the walk: one level, which is every node. */
+		for (uint32_t i = 0; i < x->nh; i++)
+			if (x->h[i].live && x->h[i].owner == idx && i != idx &&
+			    (x->h[i].kind == VC_H_CUGRAPHNODE || x->h[i].kind == VC_H_CUGRAPH))
+				vc_cu_forget_slot(x, i);
+		return;
+	}
+	if (idx < x->nh)
+		mark[idx] = 1;
+	while (more) {
+		more = false;
+		for (uint32_t i = 0; i < x->nh; i++) {
+			const struct vc_cu_handle *h = &x->h[i];
+
+			if (!mark[i] && h->live && (h->kind == VC_H_CUGRAPHNODE || h->kind == VC_H_CUGRAPH) &&
+			    h->owner < x->nh && mark[h->owner])
+				mark[i] = more = true;
+		}
+	}
+	for (uint32_t i = 0; i < x->nh; i++)
+		if (mark[i] && i != idx)
+			vc_cu_forget_slot(x, i);
+	free(mark);
 }
 
 int vc_cu_manual_cuGraphDestroy(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
@@ -38,12 +75,14 @@ int vc_cu_manual_cuGraphDestroy(struct vc_cu_session *x, const uint8_t *p, uint3
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUGRAPH, rq.handle, &graph)))
 		return rc;
+	gi = (uint32_t)(rq.handle & 0xffffffu);
+	/* A graph a node owns (moved into a child graph node, a conditional
+	 * node's body) goes with its node: destroying it would free it twice. */
+	if (x->h[gi].owner != UINT32_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = x->drv->cuGraphDestroy(graph)))
 		return rc;
-	gi = (uint32_t)(rq.handle & 0xffffffu);
-	for (uint32_t i = 0; i < x->nh; i++)
-		if (x->h[i].live && x->h[i].kind == VC_H_CUGRAPHNODE && x->h[i].owner == gi)
-			vc_cu_forget_slot(x, i);
+	vc_cu_graph_forget_tree(x, gi);
 	vc_cu_forget(x, VC_H_CUGRAPH, rq.handle);
 	return 0;
 }
@@ -86,7 +125,7 @@ int vc_cu_manual_cuStreamGetCaptureInfo_v3(struct vc_cu_session *x, const uint8_
 			return CUDA_ERROR_NOT_SUPPORTED;
 		d = (struct vc_cu_capture_dep *)out->data;
 		for (size_t i = 0; i < ndeps; i++) {
-			if ((rc = publish_node(x, graph_id, deps[i], &d[i].node)))
+			if ((rc = vc_cu_graph_publish_node(x, graph_id, deps[i], &d[i].node)))
 				return rc;
 			if (edges)
 				memcpy(d[i].edge, &edges[i], sizeof(d[i].edge));
@@ -123,8 +162,7 @@ int vc_cu_manual_cuGraphGetNodes(struct vc_cu_session *x, const uint8_t *p, uint
 	return rc;
 }
 
-/* Node ids @ids (@n of them, unaligned) to the driver's nodes. */
-static int lookup_nodes(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes)
+int vc_cu_graph_lookup_nodes(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes)
 {
 	uint64_t id;
 	int rc;
@@ -151,7 +189,7 @@ static int kernel_request(struct vc_cu_session *x, const struct vc_cu_req_graph_
 	if (rq->ndeps > VC_CU_CAPTURE_DEPS_MAX || rq->k.param_size > VC_LAUNCH_PARAMS_MAX ||
 	    (uint64_t)rq->ndeps * 8 + rq->k.param_size > len - sizeof(*rq))
 		return -VC_FATAL_PAYLOAD;
-	if ((rc = lookup_nodes(x, p + sizeof(*rq), rq->ndeps, deps)) ||
+	if ((rc = vc_cu_graph_lookup_nodes(x, p + sizeof(*rq), rq->ndeps, deps)) ||
 	    (rc = vc_cu_lookup_func(x, rq->k.func, &f, &is_kernel)))
 		return rc;
 	if (rq->k.kctx && (rc = vc_cu_lookup(x, VC_H_CUCONTEXT, rq->k.kctx, &ctx)))
@@ -198,7 +236,7 @@ int vc_cu_manual_cuGraphAddKernelNode_v2(struct vc_cu_session *x, const uint8_t 
 		return rc;
 	if ((rc = x->drv->cuGraphAddKernelNode_v2(&node, graph, rq.ndeps ? deps : NULL, rq.ndeps, &np)))
 		return rc;
-	if ((rc = publish_node(x, rq.graph, node, &rp.node)))
+	if ((rc = vc_cu_graph_publish_node(x, rq.graph, node, &rp.node)))
 		return rc;
 	REPLY(rp);
 	return 0;
@@ -326,11 +364,9 @@ int vc_cu_manual_cuGraphKernelNodeGetParams_v2(struct vc_cu_session *x, const ui
 	return 0;
 }
 
-/* One side of a memcpy node: device memory as it is, pinned pool memory at
- * its host address, checked to hold every byte the copy touches. */
-static int copy_side(struct vc_cu_session *x, const struct vc_cu_copy_side *w, uint64_t width, uint64_t height,
-		     uint64_t depth, CUmemorytype *type, const void **host, CUdeviceptr *dev, size_t *xb, size_t *y,
-		     size_t *z, size_t *pitch, size_t *pheight)
+int vc_cu_graph_copy_side(struct vc_cu_session *x, const struct vc_cu_copy_side *w, uint64_t width,
+			  uint64_t height, uint64_t depth, CUmemorytype *type, const void **host, CUdeviceptr *dev,
+			  size_t *xb, size_t *y, size_t *z, size_t *pitch, size_t *pheight)
 {
 	uint64_t rows, planes, end;
 
@@ -339,21 +375,28 @@ static int copy_side(struct vc_cu_session *x, const struct vc_cu_copy_side *w, u
 	*z = w->z;
 	*pitch = w->pitch;
 	*pheight = w->height;
-	if (w->kind == VC_CU_MEM_DEVICE) {
+	if (w->kind != VC_CU_MEM_DEVICE && w->kind != VC_CU_MEM_PINNED)
+		return -VC_FATAL_PAYLOAD;
+	if (!width || !height || !depth) {
+		/* Nothing touched: the driver says what it thinks of it. */
+		if (w->kind != VC_CU_MEM_DEVICE)
+			return CUDA_ERROR_INVALID_VALUE;
 		*type = CU_MEMORYTYPE_DEVICE;
 		*dev = w->addr;
 		return 0;
 	}
-	if (w->kind != VC_CU_MEM_PINNED)
-		return -VC_FATAL_PAYLOAD;
-	if (!width || !height || !depth)
-		return CUDA_ERROR_INVALID_VALUE;
 	/* The last byte: x + width + (y + height - 1) * pitch + (z + depth - 1) * pitch * pheight. */
 	if (__builtin_add_overflow(w->y, height - 1, &rows) || __builtin_mul_overflow(rows, w->pitch, &rows) ||
 	    __builtin_add_overflow(w->z, depth - 1, &planes) || __builtin_mul_overflow(planes, w->pitch, &planes) ||
 	    __builtin_mul_overflow(planes, w->height, &planes) || __builtin_add_overflow(w->x, width, &end) ||
 	    __builtin_add_overflow(end, rows, &end) || __builtin_add_overflow(end, planes, &end))
 		return CUDA_ERROR_INVALID_VALUE;
+	if (w->kind == VC_CU_MEM_DEVICE) {
+		/* Device memory of this session's, or of its graphs' allocation nodes. */
+		*type = CU_MEMORYTYPE_DEVICE;
+		*dev = w->addr;
+		return vc_cu_graph_check_range(x, w->addr, end);
+	}
 	*type = CU_MEMORYTYPE_HOST;
 	*host = vc_cu_pinned_ptr(x, w->addr, end);
 	return *host ? 0 : CUDA_ERROR_INVALID_VALUE;
@@ -373,16 +416,17 @@ int vc_cu_manual_cuGraphAddMemcpyNode(struct vc_cu_session *x, const uint8_t *p,
 	if (rq.ndeps > VC_CU_CAPTURE_DEPS_MAX || (uint64_t)rq.ndeps * 8 > len - sizeof(rq))
 		return -VC_FATAL_PAYLOAD;
 	memset(&c, 0, sizeof(c));
-	if ((rc = copy_side(x, &rq.src, rq.width, rq.height, rq.depth, &c.srcMemoryType, &c.srcHost, &c.srcDevice,
-			    &c.srcXInBytes, &c.srcY, &c.srcZ, &c.srcPitch, &c.srcHeight)) ||
-	    (rc = copy_side(x, &rq.dst, rq.width, rq.height, rq.depth, &c.dstMemoryType, (const void **)&c.dstHost,
-			    &c.dstDevice, &c.dstXInBytes, &c.dstY, &c.dstZ, &c.dstPitch, &c.dstHeight)))
+	if ((rc = vc_cu_graph_copy_side(x, &rq.src, rq.width, rq.height, rq.depth, &c.srcMemoryType, &c.srcHost,
+					&c.srcDevice, &c.srcXInBytes, &c.srcY, &c.srcZ, &c.srcPitch, &c.srcHeight)) ||
+	    (rc = vc_cu_graph_copy_side(x, &rq.dst, rq.width, rq.height, rq.depth, &c.dstMemoryType,
+					(const void **)&c.dstHost, &c.dstDevice, &c.dstXInBytes, &c.dstY, &c.dstZ,
+					&c.dstPitch, &c.dstHeight)))
 		return rc;
 	c.WidthInBytes = rq.width;
 	c.Height = rq.height;
 	c.Depth = rq.depth;
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUGRAPH, rq.graph, &graph)) ||
-	    (rc = lookup_nodes(x, p + sizeof(rq), rq.ndeps, deps)))
+	    (rc = vc_cu_graph_lookup_nodes(x, p + sizeof(rq), rq.ndeps, deps)))
 		return rc;
 	if (rq.kctx && (rc = vc_cu_lookup(x, VC_H_CUCONTEXT, rq.kctx, &ctx)))
 		return rc;
@@ -390,7 +434,7 @@ int vc_cu_manual_cuGraphAddMemcpyNode(struct vc_cu_session *x, const uint8_t *p,
 		vc_cu_lookup(x, VC_H_CUCONTEXT, x->cur_id, &ctx);
 	if ((rc = x->drv->cuGraphAddMemcpyNode(&node, graph, rq.ndeps ? deps : NULL, rq.ndeps, &c, ctx)))
 		return rc;
-	if ((rc = publish_node(x, rq.graph, node, &rp.node)))
+	if ((rc = vc_cu_graph_publish_node(x, rq.graph, node, &rp.node)))
 		return rc;
 	REPLY(rp);
 	return 0;

@@ -94,6 +94,7 @@ void vc_si_sim_drain(void)
  * (taken alone: never with g_mu held by the caller of new and del, or the
  * other way round). */
 static struct obj *g_live, *g_dead;
+void (*vc_si_obj_fini)(struct obj *o);
 static pthread_mutex_t g_obj_mu = PTHREAD_MUTEX_INITIALIZER;
 
 struct obj *vc_si_new_obj(enum tag t)
@@ -161,6 +162,8 @@ static void del_locked(struct obj *o)
 	if (t == T_GRAPH)
 		for (size_t i = 0; i < o->nnodes; i++)
 			del_locked(o->nodes[i]);
+	if ((t == T_GRAPH || t == T_NODE) && vc_si_obj_fini)
+		vc_si_obj_fini(o); /* edges, copied arrays, user object references */
 	for (struct obj *p = g_live; p;) {
 		if (p->parent == o && p->tag) {
 			del_locked(p);

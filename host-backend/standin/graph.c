@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * graph.c - the CI stand-in's graphs, and stream capture (never on here).
+ * graph.c - the CI stand-in's graphs as they are built: nodes of every kind
+ * with their parameters (kernel, memcpy, memset, host, child graph, empty,
+ * event record and wait, memory allocation and free, batch memory
+ * operations, conditional), edges with their data, clones, and stream
+ * capture (never on here). Executable graphs, their launch and update are
+ * graph_run.c's.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,21 +40,79 @@ static CUresult s_is_capturing(CUstream s, CUstreamCaptureStatus *st)
 	return s_capture_info(s, st, NULL, NULL, NULL, NULL, NULL);
 }
 
-/* ---- graphs: built and run here; kernels are counted, copies are made ------------------ */
-
-static CUresult graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, CUgraphNodeType type,
-			  struct obj **node)
+static int is_graph(const void *g)
 {
-	struct obj *gr = (struct obj *)g, **nn;
+	return vc_si_is(g, T_GRAPH);
+}
 
-	if (!vc_si_is(g, T_GRAPH) || gr->dead)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!out || (n && !deps))
+static struct snode *node_of(const void *n)
+{
+	return vc_si_is(n, T_NODE) ? ((struct obj *)n)->node : NULL;
+}
+
+static void obj_fini(struct obj *o)
+{
+	struct snode *s = o->node;
+
+	if (s) {
+		free(s->deps);
+		free(s->edata);
+		free(s->descs);
+		free(s->ops);
+		free(s->bodies);
+		if (s->alloc_owned) {
+			pthread_mutex_lock(&g_mu);
+			vc_smem_free(&g_mem, s->alloc.dptr);
+			pthread_mutex_unlock(&g_mu);
+		}
+	}
+	for (size_t i = 0; i < o->nurefs; i++) {
+		struct suobj *u = o->urefs[i].u;
+
+		if (u->tag == T_UOBJ && u->refs <= o->urefs[i].count) {
+			u->tag = 0;
+			u->destroy(u->ptr);
+		} else if (u->tag == T_UOBJ) {
+			u->refs -= o->urefs[i].count;
+		}
+	}
+	free(o->urefs);
+	o->urefs = NULL;
+	o->nurefs = 0;
+}
+
+/* Edge @from -> @to with data @ed (NULL: default); CUDA_ERROR_INVALID_VALUE when it exists. */
+static CUresult edge_add(struct obj *to, struct obj *from, const CUgraphEdgeData *ed)
+{
+	struct snode *t = to->node;
+	struct obj **nd;
+	CUgraphEdgeData *ne;
+
+	if (from == to)
 		return CUDA_ERROR_INVALID_VALUE;
-	for (size_t i = 0; i < n; i++)
-		if (!vc_si_is(deps[i], T_NODE) || ((struct obj *)deps[i])->graph != gr)
+	for (size_t i = 0; i < t->ndeps; i++)
+		if (t->deps[i] == from)
 			return CUDA_ERROR_INVALID_VALUE;
-	nn = realloc(gr->nodes, (gr->nnodes + 1) * sizeof(*nn));
+	nd = realloc(t->deps, (t->ndeps + 1) * sizeof(*nd));
+	if (!nd)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	t->deps = nd;
+	ne = realloc(t->edata, (t->ndeps + 1) * sizeof(*ne));
+	if (!ne)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	t->edata = ne;
+	if (ed)
+		t->edata[t->ndeps] = *ed;
+	else
+		memset(&t->edata[t->ndeps], 0, sizeof(*ne));
+	t->deps[t->ndeps++] = from;
+	return CUDA_SUCCESS;
+}
+
+static CUresult node_new(struct obj *gr, CUgraphNodeType type, struct obj **node)
+{
+	struct obj **nn = realloc(gr->nodes, (gr->nnodes + 1) * sizeof(*nn));
+
 	if (!nn)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	gr->nodes = nn;
@@ -61,66 +125,42 @@ static CUresult graph_add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, 
 	(*node)->node->type = type;
 	(*node)->graph = gr;
 	gr->nodes[gr->nnodes++] = *node;
-	*out = (CUgraphNode)*node;
 	return CUDA_SUCCESS;
 }
 
-static CUresult s_graph_create(CUgraph *g, unsigned flags)
+/* Remove node @n from its graph's list and from every edge. */
+static void node_unlink(struct obj *n)
 {
-	if (!g || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	return vc_si_make(T_GRAPH, (void **)g);
-}
+	struct obj *gr = n->graph;
 
-static CUresult s_graph_destroy(CUgraph g)
-{
-	struct obj *gr = (struct obj *)g;
+	for (size_t i = 0; i < gr->nnodes; i++) {
+		struct snode *s = gr->nodes[i]->node;
 
-	if (!vc_si_is(g, T_GRAPH) || gr->dead)
-		return CUDA_ERROR_INVALID_HANDLE;
-	/* Executable graphs outlive their graph, as natively. */
-	if (gr->refs)
-		gr->dead = 1;
-	else
-		vc_si_del_obj(g);
-	return CUDA_SUCCESS;
-}
-
-static CUresult s_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n)
-{
-	struct obj *gr = (struct obj *)g;
-
-	if (!vc_si_is(g, T_GRAPH))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!n)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (nodes) {
-		for (size_t i = 0; i < *n; i++)
-			nodes[i] = i < gr->nnodes ? (CUgraphNode)gr->nodes[i] : NULL;
-		*n = *n < gr->nnodes ? *n : gr->nnodes;
-	} else {
-		*n = gr->nnodes;
+		for (size_t k = 0; k < s->ndeps; k++)
+			if (s->deps[k] == n) {
+				s->deps[k] = s->deps[--s->ndeps];
+				s->edata[k] = s->edata[s->ndeps];
+				k--;
+			}
 	}
-	return CUDA_SUCCESS;
+	for (size_t i = 0; i < gr->nnodes; i++)
+		if (gr->nodes[i] == n) {
+			memmove(&gr->nodes[i], &gr->nodes[i + 1], (gr->nnodes - i - 1) * sizeof(gr->nodes[0]));
+			gr->nnodes--;
+			break;
+		}
 }
 
-static CUresult s_node_type(CUgraphNode n, CUgraphNodeType *t)
-{
-	if (!vc_si_is(n, T_NODE))
-		return CUDA_ERROR_INVALID_HANDLE;
-	*t = ((struct obj *)n)->node->type;
-	return CUDA_SUCCESS;
-}
+/* ---- node parameters -------------------------------------------------------------------- */
 
-/* Node parameters @p kept in @o, with the packed parameters (extra form only:
- * vcuda always hands them over packed). */
+/* Kernel parameters, in the extra form only (vcuda always hands them over packed). */
 static CUresult kernel_set(struct snode *o, const CUDA_KERNEL_NODE_PARAMS *p)
 {
 	const void *src = NULL;
 	size_t n = 0;
 
-	if (!p || (!vc_si_is(p->func, T_FUNC) && !vc_si_is(p->func, T_KERN) && !vc_si_is(p->kern, T_KERN)) || !p->gridDimX ||
-	    !p->blockDimX || p->kernelParams)
+	if (!p || (!vc_si_is(p->func, T_FUNC) && !vc_si_is(p->func, T_KERN) && !vc_si_is(p->kern, T_KERN)) ||
+	    !p->gridDimX || !p->blockDimX || p->kernelParams)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (int i = 0; p->extra && p->extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
 		if (p->extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)
@@ -139,148 +179,560 @@ static CUresult kernel_set(struct snode *o, const CUDA_KERNEL_NODE_PARAMS *p)
 	return CUDA_SUCCESS;
 }
 
+/* Whether [@d, @d + @n) is "device" memory here. */
+static int dev_ok(CUdeviceptr d, size_t n)
+{
+	int ok;
+
+	pthread_mutex_lock(&g_mu);
+	ok = vc_smem_find(&g_mem, d, n ? n : 1) != NULL;
+	pthread_mutex_unlock(&g_mu);
+	return ok;
+}
+
+static CUresult memset_set(struct snode *o, const CUDA_MEMSET_NODE_PARAMS_v2 *m)
+{
+	size_t rows = m->height ? m->height - 1 : 0;
+
+	if ((m->elementSize != 1 && m->elementSize != 2 && m->elementSize != 4) || !m->width || !m->height ||
+	    (m->height > 1 && m->pitch < m->width * m->elementSize))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!dev_ok(m->dst, rows * m->pitch + m->width * m->elementSize))
+		return CUDA_ERROR_INVALID_VALUE;
+	o->mset = *m;
+	return CUDA_SUCCESS;
+}
+
+static CUresult memcpy_set(struct snode *o, const CUDA_MEMCPY3D *c)
+{
+	if (!c || c->Height != 1 || c->Depth != 1 || c->srcXInBytes || c->dstXInBytes || c->srcY || c->dstY ||
+	    c->srcZ || c->dstZ)
+		return CUDA_ERROR_NOT_SUPPORTED; /* the stand-in copies 1D only */
+	o->copy = *c;
+	return CUDA_SUCCESS;
+}
+
+static CUresult alloc_set(struct snode *o, CUDA_MEM_ALLOC_NODE_PARAMS_v2 *a)
+{
+	uint64_t va;
+	int rc;
+
+	if (!a->bytesize || (a->accessDescCount && !a->accessDescs) || a->accessDescCount > 64 ||
+	    a->poolProps.allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
+	    a->poolProps.location.type != CU_MEM_LOCATION_TYPE_DEVICE)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (a->accessDescCount && !(o->descs = malloc(a->accessDescCount * sizeof(*o->descs))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (a->accessDescCount)
+		memcpy(o->descs, a->accessDescs, a->accessDescCount * sizeof(*o->descs));
+	/* The address is reserved as the node is added, as natively. */
+	pthread_mutex_lock(&g_mu);
+	rc = vc_smem_alloc(&g_mem, a->bytesize, NULL, &va);
+	pthread_mutex_unlock(&g_mu);
+	if (rc)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	a->dptr = va;
+	memcpy(&o->alloc, a, sizeof(o->alloc));
+	o->alloc.accessDescs = o->descs;
+	o->alloc_owned = 1;
+	return CUDA_SUCCESS;
+}
+
+static CUresult batch_set(struct snode *o, const CUDA_BATCH_MEM_OP_NODE_PARAMS_v2 *b)
+{
+	CUstreamBatchMemOpParams *ops;
+
+	if (!b->count || !b->paramArray || b->count > 256)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (unsigned i = 0; i < b->count; i++) {
+		const CUstreamBatchMemOpParams *op = &b->paramArray[i];
+		unsigned n = op->operation == CU_STREAM_MEM_OP_WAIT_VALUE_32 ||
+					     op->operation == CU_STREAM_MEM_OP_WRITE_VALUE_32 ? 4 : 8;
+
+		if (op->operation != CU_STREAM_MEM_OP_BARRIER && op->operation != CU_STREAM_MEM_OP_FLUSH_REMOTE_WRITES &&
+		    !dev_ok(op->writeValue.address, n))
+			return CUDA_ERROR_INVALID_VALUE;
+	}
+	if (!(ops = malloc(b->count * sizeof(*ops))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(ops, b->paramArray, b->count * sizeof(*ops));
+	free(o->ops);
+	o->ops = ops;
+	memcpy(&o->batch, b, sizeof(o->batch));
+	o->batch.paramArray = ops;
+	return CUDA_SUCCESS;
+}
+
+static CUresult cond_set(struct obj *n, CUDA_CONDITIONAL_NODE_PARAMS *c)
+{
+	struct snode *o = n->node;
+
+	if (!c->size || c->size > 64 || (c->type == CU_GRAPH_COND_TYPE_IF && c->size > 2) ||
+	    (c->type == CU_GRAPH_COND_TYPE_WHILE && c->size != 1) || c->type > CU_GRAPH_COND_TYPE_SWITCH)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(o->bodies = calloc(c->size, sizeof(*o->bodies))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (unsigned i = 0; i < c->size; i++) {
+		if (vc_si_make(T_GRAPH, (void **)&o->bodies[i]))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		vc_si_adopt(o->bodies[i], n);
+		o->nbodies++;
+	}
+	c->phGraph_out = (CUgraph *)o->bodies; /* the node's own array, as natively */
+	o->chandle = c->handle;
+	o->ctype = c->type;
+	return CUDA_SUCCESS;
+}
+
+CUresult vc_si_graph_set(struct obj *n, CUgraphNodeParams *np, int adding)
+{
+	struct snode *o = n->node;
+	struct obj *child;
+	CUresult rc;
+
+	if (!np || np->type != o->type)
+		return CUDA_ERROR_INVALID_VALUE;
+	switch (np->type) {
+	case CU_GRAPH_NODE_TYPE_KERNEL:
+		return kernel_set(o, (const CUDA_KERNEL_NODE_PARAMS *)&np->kernel);
+	case CU_GRAPH_NODE_TYPE_MEMCPY:
+		return memcpy_set(o, &np->memcpy.copyParams);
+	case CU_GRAPH_NODE_TYPE_MEMSET:
+		return memset_set(o, &np->memset);
+	case CU_GRAPH_NODE_TYPE_HOST:
+		if (!np->host.fn)
+			return CUDA_ERROR_INVALID_VALUE;
+		o->host.fn = np->host.fn;
+		o->host.userData = np->host.userData;
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_GRAPH:
+		if (!is_graph(np->graph.graph))
+			return CUDA_ERROR_INVALID_VALUE;
+		if (adding && np->graph.ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
+			child = (struct obj *)np->graph.graph; /* moved: the node owns it now */
+		else if ((rc = vc_si_graph_clone((struct obj *)np->graph.graph, &child)))
+			return rc;
+		if (o->child)
+			vc_si_del_obj(o->child);
+		vc_si_adopt(child, n);
+		o->child = child;
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_EMPTY:
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_WAIT_EVENT:
+	case CU_GRAPH_NODE_TYPE_EVENT_RECORD:
+		if (!vc_si_is(np->eventRecord.event, T_EVENT))
+			return CUDA_ERROR_INVALID_VALUE;
+		o->event = np->eventRecord.event;
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_MEM_ALLOC:
+		return adding ? alloc_set(o, &np->alloc) : CUDA_ERROR_INVALID_VALUE;
+	case CU_GRAPH_NODE_TYPE_MEM_FREE:
+		if (!adding || !dev_ok(np->free.dptr, 1))
+			return CUDA_ERROR_INVALID_VALUE;
+		o->fptr = np->free.dptr;
+		return CUDA_SUCCESS;
+	case CU_GRAPH_NODE_TYPE_BATCH_MEM_OP:
+		return batch_set(o, &np->memOp);
+	case CU_GRAPH_NODE_TYPE_CONDITIONAL:
+		return adding ? cond_set(n, &np->conditional) : CUDA_ERROR_INVALID_VALUE;
+	default:
+		return CUDA_ERROR_INVALID_VALUE; /* external semaphores: none here */
+	}
+}
+
+static CUresult s_add_node(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *ed,
+			   size_t n, CUgraphNodeParams *np)
+{
+	struct obj *gr = (struct obj *)g, *node;
+	CUresult rc;
+
+	if (!is_graph(g))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!out || !np || (n && !deps))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++)
+		if (!vc_si_is(deps[i], T_NODE) || ((struct obj *)deps[i])->graph != gr)
+			return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = node_new(gr, np->type, &node)))
+		return rc;
+	rc = vc_si_graph_set(node, np, 1);
+	for (size_t i = 0; rc == CUDA_SUCCESS && i < n; i++)
+		rc = edge_add(node, (struct obj *)deps[i], ed ? &ed[i] : NULL);
+	if (rc) {
+		/* Refused parameters add no node. */
+		node_unlink(node);
+		vc_si_del_obj(node);
+		return rc;
+	}
+	*out = (CUgraphNode)node;
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_add_kernel(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
 			     const CUDA_KERNEL_NODE_PARAMS *p)
 {
-	struct obj *node;
-	CUresult rc = graph_add(out, g, deps, n, CU_GRAPH_NODE_TYPE_KERNEL, &node);
+	CUgraphNodeParams np = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
 
-	if (rc)
-		return rc;
-	if ((rc = kernel_set(node->node, p))) {
-		/* Refused parameters add no node. */
-		((struct obj *)g)->nnodes--;
-		vc_si_del_obj(node);
-	}
-	return rc;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(&np.kernel, p, sizeof(*p));
+	return s_add_node(out, g, deps, NULL, n, &np);
+}
+
+static CUresult s_add_memcpy(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n, const CUDA_MEMCPY3D *c,
+			     CUcontext ctx)
+{
+	CUgraphNodeParams np = {.type = CU_GRAPH_NODE_TYPE_MEMCPY};
+
+	if (!c)
+		return CUDA_ERROR_INVALID_VALUE;
+	np.memcpy.copyParams = *c;
+	np.memcpy.copyCtx = ctx;
+	return s_add_node(out, g, deps, NULL, n, &np);
+}
+
+static CUresult s_node_set(CUgraphNode n, CUgraphNodeParams *np)
+{
+	return node_of(n) ? vc_si_graph_set((struct obj *)n, np, 0) : CUDA_ERROR_INVALID_HANDLE;
 }
 
 static CUresult s_kernel_set(CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
 {
-	if (!vc_si_is(n, T_NODE) || ((struct obj *)n)->node->type != CU_GRAPH_NODE_TYPE_KERNEL)
+	CUgraphNodeParams np = {.type = CU_GRAPH_NODE_TYPE_KERNEL};
+
+	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
-	return kernel_set(((struct obj *)n)->node, p);
+	memcpy(&np.kernel, p, sizeof(*p));
+	return s_node_set(n, &np);
 }
 
-static CUresult s_kernel_get(CUgraphNode n, CUDA_KERNEL_NODE_PARAMS *p)
-{
-	struct snode *o;
-	static __thread void *extra[5];
-	static __thread size_t size;
+/* ---- graphs, edges, clones ---------------------------------------------------------------- */
 
-	if (!vc_si_is(n, T_NODE) || ((struct obj *)n)->node->type != CU_GRAPH_NODE_TYPE_KERNEL || !p)
+static CUresult s_graph_create(CUgraph *g, unsigned flags)
+{
+	if (!g || flags)
 		return CUDA_ERROR_INVALID_VALUE;
-	o = ((struct obj *)n)->node;
-	*p = o->kp;
-	size = o->psize;
-	extra[0] = CU_LAUNCH_PARAM_BUFFER_POINTER;
-	extra[1] = o->params;
-	extra[2] = CU_LAUNCH_PARAM_BUFFER_SIZE;
-	extra[3] = &size;
-	extra[4] = CU_LAUNCH_PARAM_END;
-	p->extra = extra;
+	return vc_si_make(T_GRAPH, (void **)g);
+}
+
+static CUresult s_graph_destroy(CUgraph g)
+{
+	if (!is_graph(g))
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* Executable graphs have copies of their own, as natively. */
+	vc_si_del_obj(g);
 	return CUDA_SUCCESS;
 }
 
-static CUresult s_exec_kernel_set(CUgraphExec e, CUgraphNode n, const CUDA_KERNEL_NODE_PARAMS *p)
+/* The driver's way with output arrays: fill up to *@n, NULL the rest; count when @out is NULL. */
+static void hand_out(struct obj *const *items, size_t total, CUgraphNode *out, size_t *n)
 {
-	if (!vc_si_is(e, T_EXEC) || !vc_si_is(n, T_NODE) || ((struct obj *)n)->graph != ((struct obj *)e)->graph)
-		return CUDA_ERROR_INVALID_VALUE;
-	/* The executable graph runs the node's kept parameters: updating
-	 * them is what the test double can show. */
-	return s_kernel_set(n, p);
-}
-
-static CUresult s_add_memcpy(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, size_t n,
-			     const CUDA_MEMCPY3D *c, CUcontext ctx)
-{
-	struct obj *node;
-	CUresult rc;
-
-	(void)ctx;
-	if (!c || c->Height != 1 || c->Depth != 1 || c->srcXInBytes || c->dstXInBytes || c->srcY || c->dstY ||
-	    c->srcZ || c->dstZ)
-		return CUDA_ERROR_NOT_SUPPORTED; /* the stand-in copies 1D only */
-	if ((rc = graph_add(out, g, deps, n, CU_GRAPH_NODE_TYPE_MEMCPY, &node)))
-		return rc;
-	node->node->copy = *c;
-	return CUDA_SUCCESS;
-}
-
-static CUresult s_instantiate(CUgraphExec *e, CUgraph g, unsigned long long flags)
-{
-	CUresult rc;
-
-	if (!e || flags)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (!vc_si_is(g, T_GRAPH))
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (((struct obj *)g)->dead)
-		return CUDA_ERROR_INVALID_HANDLE;
-	if (!(rc = vc_si_make(T_EXEC, (void **)e))) {
-		((struct obj *)*e)->graph = (struct obj *)g;
-		((struct obj *)g)->refs++;
+	if (out) {
+		for (size_t i = 0; i < *n; i++)
+			out[i] = i < total ? (CUgraphNode)items[i] : NULL;
+		*n = *n < total ? *n : total;
+	} else {
+		*n = total;
 	}
-	return rc;
 }
 
-static CUresult s_exec_destroy(CUgraphExec e)
+static CUresult s_graph_nodes(CUgraph g, CUgraphNode *nodes, size_t *n)
 {
-	struct obj *g;
-
-	if (!vc_si_is(e, T_EXEC))
+	if (!is_graph(g))
 		return CUDA_ERROR_INVALID_HANDLE;
-	g = ((struct obj *)e)->graph;
-	if (--g->refs == 0 && g->dead)
-		vc_si_del_obj(g);
-	vc_si_del_obj(e);
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	hand_out(((struct obj *)g)->nodes, ((struct obj *)g)->nnodes, nodes, n);
 	return CUDA_SUCCESS;
 }
 
-static CUresult s_graph_launch(CUgraphExec e, CUstream s)
+static CUresult s_node_type(CUgraphNode n, CUgraphNodeType *t)
 {
-	struct obj *g;
-	CUresult rc = CUDA_SUCCESS;
-
-	if (!vc_si_is(e, T_EXEC) || !vc_si_stream_ok(s))
+	if (!node_of(n))
 		return CUDA_ERROR_INVALID_HANDLE;
-	g = ((struct obj *)e)->graph;
-	for (size_t i = 0; i < g->nnodes && rc == CUDA_SUCCESS; i++) {
-		const struct snode *nd = g->nodes[i]->node;
-		const CUDA_MEMCPY3D *c = &nd->copy;
+	if (!t)
+		return CUDA_ERROR_INVALID_VALUE;
+	*t = node_of(n)->type;
+	return CUDA_SUCCESS;
+}
 
-		if (nd->type == CU_GRAPH_NODE_TYPE_KERNEL) {
-			pthread_mutex_lock(&g_mu);
-			g_launches++;
-			pthread_mutex_unlock(&g_mu);
-		} else if (nd->type == CU_GRAPH_NODE_TYPE_MEMCPY) {
-			if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
-				rc = vc_si_htod(c->dstDevice, c->srcHost, c->WidthInBytes);
-			else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_HOST)
-				rc = vc_si_dtoh(c->dstHost, c->srcDevice, c->WidthInBytes);
-			else if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
-				rc = vc_si_dtod(c->dstDevice, c->srcDevice, c->WidthInBytes);
-			else
-				rc = CUDA_ERROR_NOT_SUPPORTED;
+static int edge_plain(const CUgraphEdgeData *e)
+{
+	static const CUgraphEdgeData zero;
+
+	return !memcmp(e, &zero, sizeof(zero));
+}
+
+/*
+ * Edges into nodes (@to_of), or out of node @of (dependents): as lists of
+ * (from, to, data). With @ed NULL, edges with data cannot be handed out.
+ */
+static CUresult list_edges(struct obj *gr, struct obj *only_to, struct obj *only_from, CUgraphNode *from,
+			   CUgraphNode *to, CUgraphEdgeData *ed, size_t *n)
+{
+	size_t total = 0, cap = to ? *n : 0;
+
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < gr->nnodes; i++) {
+		struct snode *s = gr->nodes[i]->node;
+
+		if (only_to && gr->nodes[i] != only_to)
+			continue;
+		for (size_t k = 0; k < s->ndeps; k++) {
+			if (only_from && s->deps[k] != only_from)
+				continue;
+			if (to && !ed && !edge_plain(&s->edata[k]))
+				return CUDA_ERROR_LOSSY_QUERY; /* filling would lose it */
+			if (total < cap) {
+				if (from)
+					from[total] = (CUgraphNode)s->deps[k];
+				to[total] = only_to ? (CUgraphNode)s->deps[k] : (CUgraphNode)gr->nodes[i];
+				if (ed)
+					ed[total] = s->edata[k];
+			}
+			total++;
 		}
 	}
+	for (size_t i = total; i < cap; i++) {
+		if (from)
+			from[i] = NULL;
+		to[i] = NULL;
+	}
+	*n = to ? (total < cap ? total : cap) : total;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_edges(CUgraph g, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed, size_t *n)
+{
+	if (!is_graph(g))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!from != !to || (ed && !to))
+		return CUDA_ERROR_INVALID_VALUE;
+	return list_edges((struct obj *)g, NULL, NULL, from, to, ed, n);
+}
+
+static CUresult s_deps(CUgraphNode node, CUgraphNode *deps, CUgraphEdgeData *ed, size_t *n)
+{
+	if (!node_of(node))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (ed && !deps)
+		return CUDA_ERROR_INVALID_VALUE;
+	return list_edges(((struct obj *)node)->graph, (struct obj *)node, NULL, NULL, deps, ed, n);
+}
+
+static CUresult s_dependents(CUgraphNode node, CUgraphNode *out, CUgraphEdgeData *ed, size_t *n)
+{
+	if (!node_of(node))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (ed && !out)
+		return CUDA_ERROR_INVALID_VALUE;
+	return list_edges(((struct obj *)node)->graph, NULL, (struct obj *)node, NULL, out, ed, n);
+}
+
+static CUresult s_roots(CUgraph g, CUgraphNode *roots, size_t *n)
+{
+	struct obj *gr = (struct obj *)g, **r;
+	size_t k = 0;
+
+	if (!is_graph(g))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (!n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(r = calloc(gr->nnodes + 1, sizeof(*r))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (size_t i = 0; i < gr->nnodes; i++)
+		if (!gr->nodes[i]->node->ndeps)
+			r[k++] = gr->nodes[i];
+	hand_out(r, k, roots, n);
+	free(r);
+	return CUDA_SUCCESS;
+}
+
+static CUresult change_deps(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *ed,
+			    size_t n, int remove)
+{
+	struct obj *gr = (struct obj *)g;
+	CUresult rc = CUDA_SUCCESS;
+
+	if (!is_graph(g))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (n && (!from || !to))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n; i++)
+		if (!node_of(from[i]) || !node_of(to[i]) || ((struct obj *)from[i])->graph != gr ||
+		    ((struct obj *)to[i])->graph != gr)
+			return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < n && rc == CUDA_SUCCESS; i++) {
+		struct snode *t = node_of(to[i]);
+		size_t k;
+
+		if (!remove) {
+			rc = edge_add((struct obj *)to[i], (struct obj *)from[i], ed ? &ed[i] : NULL);
+			continue;
+		}
+		for (k = 0; k < t->ndeps && t->deps[k] != (struct obj *)from[i]; k++)
+			;
+		if (k == t->ndeps)
+			return CUDA_ERROR_INVALID_VALUE;
+		t->deps[k] = t->deps[--t->ndeps];
+		t->edata[k] = t->edata[t->ndeps];
+	}
 	return rc;
+}
+
+static CUresult s_add_deps(CUgraph g, const CUgraphNode *from, const CUgraphNode *to, const CUgraphEdgeData *ed,
+			   size_t n)
+{
+	return change_deps(g, from, to, ed, n, 0);
+}
+
+static CUresult s_remove_deps(CUgraph g, const CUgraphNode *from, const CUgraphNode *to,
+			      const CUgraphEdgeData *ed, size_t n)
+{
+	return change_deps(g, from, to, ed, n, 1);
+}
+
+static CUresult s_destroy_node(CUgraphNode n)
+{
+	if (!node_of(n))
+		return CUDA_ERROR_INVALID_HANDLE;
+	node_unlink((struct obj *)n);
+	vc_si_del_obj(n);
+	return CUDA_SUCCESS;
+}
+
+/* A copy of node @s's parameters into @d (arrays and child graphs copied). */
+static CUresult node_copy(struct obj *dn, const struct snode *s)
+{
+	struct snode *d = dn->node;
+
+	memcpy(&d->kp, &s->kp, sizeof(*d) - offsetof(struct snode, kp));
+	d->descs = NULL;
+	d->ops = NULL;
+	d->bodies = NULL;
+	d->child = NULL;
+	d->alloc_owned = 0; /* the clone's address is the original's */
+	d->nbodies = 0;
+	if (s->alloc.accessDescCount) {
+		if (!(d->descs = malloc(s->alloc.accessDescCount * sizeof(*d->descs))))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(d->descs, s->descs, s->alloc.accessDescCount * sizeof(*d->descs));
+		d->alloc.accessDescs = d->descs;
+	}
+	if (s->ops) {
+		if (!(d->ops = malloc(s->batch.count * sizeof(*d->ops))))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		memcpy(d->ops, s->ops, s->batch.count * sizeof(*d->ops));
+		d->batch.paramArray = d->ops;
+	}
+	if (s->child) {
+		if (vc_si_graph_clone(s->child, &d->child))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		vc_si_adopt(d->child, dn);
+	}
+	if (s->nbodies && !(d->bodies = calloc(s->nbodies, sizeof(*d->bodies))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (unsigned i = 0; i < s->nbodies; i++) {
+		if (vc_si_graph_clone(s->bodies[i], &d->bodies[i]))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		vc_si_adopt(d->bodies[i], dn);
+		d->nbodies++;
+	}
+	return CUDA_SUCCESS;
+}
+
+CUresult vc_si_graph_clone(struct obj *g, struct obj **out)
+{
+	struct obj *c;
+	CUresult rc;
+
+	if ((rc = vc_si_make(T_GRAPH, (void **)&c)))
+		return rc;
+	c->origin = g;
+	for (size_t i = 0; i < g->nnodes && rc == CUDA_SUCCESS; i++) {
+		struct obj *n;
+
+		if (!(rc = node_new(c, g->nodes[i]->node->type, &n))) {
+			n->node->orig = g->nodes[i];
+			rc = node_copy(n, g->nodes[i]->node);
+		}
+	}
+	/* Edges by position: node i of the clone is node i of the original. */
+	for (size_t i = 0; i < g->nnodes && rc == CUDA_SUCCESS; i++) {
+		const struct snode *s = g->nodes[i]->node;
+
+		for (size_t k = 0; k < s->ndeps && rc == CUDA_SUCCESS; k++) {
+			size_t j;
+
+			for (j = 0; j < g->nnodes && g->nodes[j] != s->deps[k]; j++)
+				;
+			rc = edge_add(c->nodes[i], c->nodes[j], &s->edata[k]);
+		}
+	}
+	if (rc == CUDA_SUCCESS && g->nurefs) {
+		/* References to user objects are the clone's too. */
+		if (!(c->urefs = malloc(g->nurefs * sizeof(*c->urefs))))
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		for (size_t i = 0; rc == CUDA_SUCCESS && i < g->nurefs; i++) {
+			c->urefs[i] = g->urefs[i];
+			c->urefs[i].u->refs += g->urefs[i].count;
+			c->nurefs++;
+		}
+	}
+	if (rc) {
+		vc_si_del_obj(c);
+		return rc;
+	}
+	*out = c;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_clone(CUgraph *out, CUgraph g)
+{
+	if (!out)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!is_graph(g))
+		return CUDA_ERROR_INVALID_HANDLE;
+	return vc_si_graph_clone((struct obj *)g, (struct obj **)out);
+}
+
+static CUresult s_find_in_clone(CUgraphNode *out, CUgraphNode orig, CUgraph clone)
+{
+	struct obj *c = (struct obj *)clone;
+
+	if (!out || !node_of(orig) || !is_graph(clone))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (size_t i = 0; i < c->nnodes; i++)
+		if (c->nodes[i]->node->orig == (struct obj *)orig) {
+			*out = (CUgraphNode)c->nodes[i];
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_VALUE;
 }
 
 void vc_si_fill_graph(struct vc_cuda_driver *d)
 {
+	vc_si_obj_fini = obj_fini;
 	d->cuStreamGetCaptureInfo_v3 = s_capture_info;
 	d->cuStreamIsCapturing = s_is_capturing;
 	d->cuGraphCreate = s_graph_create;
 	d->cuGraphDestroy = s_graph_destroy;
 	d->cuGraphGetNodes = s_graph_nodes;
 	d->cuGraphNodeGetType = s_node_type;
+	d->cuGraphAddNode_v2 = s_add_node;
+	d->cuGraphNodeSetParams = s_node_set;
 	d->cuGraphAddKernelNode_v2 = s_add_kernel;
 	d->cuGraphKernelNodeSetParams_v2 = s_kernel_set;
-	d->cuGraphKernelNodeGetParams_v2 = s_kernel_get;
-	d->cuGraphExecKernelNodeSetParams_v2 = s_exec_kernel_set;
 	d->cuGraphAddMemcpyNode = s_add_memcpy;
-	d->cuGraphInstantiateWithFlags = s_instantiate;
-	d->cuGraphExecDestroy = s_exec_destroy;
-	d->cuGraphLaunch = s_graph_launch;
+	d->cuGraphGetEdges_v2 = s_edges;
+	d->cuGraphGetRootNodes = s_roots;
+	d->cuGraphNodeGetDependencies_v2 = s_deps;
+	d->cuGraphNodeGetDependentNodes_v2 = s_dependents;
+	d->cuGraphAddDependencies_v2 = s_add_deps;
+	d->cuGraphRemoveDependencies_v2 = s_remove_deps;
+	d->cuGraphDestroyNode = s_destroy_node;
+	d->cuGraphClone = s_clone;
+	d->cuGraphNodeFindInClone = s_find_in_clone;
 }

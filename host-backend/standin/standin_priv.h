@@ -30,7 +30,7 @@ struct sglobal {
 };
 
 enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL, T_GRAPH, T_NODE,
-	   T_EXEC };
+	   T_EXEC, T_UOBJ };
 
 /* Every stand-in library holds this many kernels (more than one page of
  * cuLibraryEnumerateKernels), named standin_kernel_<i>. */
@@ -54,23 +54,64 @@ struct obj {
 	struct sglobal *globals; /* modules and libraries: globals asked for so far */
 	uint64_t pool_threshold; /* pools: CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
 	int pool_int[3];         /* pools: the three int attributes, by attribute - 1 */
-	/* graphs: their nodes in the order they were added (a valid order to
-	 * run them in); executable graphs: the graph */
+	/* graphs: their nodes in the order they were added; executable
+	 * graphs: their own copy of the graph (graph_run.c) */
 	struct obj **nodes;
 	size_t nnodes;
 	struct obj *graph;
-	unsigned refs; /* graphs: executable graphs made of them */
-	int dead;      /* graphs: destroyed while executable graphs still run them */
+	struct obj *origin;  /* a graph's clone: the graph it was cloned from */
+	unsigned long long exec_flags; /* executable graphs: instantiation flags */
+	struct suref *urefs; /* graphs: user object references they own */
+	size_t nurefs;
 	struct snode *node; /* nodes: what they do */
 };
 
+/* A user object, and a graph's references to one (graph_run.c). */
+struct suobj {
+	uint32_t tag; /* T_UOBJ while alive */
+	unsigned refs;
+	CUhostFn destroy;
+	void *ptr;
+	struct suobj *next_free;
+};
+struct suref {
+	struct suobj *u;
+	unsigned count;
+};
+
+#define SNODE_ATTRS 8
 /* A graph node's work, kept apart so that other objects stay small. */
 struct snode {
 	CUgraphNodeType type;
+	struct obj **deps;          /* incoming edges, with their data */
+	CUgraphEdgeData *edata;
+	size_t ndeps;
+	struct obj *orig;           /* a clone's node: the node it was cloned from */
+	struct obj *upd;            /* an executable graph's node: the update graph's node */
+	int disabled;               /* executable graphs' nodes */
 	CUDA_KERNEL_NODE_PARAMS kp; /* kernelParams and extra not kept */
 	uint8_t params[4096];       /* the packed parameters */
 	size_t psize;
+	struct {
+		CUlaunchAttributeID id;
+		CUlaunchAttributeValue v;
+	} attrs[SNODE_ATTRS];
+	unsigned nattrs;
 	CUDA_MEMCPY3D copy;
+	CUDA_MEMSET_NODE_PARAMS_v2 mset;
+	CUDA_HOST_NODE_PARAMS host;
+	CUevent event;
+	struct obj *child;          /* child graph nodes: their own graph */
+	CUDA_MEM_ALLOC_NODE_PARAMS alloc; /* accessDescs: descs */
+	CUmemAccessDesc *descs;
+	int alloc_owned;            /* the node made the allocation (clones share it) */
+	CUdeviceptr fptr;           /* memory free nodes */
+	CUDA_BATCH_MEM_OP_NODE_PARAMS batch; /* paramArray: ops */
+	CUstreamBatchMemOpParams *ops;
+	CUgraphConditionalHandle chandle;
+	CUgraphConditionalNodeType ctype;
+	struct obj **bodies;        /* conditional nodes: their body graphs */
+	unsigned nbodies;
 };
 
 /* ---- the global state (core.c) ------------------------------------------------- */
@@ -218,6 +259,25 @@ void vc_si_fill_launch(struct vc_cuda_driver *d);
 
 /** vc_si_fill_graph() - graphs and stream capture (graph.c). */
 void vc_si_fill_graph(struct vc_cuda_driver *d);
+
+/**
+ * vc_si_obj_fini - called with the object lock held before core.c deletes a
+ * graph or a node: frees what it holds besides its record (edges, copies of
+ * arrays, user object references). Set by graph.c when it fills the table.
+ */
+extern void (*vc_si_obj_fini)(struct obj *o);
+
+/** vc_si_graph_clone() - a copy of graph @g (its nodes and edges, child graphs too) in *@out (graph.c). */
+CUresult vc_si_graph_clone(struct obj *g, struct obj **out);
+
+/** vc_si_graph_set() - node parameters @np into node @n; @adding: a new node (graph.c). */
+CUresult vc_si_graph_set(struct obj *n, CUgraphNodeParams *np, int adding);
+
+/** vc_si_fill_graph_get() - graph nodes' parameters read back (graph_get.c). */
+void vc_si_fill_graph_get(struct vc_cuda_driver *d);
+
+/** vc_si_fill_graph_run() - executable graphs, user objects, the dot print (graph_run.c). */
+void vc_si_fill_graph_run(struct vc_cuda_driver *d);
 
 /** vc_si_fill_stream() - streams, events and host functions (stream.c). */
 void vc_si_fill_stream(struct vc_cuda_driver *d);

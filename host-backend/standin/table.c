@@ -30,6 +30,8 @@ static void build(void)
 	vc_si_fill_module(d);
 	vc_si_fill_launch(d);
 	vc_si_fill_graph(d);
+	vc_si_fill_graph_run(d);
+	vc_si_fill_graph_get(d);
 	vc_si_fill_stream(d);
 	vc_si_fill_export(d);
 	vc_si_fill_link(d);

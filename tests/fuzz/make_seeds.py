@@ -72,8 +72,6 @@ MEMOP_OP = "<IIQQ"
 STREAM_ATTR = "<QQII64s"        # vc_cu_req_stream_attr
 TMAP = "<QIiI5i2I3i3i2i5I5III Q5Q4Q128s"  # vc_cu_req_tmap (pad, then addr aligned)
 EXEC_AFFINITY = "<QiI"          # vc_cu_req_exec_affinity
-SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
-         "vc_cu_req_ctx_affinity": 88, "vc_cu_req_atomic_caps": 216}
 # shared/vc_cuda_array.h
 ARRAY_CREATE = "<QQQQIIIIII"     # vc_cu_req_array_create
 ARRAY_SUB = "<QQII"             # vc_cu_req_array_sub
@@ -82,6 +80,13 @@ MEMCPY3D = "<QQ" + SIDE3D + SIDE3D + "QQQQQQII"  # vc_cu_req_memcpy3d
 TEXOBJ_SIZE = 8 + 144 + 104 + 112 + 8            # vc_cu_req_texobj_create
 SIDE_DEVICE, SIDE_ARRAY, SIDE_STAGED = 0, 1, 2
 ARR_2D, ARR_3D, ARR_MIPMAP = 0, 1, 2
+SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
+         "vc_cu_req_ctx_affinity": 88, "vc_cu_req_atomic_caps": 216, "vc_cu_req_graph_node": 376}
+# shared/vc_cuda_graph.h
+GRAPH_EDGES = "<QQIIII"         # vc_cu_req_graph_edges: ctx, handle, what, want_edges, first, count
+GRAPH_DEPS = "<QQIIII"          # vc_cu_req_graph_deps: ctx, graph, n, remove, has_edges, pad
+GRAPH_CALL = "<QQQQQ64s"        # vc_cu_req_graph_call: ctx, a, b, v0, v1, value
+NODE_BODY = 344                 # struct vc_cu_node_body
 SYNC_STREAM, SYNC_EVENT, SYNC_CTX, SYNC_ALL = 0, 1, 2, 3
 HTOD, DTOH, DTOD = 0, 1, 2
 HOST_INLINE, HOST_ARENA = 0, 1
@@ -113,6 +118,7 @@ H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT = (KINDS[k] for k in ("CUCONT
                                                                           "CUSTREAM", "CUEVENT"))
 H_LIBRARY, H_ARRAY, H_MIPMAP = KINDS["CULIBRARY"], KINDS["CUARRAY"], KINDS["CUMIPMAPPEDARRAY"]
 H_LINK = KINDS["CULINKSTATE"]
+H_GRAPH, H_GRAPHEXEC, H_GRAPHNODE = KINDS["CUGRAPH"], KINDS["CUGRAPHEXEC"], KINDS["CUGRAPHNODE"]
 
 
 def handle_id(kind, idx, gen=1):
@@ -239,7 +245,13 @@ class Seeds:
         the publish's length: the split point of fuzz_decode's option 2. The
         opcodes end below 0x100, so one allocation is all that fits."""
         rest = self.retain() + self.alloc(size, slot=1)
-        for name in ("cuGraphInstantiateWithFlags", "cuGraphCreate", "cuGraphLaunch", "cuGraphUpload"):
+        # Graph calls first (their seeds were made with them), then any
+        # generated query (a request of zeros only asks about nothing), then
+        # any generated call (zero handles: an error in slot 3, nothing more).
+        names = ["cuGraphInstantiateWithFlags", "cuGraphCreate", "cuGraphLaunch", "cuGraphUpload"]
+        names += sorted(n for n in self.structs if "Get" in n and n not in names)
+        names += sorted(n for n in self.structs if n not in names)
+        for name in names:
             op = self.ops.get(name)
             if op is None or name not in self.structs:
                 continue
@@ -296,9 +308,18 @@ def manual_payload(s, name):
         "cuTexObjectGetResourceDesc": HANDLE, "cuTexObjectGetTextureDesc": HANDLE,
         "cuTexObjectGetResourceViewDesc": HANDLE, "cuSurfObjectDestroy": HANDLE,
         "cuSurfObjectGetResourceDesc": HANDLE,
+        "vcGraphEdges": GRAPH_EDGES, "vcGraphDeps": GRAPH_DEPS,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
+    if name in ("cuGraphKernelNodeGetAttribute", "cuGraphKernelNodeSetAttribute", "cuGraphChildGraphNodeGetGraph",
+                "cuGraphConditionalHandleCreate", "cuGraphDestroyNode", "cuGraphNodeFindInClone",
+                "cuGraphInstantiateWithParams", "cuGraphExecUpdate_v2", "cuGraphDebugDotPrint",
+                "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", "cuUserObjectCreate",
+                "cuStreamBeginCaptureToGraph", "cuStreamUpdateCaptureDependencies_v2", "cuGraphExecDestroy"):
+        fmt[name] = GRAPH_CALL
+    if name == "vcGraphNode":
+        return graph_node(0, 0, 0, 5)
     sized = {"cuGraphAddKernelNode_v2": "vc_cu_req_graph_kernel", "cuGraphKernelNodeSetParams_v2":
              "vc_cu_req_graph_kernel", "cuGraphExecKernelNodeSetParams_v2": "vc_cu_req_graph_kernel",
              "cuGraphAddMemcpyNode": "vc_cu_req_graph_memcpy", "cuMemPoolCreate": "vc_cu_req_pool_create",
@@ -319,6 +340,17 @@ def manual_payload(s, name):
         return struct.pack("<Q", CTX0) + b"\0" * (SIZES[sized[name]] - 8)
     f = fmt[name]
     return struct.pack("<Q", CTX0) + b"\0" * (struct.calcsize(f) - 8)
+
+
+def graph_node(action, graph, node, kind, deps=(), **body):
+    """vcGraphNode: @action on a node of type @kind; memset fields by name (shared/vc_cuda_graph.h)."""
+    b = bytearray(NODE_BODY)
+    struct.pack_into("<iIQ", b, 0, kind, 0, body.get("kctx", 0))
+    if kind == 2 and "dst" in body:  # memset: dst, pitch, width, height, value, elem
+        struct.pack_into("<QQQQII", b, 16, body["dst"], body.get("pitch", 0), body["width"], 1,
+                         body.get("value", 0), body.get("elem", 4))
+    return (struct.pack("<QIIQQ", CTX0, action, len(deps), graph, node) + bytes(b)
+            + b"".join(struct.pack("<Q", d) for d in deps))
 
 
 def main():
@@ -512,6 +544,22 @@ def main():
          + s.cmd("vcTensorMap", struct.pack(TMAP, CTX0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16,
                                             0, 0, 0, 1, 1, 0, 0, 0, 0, 0, a, 64, 64, 0, 0, 0, 256, 0, 0, 0, b""),
                  REPLY, 2))
+    # ---- graphs: nodes of every kind but kernels, edges, dependencies, instantiation ------
+    g, n1, n2, ex = handle_id(H_GRAPH, 1), handle_id(H_GRAPHNODE, 2), handle_id(H_GRAPHNODE, 3), \
+        handle_id(H_GRAPHEXEC, 4)
+    split_seed("graph_nodes", 4096,
+               s.gen("cuGraphCreate", flags=0)
+               + s.cmd("vcGraphNode", graph_node(0, g, 0, 5), REPLY, 1)
+               + s.cmd("vcGraphNode", graph_node(0, g, 0, 2, deps=[n1], dst=a, width=64, value=7), REPLY, 1)
+               + s.cmd("vcGraphNode", graph_node(3, 0, n2, 2), REPLY, 1)
+               + s.cmd("vcGraphEdges", struct.pack(GRAPH_EDGES, CTX0, g, 0, 1, 0, 16), REPLY, 1)
+               + s.cmd("vcGraphDeps", struct.pack(GRAPH_DEPS, CTX0, g, 1, 1, 0, 0) + struct.pack("<QQ", n1, n2),
+                       REPLY, 1)
+               + s.cmd("cuGraphInstantiateWithParams", struct.pack(GRAPH_CALL, CTX0, g, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphDebugDotPrint", struct.pack(GRAPH_CALL, CTX0, g, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphExecDestroy", struct.pack(GRAPH_CALL, CTX0, ex, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphDestroyNode", struct.pack(GRAPH_CALL, CTX0, n2, 0, 0, 0, b""), REPLY, 1)
+               + s.cmd("cuGraphDestroy", struct.pack(HANDLE, CTX0, g), REPLY, 1))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()

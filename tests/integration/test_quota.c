@@ -497,6 +497,44 @@ START_TEST(vmm_create_quota)
 }
 END_TEST
 
+/* Graph memory: an instantiation is charged its allocation nodes' sizes (the
+ * most a launch maps), refunded when the executable graph goes. */
+START_TEST(graph_memory_quota)
+{
+	CUDA_MEM_ALLOC_NODE_PARAMS ap;
+	CUgraphNode n, f;
+	CUgraphExec e, e2;
+	CUdeviceptr a;
+	uint64_t used;
+	json_t *s;
+	CUgraph g;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	cuda_up();
+	CK(cuGraphCreate(&g, 0));
+	memset(&ap, 0, sizeof(ap));
+	ap.poolProps.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	ap.poolProps.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	ap.bytesize = 40 * MiB;
+	CK(cuGraphAddMemAllocNode(&n, g, NULL, 0, &ap));
+	CK(cuGraphAddMemFreeNode(&f, g, &n, 1, ap.dptr));
+	CK(cuGraphInstantiate(&e, g, 0));
+	s = my_session(getpid(), &used);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(used, 40 * MiB);
+	json_decref(s);
+	/* a second executable graph, or memory beside the first, is past the quota */
+	ck_assert_int_eq(cuGraphInstantiate(&e2, g, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMemAlloc(&a, 32 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuGraphExecDestroy(e));
+	CK(cuGraphInstantiate(&e2, g, 0));
+	CK(cuGraphExecDestroy(e2));
+	CK(cuGraphDestroy(g));
+	wait_used(0, 1000);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quota");
@@ -510,6 +548,7 @@ int main(void)
 	tcase_add_test(t, quota_is_shared_by_all_sessions);
 	tcase_add_test(t, async_pitched_and_context_allocations);
 	tcase_add_test(t, array_memory_quota);
+	tcase_add_test(t, graph_memory_quota);
 	tcase_add_test(t, pinned_memory_quota);
 	tcase_add_test(t, events_say_what_was_freed);
 	tcase_add_test(t, idle_sessions_are_reclaimed);

@@ -16,6 +16,7 @@
 #include "resources/ipc.h"
 #include "standin/standin.h"
 #include "vc_cuda_array.h"
+#include "vc_cuda_graph.h"
 #include "vc_cuda_manual.h"
 #include "vc_cuda_vmm.h"
 #include "vc_layout.h"
@@ -1084,6 +1085,74 @@ START_TEST(vmm_short_requests_are_fatal)
 }
 END_TEST
 
+/* ---- graphs (shared/vc_cuda_graph.h) ------------------------------------------- */
+
+/* A graph of the session's, by the generated cuGraphCreate. */
+static uint64_t make_graph(void)
+{
+	struct vc_cu_req_cuGraphCreate r = {.cur_ctx = g_ctx};
+	struct vc_cu_rep_cuGraphCreate rp = {0};
+
+	ck_assert_int_eq(cu(VC_CU_cuGraphCreate, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), 0);
+	return rp.phGraph;
+}
+
+/* CUDA-level mistakes in node descriptions are the driver's errors; the session lives on. */
+START_TEST(graph_node_errors_are_results)
+{
+	uint64_t g = make_graph(), d = alloc(256);
+	struct vc_cu_req_graph_node r = {.ctx = g_ctx, .action = VC_CU_GN_ADD, .graph = g};
+	struct vc_cu_rep_graph_node_any rp = {0};
+	struct vc_session_stats st;
+
+	r.b.type = CU_GRAPH_NODE_TYPE_MEMSET;
+	r.b.dst = 0x1000; /* not the session's */
+	r.b.elem = 4;
+	r.b.width = 4;
+	r.b.height = 1;
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), VC_CUDA_ERROR_INVALID_VALUE);
+	r.b.dst = d + 250; /* past the allocation's end */
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), VC_CUDA_ERROR_INVALID_VALUE);
+	r.b.dst = d;
+	r.b.height = 3;
+	r.b.pitch = UINT64_MAX / 2; /* rows that overflow */
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), VC_CUDA_ERROR_INVALID_VALUE);
+	r.b.height = 1;
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), 0);
+	/* a graph id where a node goes, and an event id never issued */
+	r.action = VC_CU_GN_SET;
+	r.node = g;
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_HANDLE);
+	r.action = VC_CU_GN_ADD;
+	memset(&r.b, 0, sizeof(r.b));
+	r.b.type = CU_GRAPH_NODE_TYPE_EVENT_RECORD;
+	r.b.event = 0x7c02000000000999ull;
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_HANDLE);
+	/* kinds the description does not carry */
+	r.b.type = CU_GRAPH_NODE_TYPE_EXT_SEMAS_SIGNAL;
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), VC_CUDA_ERROR_INVALID_VALUE);
+	r.b.type = 99;
+	ck_assert_int_eq(cu(VC_CU_vcGraphNode, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), VC_CUDA_ERROR_INVALID_VALUE);
+	vc_session_get_stats(g_s, &st);
+	ck_assert_uint_eq(st.fatal, 0);
+}
+END_TEST
+
+/* Every hand-written graph request shorter than its struct. */
+static const uint32_t short_graph_ops[] = {VC_CU_vcGraphNode, VC_CU_vcGraphEdges, VC_CU_vcGraphDeps,
+					   VC_CU_cuGraphInstantiateWithParams, VC_CU_cuGraphExecUpdate_v2,
+					   VC_CU_cuStreamBeginCaptureToGraph, VC_CU_cuUserObjectCreate,
+					   VC_CU_cuGraphDebugDotPrint};
+
+START_TEST(short_graph_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(short_graph_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 /* More access descriptors than the wire carries, or than the command holds. */
 START_TEST(vmm_access_count_lie_is_fatal)
 {
@@ -1428,6 +1497,73 @@ START_TEST(short_array_requests_are_fatal)
 }
 END_TEST
 
+/* Counts and selectors no guest library sends: dependencies past the payload,
+ * extra entries for a kind that has none, an unknown action, a host node
+ * cookie the library never makes. */
+START_TEST(graph_node_lies_are_fatal)
+{
+	struct vc_cu_req_graph_node r = {.ctx = g_ctx, .action = VC_CU_GN_ADD, .graph = make_graph()};
+
+	r.b.type = CU_GRAPH_NODE_TYPE_EMPTY;
+	switch (_i) {
+	case 0:
+		r.ndeps = 4;
+		break;
+	case 1:
+		r.b.nextra = 1;
+		break;
+	case 2:
+		r.action = 7;
+		break;
+	case 3:
+		r.b.type = CU_GRAPH_NODE_TYPE_BATCH_MEM_OP;
+		r.b.nextra = VC_CU_GN_EXTRA_MAX + 1;
+		break;
+	case 4:
+		r.b.type = CU_GRAPH_NODE_TYPE_HOST;
+		r.b.cookie = 5;
+		break;
+	default:
+		r.b.type = CU_GRAPH_NODE_TYPE_MEM_ALLOC;
+		r.b.nextra = 2; /* 24 bytes of descriptors that are not there */
+		break;
+	}
+	raw_cmd(VC_CU_vcGraphNode, VC_CMD_F_REPLY, 0, &r, sizeof(r));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+START_TEST(graph_list_lies_are_fatal)
+{
+	struct vc_cu_req_graph_edges e = {.ctx = g_ctx, .handle = make_graph(), .what = 9, .count = 1};
+	struct vc_cu_req_graph_deps d = {.ctx = g_ctx, .graph = e.handle, .n = 2};
+	struct vc_cu_req_graph_call c = {.ctx = g_ctx, .v1 = 3};
+
+	switch (_i) {
+	case 0:
+		raw_cmd(VC_CU_vcGraphEdges, VC_CMD_F_REPLY, 0, &e, sizeof(e));
+		break;
+	case 1:
+		e.what = VC_CU_GE_EDGES;
+		e.count = VC_CU_GE_PAGE + 1;
+		raw_cmd(VC_CU_vcGraphEdges, VC_CMD_F_REPLY, 0, &e, sizeof(e));
+		break;
+	case 2:
+		raw_cmd(VC_CU_vcGraphDeps, VC_CMD_F_REPLY, 0, &d, sizeof(d)); /* 32 bytes of ids missing */
+		break;
+	case 3:
+		raw_cmd(VC_CU_cuStreamBeginCaptureToGraph, VC_CMD_F_REPLY, 0, &c, sizeof(c)); /* 3 deps missing */
+		break;
+	default:
+		c.a = 77; /* a destructor cookie the library never makes */
+		c.v0 = 1;
+		raw_cmd(VC_CU_cuUserObjectCreate, VC_CMD_F_REPLY, 0, &c, sizeof(c));
+		break;
+	}
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -1444,6 +1580,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, launch_attributes_are_checked);
 	tcase_add_test(t, tensor_map_extents_are_checked);
 	tcase_add_test(t, arrays_objects_and_boxes);
+	tcase_add_test(t, graph_node_errors_are_results);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hostile");
@@ -1489,6 +1626,9 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, bad_boxes_and_arrays_are_fatal, 0, 9);
 	tcase_add_loop_test(t, short_array_requests_are_fatal, 0,
 			    sizeof(short_array_ops) / sizeof(short_array_ops[0]));
+	tcase_add_loop_test(t, short_graph_requests_are_fatal, 0, sizeof(short_graph_ops) / sizeof(short_graph_ops[0]));
+	tcase_add_loop_test(t, graph_node_lies_are_fatal, 0, 6);
+	tcase_add_loop_test(t, graph_list_lies_are_fatal, 0, 5);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -242,11 +242,11 @@ fn("cuGraphKernelNodeSetParams_v2", SYNC, manual=True)
 fn("cuGraphExecKernelNodeSetParams_v2", SYNC, manual=True)
 fn("cuGraphKernelNodeGetParams_v2", SYNC, manual=True)
 fn("cuGraphAddMemcpyNode", SYNC, manual=True)
-fn("cuGraphInstantiateWithFlags", SYNC)
+fn("cuGraphInstantiateWithFlags", SYNC, local=True)  # onto cuGraphInstantiateWithParams
 fn("cuGraphLaunch", ASYNC)
 fn("cuGraphUpload", ASYNC)
 fn("cuGraphDestroy", SYNC, manual=True)  # forgets the graph's nodes too
-fn("cuGraphExecDestroy", SYNC, destroys="hGraphExec")
+fn("cuGraphExecDestroy", SYNC, manual=True)  # refunds graph memory (graph_exec.c)
 
 # ---- memory pools ------------------------------------------------------------------
 fn("cuMemPoolTrimTo", SYNC)
@@ -380,6 +380,104 @@ fn("cuMemcpy3DBatchAsync_v2", ASYNC, local=True)
 # ---- graphs: every node kind, update, clone, capture to graph --------------
 # (one section per family; entries of this family go below this line)
 #
+# Nodes of every kind but kernels travel as one flat description (vcGraphNode,
+# shared/vc_cuda_graph.h); the guest maps each kind's calls and CUgraphNodeParams
+# onto it. Calls that hand back node or graph ids are hand-written so that the
+# ids belong to their graph (they go when it goes).
+fn("vcGraphNode", SYNC, virtual=True)   # add, set, exec set, get: every kind but kernels
+fn("vcGraphEdges", SYNC, virtual=True)  # edges, root nodes, dependencies, dependents (paged)
+fn("vcGraphDeps", SYNC, virtual=True)   # cuGraphAdd/RemoveDependencies(_v2)
+fn("cuGraphAddEmptyNode", SYNC, local=True)
+fn("cuGraphAddMemsetNode", SYNC, local=True)
+fn("cuGraphAddHostNode", SYNC, local=True)
+fn("cuGraphAddEventRecordNode", SYNC, local=True)
+fn("cuGraphAddEventWaitNode", SYNC, local=True)
+fn("cuGraphAddChildGraphNode", SYNC, local=True)
+fn("cuGraphAddMemAllocNode", SYNC, local=True)
+fn("cuGraphAddMemFreeNode", SYNC, local=True)
+fn("cuGraphAddBatchMemOpNode", SYNC, local=True)
+fn("cuGraphAddNode", SYNC, local=True)
+fn("cuGraphAddNode_v2", SYNC, local=True)
+fn("cuGraphNodeSetParams", SYNC, local=True)
+fn("cuGraphExecNodeSetParams", SYNC, local=True)
+fn("cuGraphMemsetNodeGetParams", SYNC, local=True)
+fn("cuGraphMemsetNodeSetParams", SYNC, local=True)
+fn("cuGraphExecMemsetNodeSetParams", SYNC, local=True)
+fn("cuGraphMemcpyNodeGetParams", SYNC, local=True)
+fn("cuGraphMemcpyNodeSetParams", SYNC, local=True)
+fn("cuGraphExecMemcpyNodeSetParams", SYNC, local=True)
+fn("cuGraphHostNodeGetParams", SYNC, local=True)
+fn("cuGraphHostNodeSetParams", SYNC, local=True)
+fn("cuGraphExecHostNodeSetParams", SYNC, local=True)
+fn("cuGraphExecChildGraphNodeSetParams", SYNC, local=True)
+fn("cuGraphMemAllocNodeGetParams", SYNC, local=True)
+fn("cuGraphMemFreeNodeGetParams", SYNC, local=True)
+fn("cuGraphBatchMemOpNodeGetParams", SYNC, local=True)
+fn("cuGraphBatchMemOpNodeSetParams", SYNC, local=True)
+fn("cuGraphExecBatchMemOpNodeSetParams", SYNC, local=True)
+# a guest holds no external semaphore (they are refused in a VM): invalid handle
+fn("cuGraphAddExternalSemaphoresSignalNode", SYNC, local=True)
+fn("cuGraphAddExternalSemaphoresWaitNode", SYNC, local=True)
+fn("cuGraphExternalSemaphoresSignalNodeGetParams", SYNC, local=True)
+fn("cuGraphExternalSemaphoresSignalNodeSetParams", SYNC, local=True)
+fn("cuGraphExternalSemaphoresWaitNodeGetParams", SYNC, local=True)
+fn("cuGraphExternalSemaphoresWaitNodeSetParams", SYNC, local=True)
+fn("cuGraphExecExternalSemaphoresSignalNodeSetParams", SYNC, local=True)
+fn("cuGraphExecExternalSemaphoresWaitNodeSetParams", SYNC, local=True)
+# kernel nodes under their CUDA 11 names (CUDA_KERNEL_NODE_PARAMS_v1)
+fn("cuGraphAddKernelNode", SYNC, local=True)
+fn("cuGraphKernelNodeGetParams", SYNC, local=True)
+fn("cuGraphKernelNodeSetParams", SYNC, local=True)
+fn("cuGraphExecKernelNodeSetParams", SYNC, local=True)
+fn("cuGraphKernelNodeGetAttribute", SYNC, manual=True)
+fn("cuGraphKernelNodeSetAttribute", SYNC, manual=True)
+fn("cuGraphKernelNodeCopyAttributes", SYNC)
+fn("cuGraphEventRecordNodeGetEvent", SYNC)
+fn("cuGraphEventRecordNodeSetEvent", SYNC)
+fn("cuGraphEventWaitNodeGetEvent", SYNC)
+fn("cuGraphEventWaitNodeSetEvent", SYNC)
+fn("cuGraphExecEventRecordNodeSetEvent", SYNC)
+fn("cuGraphExecEventWaitNodeSetEvent", SYNC)
+fn("cuGraphChildGraphNodeGetGraph", SYNC, manual=True)
+fn("cuGraphConditionalHandleCreate", SYNC, manual=True)
+# topology
+fn("cuGraphGetEdges", SYNC, local=True)
+fn("cuGraphGetEdges_v2", SYNC, local=True)
+fn("cuGraphGetRootNodes", SYNC, local=True)
+fn("cuGraphNodeGetDependencies", SYNC, local=True)
+fn("cuGraphNodeGetDependencies_v2", SYNC, local=True)
+fn("cuGraphNodeGetDependentNodes", SYNC, local=True)
+fn("cuGraphNodeGetDependentNodes_v2", SYNC, local=True)
+fn("cuGraphAddDependencies", SYNC, local=True)
+fn("cuGraphAddDependencies_v2", SYNC, local=True)
+fn("cuGraphRemoveDependencies", SYNC, local=True)
+fn("cuGraphRemoveDependencies_v2", SYNC, local=True)
+fn("cuGraphDestroyNode", SYNC, manual=True)     # forgets what the node owned
+fn("cuGraphClone", SYNC)
+fn("cuGraphNodeFindInClone", SYNC, manual=True)
+# executable graphs
+fn("cuGraphInstantiate_v2", SYNC, local=True)
+fn("cuGraphInstantiateWithParams", SYNC, manual=True)  # charges graph memory to the quota
+fn("cuGraphExecGetFlags", SYNC)
+fn("cuGraphExecUpdate", SYNC, local=True)
+fn("cuGraphExecUpdate_v2", SYNC, manual=True)
+fn("cuGraphNodeSetEnabled", SYNC)
+fn("cuGraphNodeGetEnabled", SYNC)
+fn("cuGraphDebugDotPrint", SYNC, manual=True)   # the text comes back in pieces; the guest writes the file
+# graph memory
+fn("cuDeviceGetGraphMemAttribute", SYNC, manual=True)
+fn("cuDeviceSetGraphMemAttribute", SYNC, manual=True)
+fn("cuDeviceGraphMemTrim", SYNC, ctx_free=True)
+# user objects: the destructor runs in the guest, through the host-callback queue
+fn("cuUserObjectCreate", SYNC, manual=True)
+fn("cuUserObjectRetain", SYNC)
+fn("cuUserObjectRelease", SYNC)
+fn("cuGraphRetainUserObject", SYNC)
+fn("cuGraphReleaseUserObject", SYNC)
+# capture
+fn("cuStreamBeginCaptureToGraph", SYNC, manual=True)
+fn("cuStreamUpdateCaptureDependencies", SYNC, local=True)
+fn("cuStreamUpdateCaptureDependencies_v2", SYNC, manual=True)
 
 
 # ---- streams, launches, contexts, limits, tensor maps, profiler ------------

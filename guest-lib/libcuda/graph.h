@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * graph.h - what the guest's graph files (graph.c, graph_nodes.c,
+ * graph_topo.c, graph_exec.c) share: copy sides, the node call, and the
+ * (function, data) pairs of host nodes. Internal to the library.
+ */
+#ifndef VC_CU_GRAPH_GUEST_H
+#define VC_CU_GRAPH_GUEST_H
+
+#include <cuda.h>
+
+#include "vc_cuda_graph.h"
+
+#define VC_GID(h) ((uint64_t)(uintptr_t)(h))
+
+/**
+ * vc_cu_graph_copy_side() - one side of a graph copy: device memory, or
+ * page-locked memory of ours (host memory elsewhere: CUDA_ERROR_NOT_SUPPORTED,
+ * a graph may run long after the call, when staged bytes would be gone).
+ */
+CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, const void *host, CUdeviceptr dev,
+			       size_t x, size_t y, size_t z, size_t pitch, size_t height);
+
+/**
+ * vc_cu_graph_add_edges() - add @node after @deps (@n of them) with edge data
+ * @edges through cuGraphAddDependencies_v2; on failure @node is destroyed.
+ */
+CUresult vc_cu_graph_add_edges(CUgraph g, CUgraphNode node, const CUgraphNode *deps,
+			       const CUgraphEdgeData *edges, size_t n);
+
+/** vc_cu_graph_edges_plain() - whether edge data @edges (@n, may be NULL) are all the default. */
+int vc_cu_graph_edges_plain(const CUgraphEdgeData *edges, size_t n);
+
+/* A host node's function and its data, as the guest gave them. */
+struct vc_cu_host_pair {
+	CUhostFn fn;
+	void *data;
+};
+
+/** vc_cu_graph_pair_cookie() - the cookie of pair (@fn, @data), made on first use (graph_host.c). */
+CUresult vc_cu_graph_pair_cookie(CUhostFn fn, void *data, uint64_t *cookie);
+
+/** vc_cu_graph_pair() - the pair behind @cookie into *@out; 0 when it is none of ours. */
+int vc_cu_graph_pair(uint64_t cookie, struct vc_cu_host_pair *out);
+
+#endif /* VC_CU_GRAPH_GUEST_H */

@@ -1,0 +1,306 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * graph_state.c - what a session keeps for its graphs: the records through
+ * which the driver calls the guest's functions (host nodes, user object
+ * destructors), the address ranges of memory allocation nodes, and the
+ * session's end.
+ *
+ * Host nodes and destructors run in the guest: the driver calls a function
+ * of ours with a record holding the guest's cookie; a host node queues the
+ * cookie in the host-callback queue and holds its stream until the guest ran
+ * it, at every launch; a destructor queues it and returns (the driver may
+ * call it from any thread, and it must not wait). Records reach the session
+ * through an anchor that outlives it, so that a late call finds the session
+ * gone instead of freed memory.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "cuda/graph.h"
+
+#define RECS_PER_CHUNK 256u
+#define RECS_MAX (1u << 16)
+#define RANGES_MAX (1u << 16)
+
+struct vc_cu_graph_anchor {
+	pthread_mutex_t mu;
+	struct vc_cu_session *x; /* NULL once the session closed */
+	uint32_t refs;           /* the session's, and one per live user object */
+	struct hostrec **chunks; /* host node records, never moved */
+	uint32_t nrec, nchunks;
+};
+
+struct hostrec {
+	struct vc_cu_graph_anchor *a;
+	uint64_t cookie;
+};
+
+struct vc_cu_graph_range {
+	uint64_t dptr, size;
+};
+
+struct vc_cu_graphs *vc_cu_graph_state(struct vc_cu_session *x)
+{
+	struct vc_cu_graphs *g = x->graphs;
+
+	if (g)
+		return g;
+	if (!(g = calloc(1, sizeof(*g))) || !(g->a = calloc(1, sizeof(*g->a)))) {
+		free(g);
+		return NULL;
+	}
+	pthread_mutex_init(&g->a->mu, NULL);
+	g->a->x = x;
+	g->a->refs = 1;
+	return x->graphs = g;
+}
+
+static void anchor_put(struct vc_cu_graph_anchor *a)
+{
+	bool last;
+
+	pthread_mutex_lock(&a->mu);
+	last = --a->refs == 0;
+	pthread_mutex_unlock(&a->mu);
+	if (!last)
+		return;
+	for (uint32_t i = 0; i < a->nchunks; i++)
+		free(a->chunks[i]);
+	free(a->chunks);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+}
+
+/* The session behind @a, holding a callback in flight (so that it stays), or NULL. */
+static struct vc_cu_session *anchor_enter(struct vc_cu_graph_anchor *a)
+{
+	struct vc_cu_session *x;
+
+	pthread_mutex_lock(&a->mu);
+	x = a->x;
+	if (x) {
+		bool ok;
+
+		pthread_mutex_lock(&x->cb_mu);
+		ok = !x->cb_abort;
+		if (ok)
+			x->cb_inflight++;
+		pthread_mutex_unlock(&x->cb_mu);
+		if (!ok)
+			x = NULL;
+	}
+	pthread_mutex_unlock(&a->mu);
+	return x;
+}
+
+static void session_leave(struct vc_cu_session *x)
+{
+	pthread_mutex_lock(&x->cb_mu);
+	x->cb_inflight--;
+	pthread_cond_broadcast(&x->cb_cv);
+	pthread_mutex_unlock(&x->cb_mu);
+}
+
+/* Queue @cookie for the guest; with @wait, until the guest has run it. */
+static void run_in_guest(struct vc_cu_session *x, uint64_t cookie, bool wait)
+{
+	uint32_t idx = 0, wait_us = 5;
+	int sig = -EAGAIN;
+
+	pthread_mutex_lock(&x->cb_mu);
+	while (!x->cb_abort) {
+		sig = x->svc->cb_push(x->svc->arg, cookie, &idx);
+		if (sig != -EAGAIN)
+			break;
+		pthread_mutex_unlock(&x->cb_mu);
+		usleep(100); /* the guest's queue is full: it is running callbacks */
+		pthread_mutex_lock(&x->cb_mu);
+	}
+	/* Shared memory is read only under cb_mu with cb_abort clear (hostfn.c). */
+	while (wait && sig >= 0 && !x->cb_abort && (int32_t)(x->svc->cb_done(x->svc->arg) - idx) <= 0) {
+		pthread_mutex_unlock(&x->cb_mu);
+		usleep(wait_us);
+		wait_us = wait_us < 1000 ? wait_us * 2 : 1000;
+		pthread_mutex_lock(&x->cb_mu);
+	}
+	pthread_mutex_unlock(&x->cb_mu);
+}
+
+/* The driver's thread, at a host node: the guest runs it; the stream waits. */
+static void CUDA_CB host_node(void *arg)
+{
+	struct hostrec *r = arg;
+	struct vc_cu_session *x = anchor_enter(r->a);
+
+	if (!x)
+		return;
+	run_in_guest(x, r->cookie, true);
+	session_leave(x);
+}
+
+int vc_cu_graph_host_params(struct vc_cu_session *x, uint64_t cookie, CUDA_HOST_NODE_PARAMS *hp)
+{
+	struct vc_cu_graphs *g = vc_cu_graph_state(x);
+	struct vc_cu_graph_anchor *a;
+	struct hostrec *r = NULL;
+
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!(cookie & VC_CU_COOKIE_GRAPH) || (cookie & VC_CU_COOKIE_UOBJ))
+		return -VC_FATAL_PAYLOAD; /* the guest library makes no other */
+	a = g->a;
+	/* One record per (function, data) pair of the guest's: nodes, their
+	 * clones and executable graphs share it, for the session's life. */
+	for (uint32_t i = 0; i < a->nrec && !r; i++)
+		if (a->chunks[i / RECS_PER_CHUNK][i % RECS_PER_CHUNK].cookie == cookie)
+			r = &a->chunks[i / RECS_PER_CHUNK][i % RECS_PER_CHUNK];
+	if (!r) {
+		if (a->nrec == RECS_MAX)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		if (a->nrec == a->nchunks * RECS_PER_CHUNK) {
+			struct hostrec **nc = realloc(a->chunks, (a->nchunks + 1) * sizeof(*nc));
+
+			if (!nc)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			a->chunks = nc;
+			if (!(nc[a->nchunks] = calloc(RECS_PER_CHUNK, sizeof(**nc))))
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			a->nchunks++;
+		}
+		r = &a->chunks[a->nrec / RECS_PER_CHUNK][a->nrec % RECS_PER_CHUNK];
+		r->a = a;
+		r->cookie = cookie;
+		a->nrec++;
+	}
+	hp->fn = host_node;
+	hp->userData = r;
+	return 0;
+}
+
+int vc_cu_graph_host_cookie(const CUDA_HOST_NODE_PARAMS *hp, uint64_t *cookie)
+{
+	if (hp->fn != host_node || !hp->userData)
+		return -ENOENT;
+	*cookie = ((const struct hostrec *)hp->userData)->cookie;
+	return 0;
+}
+
+/* ---- user objects --------------------------------------------------------------------- */
+
+/* The driver, when a user object's last reference went (any thread): queue
+ * the guest's destructor, and return without waiting for it. */
+static void CUDA_CB user_object_gone(void *arg)
+{
+	struct hostrec *r = arg;
+	struct vc_cu_session *x = anchor_enter(r->a);
+
+	if (x) {
+		run_in_guest(x, r->cookie, false);
+		session_leave(x);
+	}
+	anchor_put(r->a);
+	free(r);
+}
+
+int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_graph_call rq;
+	struct vc_cu_rep_graph_call rp = {0};
+	struct vc_cu_graphs *g;
+	CUuserObject obj;
+	struct hostrec *r;
+	int rc;
+
+	TAKE(rq);
+	if ((rq.a & (VC_CU_COOKIE_GRAPH | VC_CU_COOKIE_UOBJ)) != (VC_CU_COOKIE_GRAPH | VC_CU_COOKIE_UOBJ))
+		return -VC_FATAL_PAYLOAD;
+	if (rq.v0 > UINT32_MAX || rq.v1 > UINT32_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)))
+		return rc;
+	if (!(g = vc_cu_graph_state(x)) || !(r = malloc(sizeof(*r))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r->a = g->a;
+	r->cookie = rq.a;
+	pthread_mutex_lock(&g->a->mu);
+	g->a->refs++;
+	pthread_mutex_unlock(&g->a->mu);
+	if ((rc = x->drv->cuUserObjectCreate(&obj, r, user_object_gone, (unsigned)rq.v0, (unsigned)rq.v1))) {
+		anchor_put(g->a);
+		free(r);
+		return rc;
+	}
+	if ((rc = vc_cu_publish(x, VC_H_CUUSEROBJECT, obj, &rp.h)))
+		return rc;
+	REPLY(rp);
+	return 0;
+}
+
+/* ---- graph memory ----------------------------------------------------------------------- */
+
+int vc_cu_graph_note_alloc(struct vc_cu_session *x, uint64_t dptr, uint64_t size)
+{
+	struct vc_cu_graphs *g = vc_cu_graph_state(x);
+
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (uint32_t i = 0; i < g->nranges; i++)
+		if (g->ranges[i].dptr == dptr) {
+			g->ranges[i].size = size;
+			return 0;
+		}
+	if (g->nranges == g->capranges) {
+		uint32_t cap = g->capranges ? g->capranges * 2 : 16;
+		struct vc_cu_graph_range *nr = cap <= RANGES_MAX ? realloc(g->ranges, cap * sizeof(*nr)) : NULL;
+
+		if (!nr)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->ranges = nr;
+		g->capranges = cap;
+	}
+	g->ranges[g->nranges++] = (struct vc_cu_graph_range){dptr, size};
+	return 0;
+}
+
+int vc_cu_graph_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
+{
+	const struct vc_cu_graphs *g = x->graphs;
+
+	/* Addresses an allocation node reserved are mapped only while its
+	 * graph runs: the driver cannot vouch for them before. */
+	for (uint32_t i = 0; g && i < g->nranges; i++)
+		if (ptr >= g->ranges[i].dptr && len <= g->ranges[i].size && ptr - g->ranges[i].dptr <= g->ranges[i].size - len)
+			return 0;
+	return vc_cu_check_range(x, ptr, len);
+}
+
+/* ---- the session's end ------------------------------------------------------------------- */
+
+void vc_cu_graph_close(struct vc_cu_session *x)
+{
+	/* Graphs that a node owns are destroyed by their owner: forgotten
+	 * first, so that the session's teardown does not destroy them too. */
+	for (uint32_t i = 0; i < x->nh; i++)
+		if (x->h[i].live && x->h[i].kind == VC_H_CUGRAPH && x->h[i].owner != UINT32_MAX)
+			vc_cu_forget_slot(x, i);
+	if (x->graphs) {
+		pthread_mutex_lock(&x->graphs->a->mu);
+		x->graphs->a->x = NULL;
+		pthread_mutex_unlock(&x->graphs->a->mu);
+	}
+}
+
+void vc_cu_graph_fini(struct vc_cu_session *x)
+{
+	struct vc_cu_graphs *g = x->graphs;
+
+	if (!g)
+		return;
+	anchor_put(g->a); /* user objects still alive keep it */
+	free(g->charges);
+	free(g->ranges);
+	free(g->dot);
+	free(g);
+	x->graphs = NULL;
+}
