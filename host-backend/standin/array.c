@@ -298,8 +298,10 @@ static CUresult s_mip_create(CUmipmappedArray *h, const CUDA_ARRAY3D_DESCRIPTOR 
 		big = d->Depth;
 	while (most < 64 && big >> most)
 		most++;
-	if (!levels || levels > most)
+	if (!levels)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (levels > most)
+		levels = most; /* as the driver (580) does: more levels than the size allows are clamped */
 	m = calloc(1, sizeof(*m));
 	if (!m || !(m->lv = calloc(levels, sizeof(*m->lv)))) {
 		free(m);
@@ -522,7 +524,9 @@ static CUresult resource_ok(const CUDA_RESOURCE_DESC *r, int surf)
 	switch (r->resType) {
 	case CU_RESOURCE_TYPE_ARRAY:
 		a = live(r->res.array.hArray, 0);
-		if (a && (!surf || (a->d.Flags & CUDA_ARRAY3D_SURFACE_LDST)))
+		/* The driver (580) makes a surface on any array, one made without
+		 * CUDA_ARRAY3D_SURFACE_LDST included (measured on an H100). */
+		if (a)
 			rc = CUDA_SUCCESS;
 		break;
 	case CU_RESOURCE_TYPE_MIPMAPPED_ARRAY:

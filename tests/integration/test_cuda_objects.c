@@ -447,9 +447,11 @@ START_TEST(jit_linking)
 			 CUDA_ERROR_INVALID_IMAGE); /* not an ELF image: refused before the driver parses it */
 	CK(cuLinkComplete(ls, &image, &size));
 	ck_assert_uint_gt(size, sizeof(a) + sizeof(b) - 4);
-	ck_assert_ptr_nonnull(strstr(image, "visible .func"));
-	ck_assert_ptr_nonnull(strstr(info, "vcuda stand-in linker: input a.ptx"));
-	ck_assert_ptr_nonnull(strstr(info, "linked 2 inputs"));
+	if (getenv("VCUDA_TEST_STANDIN")) { /* the stand-in's linker double concatenates and says so */
+		ck_assert_ptr_nonnull(strstr(image, "visible .func"));
+		ck_assert_ptr_nonnull(strstr(info, "vcuda stand-in linker: input a.ptx"));
+		ck_assert_ptr_nonnull(strstr(info, "linked 2 inputs"));
+	}
 	ck_assert_uint_eq((uintptr_t)v[1], strlen(info) + 1);
 	memcpy(&ms, &v[4], sizeof(ms));
 	ck_assert(ms == 0.5f);
@@ -835,34 +837,39 @@ static void *sync_thread(void *arg)
 	return NULL;
 }
 
-/* A wait nobody satisfies must not hang a context destroy: the destroy goes
- * ahead, and the synchronisation waiting on it ends with an error. */
+/* A stream waiting on a value holds its synchronisation (on another guest
+ * thread) without holding up the session, until another stream writes the
+ * value. (A wait nobody ever satisfies also holds a context destroy on the
+ * real driver, natively too: the stand-in's destroy goes ahead, so that case
+ * is not asserted here.) */
 START_TEST(wait_value_never_written)
 {
 	struct waiter w = {0};
-	CUdeviceptr d;
+	CUdeviceptr d, e;
+	CUstream other;
 	pthread_t t;
 
 	CK(cuCtxCreate(&w.ctx, NULL, 0, 0));
 	CK(cuMemAlloc(&d, 64));
 	CK(cuMemsetD8(d, 0, 64));
 	CK(cuStreamCreate(&w.s, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamCreate(&other, CU_STREAM_NON_BLOCKING));
 	CK(cuStreamWaitValue32(w.s, d, 1, CU_STREAM_WAIT_VALUE_EQ));
 	ck_assert_int_eq(pthread_create(&t, NULL, sync_thread, &w), 0);
 	usleep(200 * 1000);
 	ck_assert_int_eq(cuStreamQuery(w.s), CUDA_ERROR_NOT_READY);
-	CK(cuCtxDestroy(w.ctx));
+	/* the session goes on while the wait holds */
+	CK(cuMemAlloc(&e, 64));
+	CK(cuMemFree(e));
+	CK(cuStreamWriteValue32(other, d, 1, 0));
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
-	ck_assert_int_ne(w.rc, CUDA_SUCCESS);
-	/* the session goes on */
-	CK(cuCtxSetCurrent(g_ctx));
-	CK(cuMemAlloc(&d, 64));
+	CK(w.rc);
+	CK(cuStreamQuery(w.s));
+	CK(cuStreamDestroy(w.s));
+	CK(cuStreamDestroy(other));
 	CK(cuMemFree(d));
-	/* and a session that leaves a wait pending ends (the fixture releases) */
-	CK(cuStreamCreate(&w.s, CU_STREAM_NON_BLOCKING));
-	CK(cuMemAlloc(&d, 64));
-	CK(cuMemsetD8(d, 0, 64));
-	CK(cuStreamWaitValue32(w.s, d, 1, CU_STREAM_WAIT_VALUE_EQ));
+	CK(cuCtxDestroy(w.ctx));
+	CK(cuCtxSetCurrent(g_ctx));
 }
 END_TEST
 
@@ -1120,14 +1127,19 @@ START_TEST(contexts_and_devices)
 	ck_assert_int_eq((int)got.param.smCount.val, sms);
 	aff.type = CU_EXEC_AFFINITY_TYPE_SM_COUNT;
 	aff.param.smCount.val = (unsigned)sms / 2;
-	CK(cuCtxCreate_v3(&c2, &aff, 1, 0, 0));
-	CK(cuCtxGetExecAffinity(&got, CU_EXEC_AFFINITY_TYPE_SM_COUNT));
-	ck_assert_uint_le(got.param.smCount.val, (unsigned)sms);
-	CK(cuCtxDestroy(c2));
+	/* a GPU without MPS has no SM-count affinity: the driver says so */
+	CUresult arc = cuCtxCreate_v3(&c2, &aff, 1, 0, 0);
+	ck_assert(arc == CUDA_SUCCESS || arc == CUDA_ERROR_UNSUPPORTED_EXEC_AFFINITY);
+	if (arc == CUDA_SUCCESS) {
+		CK(cuCtxGetExecAffinity(&got, CU_EXEC_AFFINITY_TYPE_SM_COUNT));
+		ck_assert_uint_le(got.param.smCount.val, (unsigned)sms);
+		CK(cuCtxDestroy(c2));
+	}
 	cp.execAffinityParams = &aff;
 	cp.numExecAffinityParams = 1;
-	CK(cuCtxCreate_v4(&c2, &cp, 0, 0));
-	CK(cuCtxDestroy(c2));
+	ck_assert_int_eq(cuCtxCreate_v4(&c2, &cp, 0, 0), arc);
+	if (arc == CUDA_SUCCESS)
+		CK(cuCtxDestroy(c2));
 	/* attach and detach: the creator's count and one more */
 	CK(cuCtxSetCurrent(c));
 #pragma GCC diagnostic push
