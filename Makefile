@@ -76,7 +76,7 @@ LIBCUDA   := $(BUILD)/guest/libcuda.so.1
 
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
-              $(BUILD)/tests/test_exptab
+              $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
@@ -88,7 +88,7 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects \
-       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load
+       $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_hostile_api
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
        $(BUILD)/tests/test_cuda_objects
@@ -183,9 +183,10 @@ $(BUILD)/tests/test_%: $(BUILD)/obj/tests/unit/test_%.o $(LIBSTANDIN) $(LIBSERVE
 
 # A CUDA application: built against cuda.h as applications are (no internal
 # API names), linked to the guest libcuda.so.1.
-$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CSTD := -std=c11 -D_GNU_SOURCE
-$(BUILD)/obj/tests/integration/test_cuda_api.o $(BUILD)/obj/tests/integration/test_cuda_objects.o: CFLAGS += $(CHECK_CFLAGS)
-$(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects: $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
+CUDA_APP_TESTS := test_cuda_api test_cuda_objects test_hostile_api
+$(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_APP_TESTS)): CSTD := -std=c11 -D_GNU_SOURCE
+$(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_APP_TESTS)): CFLAGS += $(CHECK_CFLAGS)
+$(patsubst %,$(BUILD)/tests/%,$(CUDA_APP_TESTS)): $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 

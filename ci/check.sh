@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
+	for t in test_ring test_decode test_handles test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done
@@ -65,6 +65,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	build/release/tests/test_cuda_api || rc=1
 	echo "== memory pools, kernel lists and names, capture queries"
 	build/release/tests/test_cuda_objects || rc=1
+	echo "== a buggy program's misuse of the driver API (hostile suite, API level)"
+	build/release/tests/test_hostile_api || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

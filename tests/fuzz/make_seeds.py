@@ -58,12 +58,13 @@ HTOD, DTOH, DTOD = 0, 1, 2
 HOST_INLINE, HOST_ARENA = 0, 1
 
 # Handle kinds (vc_cuda_wire.h's enum vc_cu_handle_kind) and the executor's
-# ids (host-backend/cuda): a tag, the kind, a generation, the table index.
+# ids (host-backend/cuda/handles.c): a 2-bit tag (01), the kind (6 bits), a
+# 32-bit generation, the table index (24 bits).
 H_CONTEXT, H_FUNCTION, H_MODULE, H_STREAM, H_EVENT = 1, 3, 10, 11, 2
 
 
 def handle_id(kind, idx, gen=1):
-    return (0x7C << 56) | (kind << 48) | (gen << 24) | idx
+    return (1 << 62) | (kind << 56) | (gen << 24) | idx
 
 
 CTX0 = handle_id(H_CONTEXT, 0)  # the first handle a session issues: its primary context

@@ -1,0 +1,228 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_hostile_api.c - a buggy program's misuse of the driver API through the
+ * guest library and a running vcuda-server (Check; each test forks): handles
+ * used after their owner went (a function of an unloaded module, a kernel of
+ * an unloaded library, a stream of a destroyed context), host memory
+ * registrations of memory the pool must not take (read-only, shared, file
+ * backed, unmapped, overflowing), and images whose headers claim more bytes
+ * than they have. Each case asserts the driver's own error code, that the
+ * session carries on (a copy round trip after it), and that nothing the call
+ * should not touch changed.
+ */
+#include <check.h>
+#include <cuda.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "cuda_fixture.h"
+
+static const char g_ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+			    ".visible .entry noop()\n{\n ret;\n}\n";
+
+/* The session still works: 4 KiB there and back. */
+static void session_alive(void)
+{
+	uint8_t a[4096], b[4096];
+	CUdeviceptr d;
+
+	for (unsigned i = 0; i < sizeof(a); i++)
+		a[i] = (uint8_t)(i * 7);
+	CK(cuMemAlloc(&d, sizeof(a)));
+	CK(cuMemcpyHtoD(d, a, sizeof(a)));
+	memset(b, 0, sizeof(b));
+	CK(cuMemcpyDtoH(b, d, sizeof(b)));
+	ck_assert_mem_eq(a, b, sizeof(a));
+	CK(cuMemFree(d));
+	CK(cuCtxSynchronize());
+}
+
+static CUresult launch1(CUfunction f)
+{
+	return cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL);
+}
+
+/* ---- handles that outlive their owner ------------------------------------------ */
+
+START_TEST(function_of_unloaded_module)
+{
+	CUmodule m;
+	CUfunction f;
+	int v;
+
+	CK(cuModuleLoadData(&m, g_ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(launch1(f)); /* its layout is cached now */
+	CK(cuCtxSynchronize());
+	CK(cuModuleUnload(m));
+	/* at once, as natively, not at the next synchronisation */
+	ck_assert_int_eq(launch1(f), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, f), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuModuleGetFunction(&f, m, "noop"), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuCtxSynchronize()); /* and no error left behind */
+	session_alive();
+}
+END_TEST
+
+START_TEST(function_of_unloaded_module_extra_form)
+{
+	size_t n = 0;
+	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &n, CU_LAUNCH_PARAM_BUFFER_SIZE, &n, CU_LAUNCH_PARAM_END};
+	CUmodule m;
+	CUfunction f;
+
+	CK(cuModuleLoadData(&m, g_ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra));
+	CK(cuModuleUnload(m));
+	ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, extra), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuCtxSynchronize());
+	session_alive();
+}
+END_TEST
+
+START_TEST(enumerated_functions_die_with_module)
+{
+	CUmodule m;
+	CUfunction fs[4] = {0};
+	int v;
+
+	CK(cuModuleLoadData(&m, g_ptx));
+	CK(cuModuleEnumerateFunctions(fs, 4, m));
+	ck_assert_ptr_nonnull(fs[0]);
+	CK(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, fs[0]));
+	CK(cuModuleUnload(m));
+	ck_assert_int_eq(cuFuncGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, fs[0]), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(launch1(fs[0]), CUDA_ERROR_INVALID_HANDLE);
+	session_alive();
+}
+END_TEST
+
+START_TEST(kernel_of_unloaded_library)
+{
+	CUlibrary lib;
+	CUkernel k, ks[2] = {0};
+	CUfunction kf;
+	CUdevice dev;
+	int v;
+
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuLibraryLoadData(&lib, g_ptx, NULL, NULL, 0, NULL, NULL, 0));
+	CK(cuLibraryGetKernel(&k, lib, "noop"));
+	CK(cuKernelGetFunction(&kf, k));
+	CK(cuLibraryEnumerateKernels(ks, 1, lib));
+	CK(launch1((CUfunction)k));
+	CK(launch1(kf));
+	CK(cuCtxSynchronize());
+	CK(cuLibraryUnload(lib));
+	ck_assert_int_eq(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, k, dev), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuKernelGetAttribute(&v, CU_FUNC_ATTRIBUTE_NUM_REGS, ks[0], dev),
+			 CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(launch1((CUfunction)k), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(launch1(kf), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuKernelGetFunction(&kf, k), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuLibraryUnload(lib), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuCtxSynchronize());
+	session_alive();
+}
+END_TEST
+
+START_TEST(objects_of_destroyed_context)
+{
+	CUcontext c;
+	CUstream s, mine;
+	CUevent e;
+	CUmodule m;
+	CUfunction f;
+
+	CK(cuStreamCreate(&mine, CU_STREAM_NON_BLOCKING));
+	CK(cuCtxCreate(&c, NULL, 0, 0));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&e, 0));
+	CK(cuModuleLoadData(&m, g_ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(launch1(f));
+	CK(cuCtxDestroy(c));
+	CK(cuCtxSetCurrent(g_ctx));
+	ck_assert_int_eq(cuStreamQuery(s), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuEventQuery(e), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuEventRecord(e, mine), CUDA_SUCCESS); /* asynchronous: reported at the sync */
+	ck_assert_int_eq(cuStreamSynchronize(mine), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuModuleGetFunction(&f, m, "noop"), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(launch1(f), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuStreamDestroy(s), CUDA_ERROR_INVALID_HANDLE);
+	/* the surviving context's own stream is untouched */
+	CK(cuStreamQuery(mine));
+	CK(cuStreamDestroy(mine));
+	session_alive();
+}
+END_TEST
+
+/* A forged id: right tag, kind and index bits of a live stream, another
+ * generation; and the old 0x7c tag. */
+START_TEST(forged_handle_ids)
+{
+	CUstream s;
+	uint64_t id;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	id = (uint64_t)(uintptr_t)s;
+	ck_assert_int_eq(cuStreamQuery((CUstream)(uintptr_t)(id ^ (1ull << 24))), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuStreamQuery((CUstream)(uintptr_t)(id ^ (1ull << 55))), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuStreamQuery((CUstream)(uintptr_t)(id ^ (1ull << 56))), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuStreamQuery((CUstream)(uintptr_t)(id ^ (3ull << 62))), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuStreamQuery((CUstream)(uintptr_t)(id + 1)), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuStreamQuery((CUstream)(uintptr_t)0x7c0a000000000000ull), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuStreamQuery(s));
+	CK(cuStreamDestroy(s));
+	ck_assert_int_eq(cuStreamQuery(s), CUDA_ERROR_INVALID_HANDLE);
+	session_alive();
+}
+END_TEST
+
+/* Create and destroy on one slot: each id is new, no old one comes back. */
+START_TEST(reused_slots_issue_new_ids)
+{
+	CUevent first, e;
+
+	CK(cuEventCreate(&first, 0));
+	CK(cuEventDestroy(first));
+	for (int i = 0; i < 1000; i++) {
+		CK(cuEventCreate(&e, 0));
+		ck_assert_ptr_ne(e, first);
+		CK(cuEventDestroy(e));
+		ck_assert_int_eq(cuEventQuery(first), CUDA_ERROR_INVALID_HANDLE);
+	}
+	session_alive();
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("hostile_api");
+	TCase *t = tcase_create("handles");
+	SRunner *r;
+	int failed;
+
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, function_of_unloaded_module);
+	tcase_add_test(t, function_of_unloaded_module_extra_form);
+	tcase_add_test(t, enumerated_functions_die_with_module);
+	tcase_add_test(t, kernel_of_unloaded_library);
+	tcase_add_test(t, objects_of_destroyed_context);
+	tcase_add_test(t, forged_handle_ids);
+	tcase_add_test(t, reused_slots_issue_new_ids);
+	suite_add_tcase(s, t);
+	r = srunner_create(s);
+	srunner_run_all(r, CK_NORMAL);
+	failed = srunner_ntests_failed(r);
+	srunner_free(r);
+	return failed ? 1 : 0;
+}
