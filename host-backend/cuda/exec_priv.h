@@ -300,6 +300,14 @@ const char *vc_cu_string(const uint8_t *p, uint32_t len, uint32_t n);
  */
 int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
 
+/**
+ * vc_cu_image_check() - does the image in the @size bytes at @p keep within
+ * them by its own headers (fatbin and its entries, ELF and its tables and
+ * sections, PTX up to its NUL)? Returns 0 or CUDA_ERROR_INVALID_IMAGE
+ * (image.c).
+ */
+int vc_cu_image_check(const uint8_t *p, uint64_t size);
+
 /** vc_cu_dispatch() - decode and execute CUDA operation @op (generated). */
 int vc_cu_dispatch(struct vc_cu_session *x, uint32_t op, const uint8_t *p, uint32_t len,
 		   struct vc_cu_out *out);

@@ -203,6 +203,57 @@ START_TEST(reused_slots_issue_new_ids)
 }
 END_TEST
 
+/* ---- images whose headers lie about their size ---------------------------------- */
+
+/* A fatbin whose payload size wraps the sum around to 8 bytes. */
+START_TEST(fatbin_size_wraps)
+{
+	struct {
+		uint32_t magic;
+		uint16_t version, header_size;
+		uint64_t fat_size;
+		uint8_t rest[64];
+	} fb = {0xba55ed50u, 1, 16, UINT64_MAX - 7, {0}};
+	CUmodule m;
+	CUlibrary l;
+
+	ck_assert_int_eq(cuModuleLoadData(&m, &fb), CUDA_ERROR_INVALID_IMAGE);
+	ck_assert_int_eq(cuLibraryLoadData(&l, &fb, NULL, NULL, 0, NULL, NULL, 0), CUDA_ERROR_INVALID_IMAGE);
+	fb.header_size = 4; /* smaller than the header itself */
+	fb.fat_size = 16;
+	ck_assert_int_eq(cuModuleLoadData(&m, &fb), CUDA_ERROR_INVALID_IMAGE);
+	session_alive();
+}
+END_TEST
+
+/* ELF claims that wrap: a section offset near 2^64, a table offset past
+ * anything an image may be. */
+START_TEST(elf_offsets_wrap)
+{
+	static uint8_t b[1024];
+	Elf64_Ehdr e = {0};
+	Elf64_Shdr sh[2] = {{0}};
+	CUmodule m;
+
+	memcpy(e.e_ident, ELFMAG, SELFMAG);
+	e.e_ident[EI_CLASS] = ELFCLASS64;
+	e.e_ehsize = sizeof(e);
+	e.e_shoff = sizeof(e);
+	e.e_shnum = 2;
+	e.e_shentsize = sizeof(Elf64_Shdr);
+	sh[1].sh_type = SHT_PROGBITS;
+	sh[1].sh_offset = UINT64_MAX - 15;
+	sh[1].sh_size = 32;
+	memcpy(b, &e, sizeof(e));
+	memcpy(b + sizeof(e), sh, sizeof(sh));
+	ck_assert_int_eq(cuModuleLoadData(&m, b), CUDA_ERROR_INVALID_IMAGE);
+	e.e_shoff = UINT64_MAX - 64;
+	memcpy(b, &e, sizeof(e));
+	ck_assert_int_eq(cuModuleLoadData(&m, b), CUDA_ERROR_INVALID_IMAGE);
+	session_alive();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("hostile_api");
@@ -219,6 +270,12 @@ int main(void)
 	tcase_add_test(t, objects_of_destroyed_context);
 	tcase_add_test(t, forged_handle_ids);
 	tcase_add_test(t, reused_slots_issue_new_ids);
+	suite_add_tcase(s, t);
+	t = tcase_create("images");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, fatbin_size_wraps);
+	tcase_add_test(t, elf_offsets_wrap);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
