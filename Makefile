@@ -60,7 +60,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
                guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/graph.c \
-               guest-lib/libcuda/console.c \
+               guest-lib/libcuda/console.c guest-lib/libcuda/hostreg.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 

@@ -203,6 +203,141 @@ START_TEST(reused_slots_issue_new_ids)
 }
 END_TEST
 
+/* ---- host memory registrations ---------------------------------------------------- */
+
+/* The permissions and inode of the mapping holding @p, from /proc/self/maps. */
+static void mapping_of(const void *p, char perms[5], unsigned long long *inode)
+{
+	unsigned long long s, e, ino;
+	char line[512], pr[5];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	ck_assert_ptr_nonnull(f);
+	strcpy(perms, "?");
+	*inode = 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %4s %*s %*s %llu", &s, &e, pr, &ino) == 4 && s <= (uintptr_t)p &&
+		    (uintptr_t)p < e) {
+			strcpy(perms, pr);
+			*inode = ino;
+		}
+	fclose(f);
+}
+
+START_TEST(register_read_only_mapping)
+{
+	uint8_t *p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	unsigned long long ino;
+	char perms[5];
+	CUdeviceptr d;
+	uint8_t b[8192];
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	memset(p, 0x3c, 8192);
+	ck_assert_int_eq(mprotect(p, 8192, PROT_READ), 0);
+	/* the driver pins for writing unless told the device only reads it */
+	ck_assert_int_eq(cuMemHostRegister(p, 8192, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemHostRegister(p, 8192, CU_MEMHOSTREGISTER_DEVICEMAP), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemHostRegister(p, 8192, CU_MEMHOSTREGISTER_READ_ONLY));
+	mapping_of(p, perms, &ino);
+	ck_assert_str_eq(perms, "r--p"); /* still read-only */
+	CK(cuMemAlloc(&d, 8192));
+	CK(cuMemcpyHtoD(d, p, 8192));
+	CK(cuMemcpyDtoH(b, d, 8192));
+	ck_assert_int_eq(b[0], 0x3c);
+	ck_assert_int_eq(b[8191], 0x3c);
+	CK(cuMemHostUnregister(p));
+	mapping_of(p, perms, &ino);
+	ck_assert_str_eq(perms, "r--p");
+	CK(cuMemFree(d));
+	munmap(p, 8192);
+	session_alive();
+}
+END_TEST
+
+START_TEST(register_shared_file_mapping)
+{
+	char path[] = "/tmp/vcuda-hostile-XXXXXX", perms[5];
+	unsigned long long ino, ino0;
+	int fd = mkstemp(path);
+	uint8_t *p, b[4];
+	CUdeviceptr d;
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	ck_assert_int_eq(ftruncate(fd, 8192), 0);
+	p = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	mapping_of(p, perms, &ino0);
+	CK(cuMemHostRegister(p, 8192, 0));
+	mapping_of(p, perms, &ino);
+	ck_assert_str_eq(perms, "rw-s");
+	ck_assert_uint_eq(ino, ino0); /* still the file */
+	/* writes after registration reach the file, copies work */
+	memcpy(p + 100, "abcd", 4);
+	ck_assert_int_eq(pread(fd, b, 4, 100), 4);
+	ck_assert_mem_eq(b, "abcd", 4);
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuMemcpyHtoD(d, p, 4096));
+	CK(cuMemcpyDtoH(p + 4096, d, 4096));
+	ck_assert_int_eq(pread(fd, b, 4, 4096 + 100), 4);
+	ck_assert_mem_eq(b, "abcd", 4); /* the device's bytes reached the file too */
+	CK(cuMemHostUnregister(p));
+	mapping_of(p, perms, &ino);
+	ck_assert_str_eq(perms, "rw-s");
+	ck_assert_uint_eq(ino, ino0);
+	memcpy(p + 200, "wxyz", 4);
+	ck_assert_int_eq(pread(fd, b, 4, 200), 4);
+	ck_assert_mem_eq(b, "wxyz", 4);
+	CK(cuMemFree(d));
+	munmap(p, 8192);
+	close(fd);
+	session_alive();
+}
+END_TEST
+
+START_TEST(register_bad_ranges)
+{
+	uint8_t *p = mmap(NULL, 4 * 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uintptr_t text = (uintptr_t)&session_alive;
+	uint8_t *heap = malloc(3 * 4096);
+
+	ck_assert_ptr_ne(p, MAP_FAILED);
+	ck_assert_ptr_nonnull(heap);
+	/* a size that wraps around the address space */
+	ck_assert_int_eq(cuMemHostRegister(p, (size_t)-4096, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemHostRegister(p + 4096, SIZE_MAX, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemHostRegister(p, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemHostRegister(p, 4096, 0x100), CUDA_ERROR_INVALID_VALUE); /* unknown flag */
+	/* a hole: the second page unmapped; and a guard page */
+	ck_assert_int_eq(munmap(p + 4096, 4096), 0);
+	ck_assert_int_eq(cuMemHostRegister(p, 3 * 4096, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemHostRegister(p + 4096, 100, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(mprotect(p + 2 * 4096, 4096, PROT_NONE), 0);
+	ck_assert_int_eq(cuMemHostRegister(p + 2 * 4096, 4096, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemHostRegister(p + 2 * 4096, 4096, CU_MEMHOSTREGISTER_READ_ONLY),
+			 CUDA_ERROR_INVALID_VALUE);
+	/* the program's own code: writable it is not */
+	ck_assert_int_eq(cuMemHostRegister((void *)(text & ~(uintptr_t)4095), 4096, 0), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemHostRegister((void *)(text & ~(uintptr_t)4095), 4096, CU_MEMHOSTREGISTER_READ_ONLY));
+	CK(cuMemHostUnregister((void *)(text & ~(uintptr_t)4095)));
+	/* nothing above left a registration behind: the heap registers, and
+	 * overlaps with it are refused */
+	CK(cuMemHostRegister(heap + 4096, 4096, 0));
+	ck_assert_int_eq(cuMemHostRegister(heap, 4096 + 1, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+	ck_assert_int_eq(cuMemHostRegister(heap + 8191, 2, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+	ck_assert_int_eq(cuMemHostRegister(heap, 3 * 4096, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+	CK(cuMemHostUnregister(heap + 4096));
+	ck_assert_int_eq(cuMemHostUnregister(heap + 4096), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
+	/* third-party PCI memory there is none */
+	ck_assert_int_eq(cuMemHostRegister(heap, 4096, CU_MEMHOSTREGISTER_IOMEMORY), CUDA_ERROR_NOT_PERMITTED);
+	free(heap);
+	munmap(p, 4096);
+	munmap(p + 2 * 4096, 2 * 4096);
+	session_alive(); /* ... and the program still runs its own code */
+}
+END_TEST
+
 /* ---- images whose headers lie about their size ---------------------------------- */
 
 /* A fatbin whose payload size wraps the sum around to 8 bytes. */
@@ -270,6 +405,13 @@ int main(void)
 	tcase_add_test(t, objects_of_destroyed_context);
 	tcase_add_test(t, forged_handle_ids);
 	tcase_add_test(t, reused_slots_issue_new_ids);
+	suite_add_tcase(s, t);
+	t = tcase_create("host registrations");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, register_read_only_mapping);
+	tcase_add_test(t, register_shared_file_mapping);
+	tcase_add_test(t, register_bad_ranges);
 	suite_add_tcase(s, t);
 	t = tcase_create("images");
 	tcase_add_checked_fixture(t, setup, teardown);
