@@ -54,6 +54,10 @@ integration() { # VARIANT
 		"build/$v/tests/test_cuda_objects" || rc=1
 	fi
 	stop_server || rc=1
+	echo "== a full server says why (--max-sessions 1)"
+	start_server "build/$v/bin/vcuda-server" --max-sessions 1 || return 1
+	"build/$v/tests/bad_client" --full --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
+	stop_server || rc=1
 	return $rc
 }
 
