@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
+	for t in test_ring test_decode test_handles test_image test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done
@@ -56,6 +56,10 @@ integration() { # VARIANT
 		"build/$v/tests/test_graphs" || rc=1
 	fi
 	stop_server || rc=1
+	echo "== a full server says why (--max-sessions 1)"
+	start_server "build/$v/bin/vcuda-server" --max-sessions 1 || return 1
+	"build/$v/tests/bad_client" --full --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
+	stop_server || rc=1
 	return $rc
 }
 
@@ -73,6 +77,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	build/release/tests/test_arrays || rc=1
 	echo "== graphs: every node kind, updates, clones, dot print, user objects"
 	build/release/tests/test_graphs || rc=1
+	echo "== a buggy program's misuse of the driver API (hostile suite, API level)"
+	build/release/tests/test_hostile_api || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

@@ -150,11 +150,16 @@ static int handshake(struct vc_client *c, struct vc_welcome *w, char *err, size_
 		fclose(f);
 	}
 	rc = vc_sock_send(c->sock, &h, sizeof(h), NULL, 0);
-	if (rc) {
+	/* A server that refused us before reading the hello (an older one, or
+	 * one dropping silent connections) may have said why already: its
+	 * refusal waits in our socket even though it closed its end. */
+	n = vc_sock_recv(c->sock, w, sizeof(*w), fds, VC_SOCK_MAX_FDS, &nfds, rc ? 0 : HANDSHAKE_TIMEOUT_MS);
+	if (rc && (n != (ssize_t)sizeof(*w) || w->magic != VC_WELCOME_MAGIC)) {
+		for (int i = 0; n > 0 && i < nfds; i++)
+			close(fds[i]);
 		snprintf(err, errlen, "vcuda: cannot send hello: %s", strerror(-rc));
 		return rc;
 	}
-	n = vc_sock_recv(c->sock, w, sizeof(*w), fds, VC_SOCK_MAX_FDS, &nfds, HANDSHAKE_TIMEOUT_MS);
 	if (n < 0 || n != (ssize_t)sizeof(*w) || w->magic != VC_WELCOME_MAGIC) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);

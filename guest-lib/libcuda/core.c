@@ -181,8 +181,11 @@ static void init_once(void)
 	vc_exptab_init(&exptab_ops);
 	rc = vc_client_open(NULL, &g_state.client, err, sizeof(err));
 	if (rc) {
-		say_once(err);
-		g_init_rc = CUDA_ERROR_NO_DEVICE;
+		/* The server's reason is on stderr, once. A full server is a
+		 * device busy now, as a GPU in exclusive-process mode taken by
+		 * another process is; anything else is no device at all. */
+		say_once(err + (strncmp(err, "vcuda: ", 7) ? 0 : 7));
+		g_init_rc = rc == -EBUSY ? CUDA_ERROR_DEVICE_UNAVAILABLE : CUDA_ERROR_NO_DEVICE;
 		return;
 	}
 	pthread_atfork(NULL, NULL, in_child);

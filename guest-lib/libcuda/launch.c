@@ -104,6 +104,16 @@ CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint
 		}
 		if (kernelParams || (n && !p) || n > VC_LAUNCH_PARAMS_MAX)
 			return CUDA_ERROR_INVALID_VALUE;
+		/* The layout is not needed, but asking for it (once: it is
+		 * cached until a module, library or context goes) tells a dead
+		 * function at once, as the driver does, not at the next
+		 * synchronisation. */
+		if (!(pl = malloc(sizeof(*pl))))
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		rc = vc_cu_params_layout((uint64_t)(uintptr_t)f, pl);
+		free(pl);
+		if (rc)
+			return rc;
 		memcpy(buf, p, n);
 		*size = (uint32_t)n;
 		return CUDA_SUCCESS;

@@ -771,7 +771,8 @@ static int unalias(uint64_t lo, uint64_t len)
 }
 
 /*
- * Registered memory, page-locked as natively: the pages holding [p, p + size)
+ * Registered memory, page-locked as natively: the pages holding [p, p + size),
+ * private anonymous read-write memory (the caller classified them: hostreg.c),
  * are copied into the pinned pool, and the pool's pages are mapped in their
  * place (same addresses, same bytes), so that the host registers them with
  * its driver like any pinned allocation: DMA copies and a device pointer.
@@ -819,17 +820,42 @@ err_pool:
 	return 0;
 }
 
+/* Whether host memory of ours overlaps [@p, @p + @n) (no wrap: checked). */
+static int host_overlap(uint64_t p, uint64_t n)
+{
+	int hit = 0;
+	size_t i;
+
+	pthread_mutex_lock(&g_mu);
+	i = find_index(p);
+	for (i = i ? i - 1 : 0; i < g_n && g_r[i].base < p + n && !hit; i++)
+		hit = g_r[i].kind == K_HOST && g_r[i].base < p + n && p < g_r[i].base + g_r[i].size;
+	pthread_mutex_unlock(&g_mu);
+	return hit;
+}
+
 CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 {
-	struct range r;
+	const unsigned known = CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP |
+			       CU_MEMHOSTREGISTER_IOMEMORY | CU_MEMHOSTREGISTER_READ_ONLY;
+	int movable;
+	CUresult rc;
 
-	if (!p || !bytesize)
+	if (!p || !bytesize || (Flags & ~known))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!lookup((uint64_t)(uintptr_t)p, bytesize, &r))
+	/* Wrap-around, unmapped, unreadable or (without READ_ONLY) read-only
+	 * pages are refused before a byte is touched (hostreg.c). */
+	if ((rc = vc_cu_host_classify(p, bytesize, Flags, &movable)))
+		return rc;
+	if (host_overlap((uint64_t)(uintptr_t)p, bytesize))
 		return CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED;
-	if (register_alias(p, bytesize, Flags))
+	/* Physically contiguous PCI memory of a third-party device: there is
+	 * none in a guest process (the driver says so to unprivileged users). */
+	if (Flags & CU_MEMHOSTREGISTER_IOMEMORY)
+		return CUDA_ERROR_NOT_PERMITTED;
+	if (movable && register_alias(p, bytesize, Flags))
 		return CUDA_SUCCESS;
 	/* Staying where it is, it has no device address. */
 	if (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)

@@ -49,9 +49,12 @@ static CUresult image_extent(const void *img, const void **start, uint64_t *size
 		struct fatbin_header h;
 
 		memcpy(&h, img, sizeof(h));
+		/* fat_size is the image's own claim: no wrap-around to a small size */
+		if (h.header_size < sizeof(h) || h.fat_size > VC_CU_IMAGE_MAX - h.header_size)
+			return CUDA_ERROR_INVALID_IMAGE;
 		*start = img;
 		*size = (uint64_t)h.header_size + h.fat_size;
-		return *size > VC_CU_IMAGE_MAX ? CUDA_ERROR_INVALID_IMAGE : CUDA_SUCCESS;
+		return CUDA_SUCCESS;
 	}
 	if (!memcmp(img, ELFMAG, SELFMAG)) {
 		Elf64_Ehdr e;
@@ -60,15 +63,26 @@ static CUresult image_extent(const void *img, const void **start, uint64_t *size
 		memcpy(&e, img, sizeof(e));
 		if (e.e_ident[EI_CLASS] != ELFCLASS64)
 			return CUDA_ERROR_INVALID_IMAGE;
+		/* Each claim is checked before it is added or read: offsets and
+		 * sizes are the image's own, and no sum may wrap. (The tables
+		 * are 16-bit counts of 16-bit sizes: at most 4 GiB each.) */
+		if (e.e_shoff > VC_CU_IMAGE_MAX || e.e_phoff > VC_CU_IMAGE_MAX)
+			return CUDA_ERROR_INVALID_IMAGE;
 		/* Section headers come last in cubins; take the farthest extent. */
 		end = e.e_shoff + (uint64_t)e.e_shnum * e.e_shentsize;
 		if (e.e_phoff + (uint64_t)e.e_phnum * e.e_phentsize > end)
 			end = e.e_phoff + (uint64_t)e.e_phnum * e.e_phentsize;
+		if (end > VC_CU_IMAGE_MAX || (e.e_shnum && e.e_shentsize < sizeof(Elf64_Shdr)))
+			return CUDA_ERROR_INVALID_IMAGE;
 		for (unsigned i = 0; i < e.e_shnum; i++) {
 			Elf64_Shdr sh;
 
 			memcpy(&sh, (const uint8_t *)img + e.e_shoff + (uint64_t)i * e.e_shentsize, sizeof(sh));
-			if (sh.sh_type != SHT_NOBITS && sh.sh_offset + sh.sh_size > end)
+			if (sh.sh_type == SHT_NOBITS)
+				continue;
+			if (sh.sh_offset > VC_CU_IMAGE_MAX || sh.sh_size > VC_CU_IMAGE_MAX - sh.sh_offset)
+				return CUDA_ERROR_INVALID_IMAGE;
+			if (sh.sh_offset + sh.sh_size > end)
 				end = sh.sh_offset + sh.sh_size;
 		}
 		*start = img;

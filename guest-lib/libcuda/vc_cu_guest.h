@@ -156,6 +156,15 @@ void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off);
 /** vc_cu_pinned_free() - give an allocation of the pinned pool back. */
 void vc_cu_pinned_free(uint64_t off, uint64_t size);
 
+/**
+ * vc_cu_host_classify() - may [@p, @p + @n) be registered with @flags
+ * (mapped, readable, writable unless READ_ONLY, no wrap-around)? Returns
+ * CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE, before touching a byte; *@movable
+ * says whether the pages are private anonymous read-write memory, the only
+ * kind that may move into the pinned pool (hostreg.c).
+ */
+CUresult vc_cu_host_classify(const void *p, size_t n, unsigned int flags, int *movable);
+
 /** vc_cu_mem_pinned() - whether [@p, @p + @n) is page-locked memory of ours; its pool offset in *@off. */
 int vc_cu_mem_pinned(const void *p, uint64_t n, uint64_t *off);
 

@@ -26,11 +26,7 @@ static uint32_t ctx_index(struct vc_cu_session *x, uint64_t id)
 /* Publish a handle created under the current context, owned by it. */
 int vc_cu_publish_owned(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 {
-	int rc = vc_cu_publish(x, kind, real, id);
-
-	if (rc == 0 && *id)
-		x->h[*id & 0xffffffu].owner = ctx_index(x, x->cur_id);
-	return rc;
+	return vc_cu_publish_child(x, kind, real, x->cur_id, id);
 }
 
 /* Forget context @id and every handle that lived in it. */
@@ -38,12 +34,9 @@ static void forget_context(struct vc_cu_session *x, uint64_t id)
 {
 	uint32_t ci = ctx_index(x, id);
 
-	for (uint32_t i = 0; ci != UINT32_MAX && i < x->nh; i++) {
-		struct vc_cu_handle *h = &x->h[i];
-
-		if (h->live && h->owner == ci && i != ci && h->kind != VC_H_CUCONTEXT)
-			vc_cu_forget_slot(x, i);
-	}
+	/* Its modules (and their functions), streams, events, ... */
+	if (ci != UINT32_MAX)
+		vc_cu_forget_owned(x, ci);
 	if (x->cur_id == id)
 		x->cur_id = UINT64_MAX; /* force the next vc_cu_enter() to set one */
 	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)

@@ -57,7 +57,9 @@ struct vc_cu_handle {
 	uint16_t kind;
 	uint16_t live;
 	uint32_t next_free;
-	uint32_t owner; /* index of the context it belongs to, for teardown */
+	uint32_t owner; /* index of the handle it belongs to (UINT32_MAX: none), set
+			 * with vc_cu_set_owner(): it is forgotten with its owner */
+	uint32_t nchild; /* live handles that name this one their owner */
 };
 
 struct vc_cu_image {
@@ -324,8 +326,29 @@ int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, i
 /** vc_cu_forget() - drop id @id after its object was destroyed. */
 void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id);
 
-/** vc_cu_forget_slot() - drop the handle in table slot @idx. */
+/** vc_cu_forget_slot() - drop the handle in table slot @idx, and every handle it owns. */
 void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx);
+
+/**
+ * vc_cu_forget_owned() - drop every handle that slot @idx owns, directly or
+ * through others (a context's modules and their functions), keeping @idx.
+ */
+void vc_cu_forget_owned(struct vc_cu_session *x, uint32_t idx);
+
+/**
+ * vc_cu_set_owner() - handle @id belongs to handle @owner (0 or a dead id:
+ * to none): it is forgotten when @owner is, so that a function of an
+ * unloaded module, a kernel of an unloaded library or a stream of a
+ * destroyed context is an invalid handle, never a dangling pointer handed
+ * to the driver.
+ */
+void vc_cu_set_owner(struct vc_cu_session *x, uint64_t id, uint64_t owner);
+
+/**
+ * vc_cu_publish_child() - vc_cu_publish() a handle that belongs to @owner
+ * (vc_cu_set_owner(); an id the guest already held keeps its owner).
+ */
+int vc_cu_publish_child(struct vc_cu_session *x, int kind, void *real, uint64_t owner, uint64_t *id);
 
 /**
  * vc_cu_string() - the NUL-terminated string of @n bytes at @p (within the @len
@@ -339,6 +362,14 @@ const char *vc_cu_string(const uint8_t *p, uint32_t len, uint32_t n);
  * allocations)? Returns 0 or CUDA_ERROR_INVALID_VALUE.
  */
 int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
+
+/**
+ * vc_cu_image_check() - does the image in the @size bytes at @p keep within
+ * them by its own headers (fatbin and its entries, ELF and its tables and
+ * sections, PTX up to its NUL)? Returns 0 or CUDA_ERROR_INVALID_IMAGE
+ * (image.c).
+ */
+int vc_cu_image_check(const uint8_t *p, uint64_t size);
 
 /** vc_cu_dispatch() - decode and execute CUDA operation @op (generated). */
 int vc_cu_dispatch(struct vc_cu_session *x, uint32_t op, const uint8_t *p, uint32_t len,

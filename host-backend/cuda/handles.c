@@ -11,6 +11,7 @@
  * range a host-side copy touches is checked against the driver's own record
  * of which context owns it.
  */
+#include <assert.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +19,31 @@
 #include "cuda/exec_priv.h"
 #include "cuda/vmm.h"
 
-/* Ids: a tag that is never a small integer or a plausible host pointer, the
- * kind, a generation and the slot index. 0, 1 and 2 are never issued. */
-#define ID_TAG (0x7cull << 56)
-#define ID_KIND_SHIFT 48
+/*
+ * Ids: a tag that is never a small integer or a plausible host pointer (the
+ * top two bits 01: above every canonical user address, below every kernel
+ * one), the kind (6 bits), a generation (32 bits) and the slot index (24
+ * bits, the low ones: code outside this file takes `id & 0xffffff` as the
+ * index). 0, 1 and 2 are never issued.
+ *
+ * A slot's generation counts its reuses from 1; a slot whose generation
+ * reached 2^32 - 1 is retired when its handle is forgotten, never reused, so
+ * an id is never issued twice in a session, however long it runs (at most
+ * 2^20 slots, each reused 4 billion times).
+ */
+#define ID_TAG (1ull << 62)
+#define ID_TAG_MASK (3ull << 62)
+#define ID_KIND_SHIFT 56
+#define ID_KIND_MASK 0x3fu
 #define ID_GEN_SHIFT 24
 #define ID_INDEX_MASK 0xffffffu
 
+static_assert(VC_H_KIND_END_ - 1 <= ID_KIND_MASK, "handle kinds fit the id's kind field");
+static_assert(VC_CU_MAX_HANDLES <= ID_INDEX_MASK + 1u, "slot indexes fit the id's index field");
+
 static uint64_t make_id(uint32_t kind, uint32_t gen, uint32_t idx)
 {
-	return ID_TAG | ((uint64_t)kind << ID_KIND_SHIFT) | ((uint64_t)(gen & 0xffffff) << ID_GEN_SHIFT) | idx;
+	return ID_TAG | ((uint64_t)(kind & ID_KIND_MASK) << ID_KIND_SHIFT) | ((uint64_t)gen << ID_GEN_SHIFT) | idx;
 }
 
 static uint32_t rhash(int kind, const void *real, uint32_t cap)
@@ -138,11 +154,13 @@ int vc_cu_find(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 	return 0;
 }
 
-int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+/* vc_cu_publish(), and whether the id is new (*@fresh). */
+static int publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id, bool *fresh)
 {
 	struct vc_cu_handle *h;
 	uint32_t idx, k;
 
+	*fresh = false;
 	if (!real) {
 		*id = 0;
 		return 0;
@@ -152,8 +170,14 @@ int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 	k = rmap_find(x, kind, real);
 	if (x->rmap[k]) {
 		idx = x->rmap[k] - 1;
-		*id = make_id((uint32_t)kind, x->h[idx].gen, idx);
-		return 0;
+		h = &x->h[idx];
+		if (h->owner == UINT32_MAX || h->owner == idx || (h->owner < x->nh && x->h[h->owner].live)) {
+			*id = make_id((uint32_t)kind, h->gen, idx);
+			return 0;
+		}
+		/* Left over from a dead owner (a missed sweep): the driver reused
+		 * the address for a new object, which gets a new id. */
+		vc_cu_forget_slot(x, idx);
 	}
 	if (x->free_head) {
 		idx = x->free_head - 1;
@@ -178,27 +202,75 @@ int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
 	h->real = real;
 	h->kind = (uint16_t)kind;
 	h->live = 1;
-	h->gen++;
+	h->gen++; /* never wraps: a slot at UINT32_MAX is retired, not freed */
 	h->next_free = 0;
 	h->owner = UINT32_MAX; /* none until the publisher says (a reused slot kept its last) */
+	h->nchild = 0;
 	x->rmap[rmap_find(x, kind, real)] = idx + 1;
 	*id = make_id((uint32_t)kind, h->gen, idx);
+	*fresh = true;
 	return 0;
 }
 
-static struct vc_cu_handle *slot(struct vc_cu_session *x, int kind, uint64_t id)
+int vc_cu_publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id)
+{
+	bool fresh;
+
+	return publish(x, kind, real, id, &fresh);
+}
+
+/* The table slot of live id @id of any kind, or NULL. */
+static struct vc_cu_handle *any_slot(struct vc_cu_session *x, uint64_t id)
 {
 	uint32_t idx = (uint32_t)(id & ID_INDEX_MASK);
 	struct vc_cu_handle *h;
 
-	if ((id & (0xffull << 56)) != ID_TAG || ((id >> ID_KIND_SHIFT) & 0xff) != (uint64_t)kind)
-		return NULL;
-	if (idx >= x->nh)
+	if ((id & ID_TAG_MASK) != ID_TAG || idx >= x->nh)
 		return NULL;
 	h = &x->h[idx];
-	if (!h->live || h->kind != kind || (h->gen & 0xffffff) != ((id >> ID_GEN_SHIFT) & 0xffffff))
+	if (!h->live || h->kind != ((id >> ID_KIND_SHIFT) & ID_KIND_MASK) ||
+	    h->gen != (uint32_t)(id >> ID_GEN_SHIFT))
+		return NULL;
+	/* A dependant outlives its owner only through a missed sweep (an owner
+	 * written without vc_cu_set_owner()): it is dead all the same. */
+	if (h->owner != UINT32_MAX && h->owner != idx && (h->owner >= x->nh || !x->h[h->owner].live))
 		return NULL;
 	return h;
+}
+
+void vc_cu_set_owner(struct vc_cu_session *x, uint64_t id, uint64_t owner)
+{
+	struct vc_cu_handle *h = any_slot(x, id), *o = owner ? any_slot(x, owner) : NULL;
+	uint32_t idx, oi;
+
+	if (!h)
+		return;
+	idx = (uint32_t)(h - x->h);
+	oi = o ? (uint32_t)(o - x->h) : UINT32_MAX;
+	if (h->owner != UINT32_MAX && h->owner != idx && h->owner < x->nh && x->h[h->owner].nchild)
+		x->h[h->owner].nchild--;
+	h->owner = oi;
+	if (o && oi != idx)
+		o->nchild++;
+}
+
+int vc_cu_publish_child(struct vc_cu_session *x, int kind, void *real, uint64_t owner, uint64_t *id)
+{
+	bool fresh;
+	int rc = publish(x, kind, real, id, &fresh);
+
+	/* An id the guest already holds keeps its owner (the same function
+	 * reached again through another path); an unowned one gets this one. */
+	if (rc == 0 && *id && (fresh || x->h[*id & ID_INDEX_MASK].owner == UINT32_MAX))
+		vc_cu_set_owner(x, *id, owner);
+	return rc;
+}
+
+static struct vc_cu_handle *slot(struct vc_cu_session *x, int kind, uint64_t id)
+{
+	struct vc_cu_handle *h = any_slot(x, id);
+
+	return h && h->kind == kind ? h : NULL;
 }
 
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
@@ -260,15 +332,36 @@ void vc_cu_forget(struct vc_cu_session *x, int kind, uint64_t id)
 
 void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx)
 {
-	struct vc_cu_handle *h = &x->h[idx];
+	struct vc_cu_handle *h;
 
-	if (!h->live)
+	if (idx >= x->nh || !(h = &x->h[idx])->live)
 		return;
-	rmap_delete(x, rmap_find(x, h->kind, h->real));
+	if (h->real)
+		rmap_delete(x, rmap_find(x, h->kind, h->real));
 	h->live = 0;
 	h->real = NULL;
+	/* Its dependants go with it (after it is dead, so that an ownership
+	 * cycle, which no correct publisher makes, still ends). */
+	if (h->nchild)
+		vc_cu_forget_owned(x, idx);
+	if (h->owner != UINT32_MAX && h->owner != idx && h->owner < x->nh && x->h[h->owner].nchild)
+		x->h[h->owner].nchild--;
+	h->owner = UINT32_MAX;
+	h->nchild = 0;
+	if (h->gen == UINT32_MAX)
+		return; /* retired: its next id would repeat an old one */
 	h->next_free = x->free_head;
 	x->free_head = idx + 1;
+}
+
+void vc_cu_forget_owned(struct vc_cu_session *x, uint32_t idx)
+{
+	/* O(table) per owner with dependants; owners without are O(1) in
+	 * vc_cu_forget_slot(). Scanned fully, so that a dependant whose owner
+	 * was written directly (not counted in nchild) goes too. */
+	for (uint32_t i = 0; idx < x->nh && i < x->nh; i++)
+		if (i != idx && x->h[i].live && x->h[i].owner == idx)
+			vc_cu_forget_slot(x, i);
 }
 
 const char *vc_cu_string(const uint8_t *p, uint32_t len, uint32_t n)

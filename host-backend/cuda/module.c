@@ -95,7 +95,7 @@ int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	if (!im)
 		return CUDA_ERROR_INVALID_HANDLE;
 	out->console = true; /* the driver flushes device printf at a module load */
-	if ((rc = vc_cu_enter(x, rq.ctx)))
+	if ((rc = vc_cu_image_check(im->buf, im->size)) || (rc = vc_cu_enter(x, rq.ctx)))
 		goto out;
 	if (rq.kind == VC_CU_LOAD_MODULE) {
 		CUmodule m = NULL;

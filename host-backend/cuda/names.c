@@ -18,10 +18,8 @@ int vc_cu_list_reply(struct vc_cu_session *x, const struct vc_cu_req_list *rq, i
 	if (rq->count > VC_CU_LIST_PAGE || !out->data || out->data_cap < rq->count * sizeof(uint64_t))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (uint64_t i = rq->first; i < total && rp.returned < rq->count; i++, rp.returned++) {
-		if ((rc = vc_cu_publish(x, kind, items[i], &ids[rp.returned])))
+		if ((rc = vc_cu_publish_child(x, kind, items[i], owned ? rq->owner : 0, &ids[rp.returned])))
 			return rc;
-		if (owned)
-			x->h[ids[rp.returned] & 0xffffffu].owner = (uint32_t)(rq->owner & 0xffffffu);
 	}
 	out->data_len = rp.returned * (uint32_t)sizeof(uint64_t);
 	REPLY(rp);
@@ -45,7 +43,7 @@ int vc_cu_manual_cuLibraryEnumerateKernels(struct vc_cu_session *x, const uint8_
 	if (total && !(all = calloc(total, sizeof(*all))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!total || !(rc = x->drv->cuLibraryEnumerateKernels(all, total, lib)))
-		rc = vc_cu_list_reply(x, &rq, VC_H_CUKERNEL, (void *const *)all, total, false, out);
+		rc = vc_cu_list_reply(x, &rq, VC_H_CUKERNEL, (void *const *)all, total, true, out);
 	free(all);
 	return rc;
 }
@@ -67,7 +65,7 @@ int vc_cu_manual_cuModuleEnumerateFunctions(struct vc_cu_session *x, const uint8
 	if (total && !(all = calloc(total, sizeof(*all))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (!total || !(rc = x->drv->cuModuleEnumerateFunctions(all, total, mod)))
-		rc = vc_cu_list_reply(x, &rq, VC_H_CUFUNCTION, (void *const *)all, total, false, out);
+		rc = vc_cu_list_reply(x, &rq, VC_H_CUFUNCTION, (void *const *)all, total, true, out);
 	free(all);
 	return rc;
 }

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "vc_layout.h"
+#include "vc_wire.h"
 #include "standin/standin.h"
 #include "vcuda/server.h"
 
@@ -24,6 +25,7 @@ struct vc_server_config {
 	const char *driver;   /* NVIDIA libcuda.so.1 to load, or NULL */
 	struct vc_layout_req lreq;
 	unsigned max_sessions;
+	unsigned max_pending, max_pending_per_peer; /* connections before their hello */
 	uint32_t spin_us;
 	struct vc_standin_config standin;
 	int verbose;
@@ -40,12 +42,13 @@ void vc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void vc_close_all_but(int *keep, int n);
 
 /**
- * vc_worker_main() - serve the client on socket @sock as session @id, in a
- * process of its own (forked by the listener, which never touches CUDA):
- * open the executor, answer the handshake, serve the ring until the client
- * goes away, the session goes FATAL or SIGTERM arrives. Returns the exit code.
+ * vc_worker_main() - serve the client on socket @sock, whose @hello the
+ * listener read and accepted, as session @id, in a process of its own (forked
+ * by the listener, which never touches CUDA): open the executor, answer the
+ * hello, serve the ring until the client goes away, the session goes FATAL or
+ * SIGTERM arrives. Returns the exit code.
  */
-int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id);
+int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, const struct vc_hello *hello);
 
 /**
  * vc_worker_probe() - open the executor once in a child process, so that a

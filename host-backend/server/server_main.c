@@ -26,6 +26,8 @@
 
 #include "resources/acct.h"
 #include "server/admin.h"
+#include "core/handshake.h"
+#include "server/pending.h"
 #include "resources/gpushare.h"
 #include "resources/ipc.h"
 #include "server/server_config.h"
@@ -49,6 +51,8 @@ static struct vc_vm_link *g_vm;
 static struct vc_acct *g_acct;
 static struct vc_admin *g_admin;
 static struct worker *g_workers;
+static struct vc_pending g_pending; /* connections waiting for their hello */
+static uint32_t g_next_id = 1;
 static unsigned g_nworkers;
 static volatile sig_atomic_t g_quit;
 static int g_wake[2] = {-1, -1};
@@ -69,8 +73,9 @@ static void refuse_busy(int fd)
 	struct vc_welcome w = {.magic = VC_WELCOME_MAGIC, .version = VC_PROTO_VERSION,
 			       .abi_hash = VC_ABI_HASH, .status = -EBUSY};
 
-	snprintf(w.message, sizeof(w.message), "vcuda-server: too many sessions (%u); try again later",
-		 g_nworkers);
+	snprintf(w.message, sizeof(w.message),
+		 "vcuda-server: server full: %u sessions open (--max-sessions %u); try again later", g_nworkers,
+		 g_cfg.max_sessions);
 	vc_sock_send(fd, &w, sizeof(w), NULL, 0);
 }
 
@@ -138,7 +143,7 @@ static void stop_all(void)
 	}
 }
 
-static void spawn(int lfd, int cfd, uint32_t id)
+static void spawn(int lfd, int cfd, uint32_t id, const struct vc_hello *hello)
 {
 	struct worker *w = calloc(1, sizeof(*w));
 	pid_t pid;
@@ -161,7 +166,9 @@ static void spawn(int lfd, int cfd, uint32_t id)
 		/* Nothing of the listener's: not the VM link's sockets and memory. */
 		vc_close_all_but(&cfd, 1);
 		vc_acct_bind(g_acct, idx);
-		_exit(vc_worker_main(&g_cfg, cfd, id));
+		/* The listener reads hellos without blocking; the worker blocks. */
+		fcntl(cfd, F_SETFL, fcntl(cfd, F_GETFL) & ~O_NONBLOCK);
+		_exit(vc_worker_main(&g_cfg, cfd, id, hello));
 	}
 	close(cfd);
 	if (pid < 0) {
@@ -177,6 +184,36 @@ static void spawn(int lfd, int cfd, uint32_t id)
 	w->next = g_workers;
 	g_workers = w;
 	g_nworkers++;
+}
+
+/* A pending connection's hello arrived (pending.c): refuse it, or give it a
+ * worker of its own. Only now does it count as a session. */
+static void on_hello(void *arg, int cfd, const void *msg, ssize_t n)
+{
+	struct vc_welcome w = {.magic = VC_WELCOME_MAGIC, .version = VC_PROTO_VERSION,
+			       .abi_hash = VC_ABI_HASH};
+	struct vc_hello hello;
+	int lfd = *(int *)arg, rc;
+
+	if (n == 0) { /* it went away */
+		close(cfd);
+		return;
+	}
+	rc = vc_hello_decode(msg, n, &hello, w.message, sizeof(w.message));
+	if (rc) {
+		vc_log("client %u: %s; refused", g_next_id++, w.message);
+		w.status = rc;
+		vc_sock_send(cfd, &w, sizeof(w), NULL, 0);
+		close(cfd);
+		return;
+	}
+	if (g_nworkers >= g_cfg.max_sessions) {
+		vc_log("refusing pid %u (%s): %u sessions open (--max-sessions)", hello.pid, hello.comm, g_nworkers);
+		refuse_busy(cfd);
+		close(cfd);
+		return;
+	}
+	spawn(lfd, cfd, g_next_id++, &hello);
 }
 
 static int listen_on(const char *path)
@@ -233,6 +270,8 @@ static void usage(FILE *f)
 		"      --slots N            reply slots per session (default 64)\n"
 		"      --slot-size BYTES    reply slot size (default 8K)\n"
 		"      --max-sessions N     refuse clients beyond N (default 64)\n"
+		"      --max-pending N      connections waiting for their hello, in all (default 64)\n"
+		"      --max-pending-per-peer N  ... of one uid (default 16); past either, the oldest goes\n"
 		"      --spin-us US         busy-poll before sleeping (default 100)\n"
 		"      --standin-mem BYTES  ci-standin device memory per session (default 1G)\n"
 		"  -v, --verbose            log every CUDA operation that fails\n"
@@ -275,7 +314,8 @@ static int parse_u32(const char *opt, const char *s, uint32_t *out)
 static int parse_args(int argc, char **argv)
 {
 	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
-	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE, O_SCHED };
+	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE, O_SCHED, O_PEND,
+	       O_PENDPEER };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -285,6 +325,8 @@ static int parse_args(int argc, char **argv)
 		{"slots", required_argument, NULL, O_SLOTS},
 		{"slot-size", required_argument, NULL, O_SLOTSZ},
 		{"max-sessions", required_argument, NULL, O_MAX},
+		{"max-pending", required_argument, NULL, O_PEND},
+		{"max-pending-per-peer", required_argument, NULL, O_PENDPEER},
 		{"spin-us", required_argument, NULL, O_SPIN},
 		{"standin-mem", required_argument, NULL, O_SMEM},
 		{"driver", required_argument, NULL, O_DRIVER},
@@ -308,6 +350,8 @@ static int parse_args(int argc, char **argv)
 
 	g_cfg.executor = "cuda";
 	g_cfg.max_sessions = 64;
+	g_cfg.max_pending = 64;
+	g_cfg.max_pending_per_peer = 16;
 	g_cfg.lreq.pinned_size = 256ull << 20;
 	g_cfg.weight = 100;
 	g_cfg.vm_conn_fd = -1;
@@ -359,6 +403,16 @@ static int parse_args(int argc, char **argv)
 			if (parse_u32("--max-sessions", optarg, &u) || !u)
 				return -1;
 			g_cfg.max_sessions = u;
+			break;
+		case O_PEND:
+			if (parse_u32("--max-pending", optarg, &u) || !u || u > 4096)
+				return -1;
+			g_cfg.max_pending = u;
+			break;
+		case O_PENDPEER:
+			if (parse_u32("--max-pending-per-peer", optarg, &u) || !u || u > 4096)
+				return -1;
+			g_cfg.max_pending_per_peer = u;
 			break;
 		case O_ARENA:
 			if (parse_size(optarg, &g_cfg.lreq.arena_size)) {
@@ -444,7 +498,8 @@ int main(int argc, char **argv)
 {
 	struct sigaction sa = {.sa_handler = wake};
 	struct vc_layout probe;
-	uint32_t next_id = 1;
+	struct pollfd *pfd;
+	size_t pfd_cap;
 	int lfd, rc;
 
 	if (parse_args(argc, argv))
@@ -489,6 +544,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) < 0)
 		return 1;
+	pfd_cap = 4 + VC_VM_MAX_SESSIONS + 32 + g_cfg.max_pending;
+	pfd = calloc(pfd_cap, sizeof(*pfd));
+	if (!pfd || vc_pending_init(&g_pending, g_cfg.max_pending, g_cfg.max_pending_per_peer))
+		return 1;
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGCHLD, &sa, NULL);
@@ -498,9 +557,10 @@ int main(int argc, char **argv)
 		lfd = listen_on(g_cfg.socket_path);
 		if (lfd < 0)
 			return 1;
+		fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) | O_NONBLOCK); /* accept until EAGAIN */
 	}
 	if (g_cfg.vm_socket_path || g_cfg.vm_conn_fd >= 0) {
-		struct vc_vm_link_params vp = {.cfg = &g_cfg, .path = g_cfg.vm_socket_path, .next_id = &next_id,
+		struct vc_vm_link_params vp = {.cfg = &g_cfg, .path = g_cfg.vm_socket_path, .next_id = &g_next_id,
 					       .acct = g_acct};
 
 		rc = vc_vm_link_create(&vp, &g_vm);
@@ -546,8 +606,7 @@ int main(int argc, char **argv)
 		       g_cfg.idle_timeout_s);
 
 	while (!g_quit) {
-		struct pollfd pfd[4 + VC_VM_MAX_SESSIONS + 32];
-		int npfd = 2, nvm = 0, nadm = 0, timeout, vt;
+		int npfd = 2, nvm = 0, nadm = 0, npend, timeout, vt;
 		char drain[64];
 		int pr;
 
@@ -555,16 +614,21 @@ int main(int argc, char **argv)
 		pfd[1] = (struct pollfd){.fd = lfd, .events = POLLIN}; /* -1: ignored by poll */
 		timeout = watch_sessions();
 		if (g_vm) {
-			nvm = vc_vm_link_pollfds(g_vm, pfd + npfd, (int)(sizeof(pfd) / sizeof(pfd[0])) - npfd);
+			nvm = vc_vm_link_pollfds(g_vm, pfd + npfd, (int)pfd_cap - npfd);
 			npfd += nvm;
 			vt = vc_vm_link_timeout_ms(g_vm);
 			if (vt >= 0 && vt < timeout)
 				timeout = vt;
 		}
 		if (g_admin) {
-			nadm = vc_admin_pollfds(g_admin, pfd + npfd, (int)(sizeof(pfd) / sizeof(pfd[0])) - npfd);
+			nadm = vc_admin_pollfds(g_admin, pfd + npfd, (int)pfd_cap - npfd);
 			npfd += nadm;
 		}
+		npend = vc_pending_pollfds(&g_pending, pfd + npfd, (int)pfd_cap - npfd);
+		npfd += npend;
+		vt = vc_pending_timeout_ms(&g_pending);
+		if (vt >= 0 && vt < timeout)
+			timeout = vt;
 		pr = poll(pfd, (nfds_t)npfd, timeout);
 		if (pr < 0 && errno != EINTR)
 			break;
@@ -576,21 +640,23 @@ int main(int argc, char **argv)
 			vc_vm_link_handle(g_vm, pfd + 2, pr > 0 ? nvm : 0);
 		if (g_admin)
 			vc_admin_handle(g_admin, pfd + 2 + nvm, pr > 0 ? nadm : 0);
+		/* Hellos first (and deadlines), then new connections: a client
+		 * that spoke is never dropped for one that has not yet. */
+		vc_pending_handle(&g_pending, pfd + 2 + nvm + nadm, pr > 0 ? npend : 0, on_hello, &lfd);
 		if (pr <= 0 || lfd < 0 || !(pfd[1].revents & POLLIN))
 			continue;
+		/* No worker before the hello: a connection waits in the listener,
+		 * counted apart from sessions (pending.h). */
+		for (int k = 0; k < 64; k++) {
+			int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 
-		int cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-
-		if (cfd < 0)
-			continue;
-		if (g_nworkers >= g_cfg.max_sessions) {
-			vc_log("refusing a client: %u sessions open (--max-sessions)", g_nworkers);
-			refuse_busy(cfd);
-			close(cfd);
-			continue;
+			if (cfd < 0)
+				break;
+			vc_pending_add(&g_pending, cfd);
 		}
-		spawn(lfd, cfd, next_id++);
 	}
+	vc_pending_fini(&g_pending);
+	free(pfd);
 	reap();
 	vc_log("shutting down: stopping %u sessions", g_nworkers + (g_vm ? vc_vm_link_workers(g_vm) : 0));
 	vc_vm_link_destroy(g_vm);

@@ -26,7 +26,6 @@
 #include "resources/acct.h"
 #include "cuda/console.h"
 #include "core/crash.h"
-#include "core/handshake.h"
 #include "core/region.h"
 #include "server/server_config.h"
 #include "standin/standin.h"
@@ -35,7 +34,6 @@
 #include "vc_log.h"
 #include "vc_sock.h"
 
-#define HANDSHAKE_TIMEOUT_MS 5000
 #define BEAT_MS 100
 
 void vc_log(const char *fmt, ...)
@@ -192,37 +190,22 @@ int vc_worker_serve(struct vc_session *s, uint32_t id)
 	return rc;
 }
 
-int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id)
+int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, const struct vc_hello *hp)
 {
 	const struct vc_executor_ops *ops;
 	void *factory;
-	struct vc_hello hello;
+	struct vc_hello hello = *hp;
 	struct vc_welcome w = {0};
 	struct vc_layout layout;
 	struct vc_region region = {.mem_fd = -1, .doorbell_fd = -1, .complete_fd = -1};
 	struct vc_session *s = NULL;
 	struct vc_session_stats st;
 	char name[32], why[sizeof(w.message)];
-	uint8_t msg[sizeof(struct vc_hello)];
-	int fds[3], nfds, rc;
-	ssize_t n;
+	int fds[3], rc;
 
 	vc_worker_catch_term();
 	vc_crash_install(id);
 	vc_worker_capture_stdout(id);
-	n = vc_sock_recv(sock, msg, sizeof(msg), NULL, 0, &nfds, HANDSHAKE_TIMEOUT_MS);
-	if (n == -EMSGSIZE)
-		n = (ssize_t)sizeof(msg) + 1; /* oversized: refused below */
-	else if (n < 0) {
-		vc_log("client %u: no hello (%s), closing", id, strerror((int)-n));
-		return 1;
-	}
-	rc = vc_hello_decode(msg, n, &hello, why, sizeof(why));
-	if (rc) {
-		vc_log("client %u: %s; refused", id, why);
-		refuse(sock, rc, "%s", why);
-		return 1;
-	}
 	{
 		struct ucred cr = {0};
 		socklen_t crl = sizeof(cr);

@@ -93,8 +93,8 @@ HOST_INLINE, HOST_ARENA = 0, 1
 
 # Handle kinds, read from vc_cuda_wire.h's enum vc_cu_handle_kind (the
 # generator numbers them in name order, so a new kind moves the others), and
-# the executor's ids (host-backend/cuda): a tag, the kind, a generation, the
-# table index.
+# the executor's ids (host-backend/cuda/handles.c): a 2-bit tag (01), the kind
+# (6 bits), a 32-bit generation, the table index (24 bits).
 def wire_path():
     here = os.path.dirname(os.path.abspath(__file__))
     path = os.path.join(here, "../../build/release/gen/vc_cuda_wire.h")
@@ -122,7 +122,7 @@ H_GRAPH, H_GRAPHEXEC, H_GRAPHNODE = KINDS["CUGRAPH"], KINDS["CUGRAPHEXEC"], KIND
 
 
 def handle_id(kind, idx, gen=1):
-    return (0x7C << 56) | (kind << 48) | (gen << 24) | idx
+    return (1 << 62) | (kind << 56) | (gen << 24) | idx
 
 
 CTX0 = handle_id(H_CONTEXT, 0)  # the first handle a session issues: its primary context

@@ -10,10 +10,14 @@
  * one verifies copies and a kernel's stores, and the bad ones hold a context
  * and device memory for the server to free.
  *
- *   bad_client --socket PATH --server-pid PID
+ *   bad_client --socket PATH --server-pid PID [--full]
+ *
+ * With --full, against a server started with --max-sessions 1: only the
+ * "server full" case (the second client is told why).
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -283,6 +287,124 @@ static void garbage_hello(void)
 	g_pass++;
 }
 
+/* A real client's session: open, a context, a synchronisation, close. */
+static int real_client(char *err, size_t errlen)
+{
+	struct vc_client *c;
+	uint64_t ctx = 0;
+	int rc;
+
+	if ((rc = vc_client_open(g_path, &c, err, errlen)))
+		return rc;
+	rc = vt_ctx_open(c, &ctx);
+	if (!rc)
+		rc = vt_sync(c, ctx);
+	vc_client_close(c);
+	if (rc)
+		snprintf(err, errlen, "context or sync failed (%d)", rc);
+	return rc;
+}
+
+/* 300 connections that never speak: no worker each, no session counted, so
+ * a real client still gets in at once; the server drops them all. */
+static void silent_flood(void)
+{
+	enum { N = 300 };
+	static int fds[N];
+	char err[256];
+	uint64_t t0;
+	int closed = 0, rc;
+
+	for (int i = 0; i < N; i++)
+		CHECK((fds[i] = raw_connect()) >= 0, "silent flood: connect %d", i);
+	t0 = now_ms();
+	rc = real_client(err, sizeof(err));
+	t0 = now_ms() - t0;
+	CHECK(rc == 0, "silent flood: a real client was locked out: %s", err);
+	CHECK(t0 < 1500, "silent flood: the real client waited %" PRIu64 " ms", t0);
+	/* Every silent one is refused or closed within the hello deadline. */
+	for (int i = 0; i < N; i++) {
+		struct vc_welcome w;
+		int nfds;
+		ssize_t n = vc_sock_recv(fds[i], &w, sizeof(w), NULL, 0, &nfds, 4000);
+
+		closed += n == 0 || (n == (ssize_t)sizeof(w) && w.status == -ETIMEDOUT);
+		close(fds[i]);
+	}
+	CHECK(closed == N, "silent flood: %d of %d silent connections were dropped", closed, N);
+	printf("ok - 300 silent connections: a real client got in in %" PRIu64 " ms, all 300 dropped\n", t0);
+	g_pass++;
+}
+
+/* A hello too late, one with descriptors attached, one too long, and a
+ * connection closed right after its hello: each refused or ignored, nothing
+ * kept by the server (the fd count check at the end). */
+static void hostile_hellos(void)
+{
+	struct vc_hello h = {.magic = VC_HELLO_MAGIC, .version = VC_PROTO_VERSION, .abi_hash = 0};
+	uint8_t big[sizeof(h) + 64] = {0};
+	struct vc_welcome w;
+	int fds[4], nfds, fd, extra[3];
+	ssize_t n;
+	char err[256];
+
+	/* too late: dropped after the deadline, with a reason */
+	CHECK((fd = raw_connect()) >= 0, "late hello: connect");
+	usleep(2600 * 1000);
+	vc_sock_send(fd, &h, sizeof(h), NULL, 0);
+	n = vc_sock_recv(fd, &w, sizeof(w), fds, 4, &nfds, 3000);
+	close(fd);
+	CHECK(n == (ssize_t)sizeof(w) && w.status == -ETIMEDOUT && nfds == 0,
+	      "late hello: expected a timeout refusal, got %zd bytes status %d", n, n > 0 ? w.status : 0);
+	/* descriptors riding on a (mismatched) hello: closed, refused */
+	CHECK((fd = raw_connect()) >= 0, "hello with fds: connect");
+	for (int i = 0; i < 3; i++)
+		extra[i] = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	vc_sock_send(fd, &h, sizeof(h), extra, 3);
+	for (int i = 0; i < 3; i++)
+		close(extra[i]);
+	n = vc_sock_recv(fd, &w, sizeof(w), fds, 4, &nfds, 3000);
+	close(fd);
+	CHECK(n == (ssize_t)sizeof(w) && w.status == -EPROTONOSUPPORT && nfds == 0,
+	      "hello with fds: expected a refusal, got %zd", n);
+	/* too long */
+	CHECK((fd = raw_connect()) >= 0, "long hello: connect");
+	memcpy(big, &h, sizeof(h));
+	vc_sock_send(fd, big, sizeof(big), NULL, 0);
+	n = vc_sock_recv(fd, &w, sizeof(w), fds, 4, &nfds, 3000);
+	close(fd);
+	CHECK(n == (ssize_t)sizeof(w) && w.status == -EPROTO, "long hello: expected a refusal, got %zd", n);
+	/* closed mid-handshake: the hello sent, the answer never read */
+	h.abi_hash = 0;
+	CHECK((fd = raw_connect()) >= 0, "closed mid-handshake: connect");
+	vc_sock_send(fd, &h, sizeof(h), NULL, 0);
+	close(fd);
+	CHECK(real_client(err, sizeof(err)) == 0, "hostile hellos: a real client failed after them: %s", err);
+	printf("ok - a late hello, a hello with descriptors, an oversized one and a hang-up: refused, "
+	       "the server carries on\n");
+	g_pass++;
+}
+
+/* Against a server started with --max-sessions 1: the second client is told
+ * why, and gets in once the first has gone. */
+static void server_full(void)
+{
+	struct vc_client *c;
+	char err[256], err2[256];
+	int rc;
+
+	CHECK(vc_client_open(g_path, &c, err, sizeof(err)) == 0, "server full: first client: %s", err);
+	rc = real_client(err2, sizeof(err2));
+	vc_client_close(c);
+	CHECK(rc == -EBUSY && strstr(err2, "server full") && strstr(err2, "--max-sessions"),
+	      "server full: second client got %d '%s'", rc, err2);
+	for (int i = 0; i < 100 && (rc = real_client(err, sizeof(err))) == -EBUSY; i++)
+		usleep(20000); /* the first worker is being reaped */
+	CHECK(rc == 0, "server full: no session after the first closed: %s", err);
+	printf("ok - a full server says so: \"%s\"\n", err2);
+	g_pass++;
+}
+
 /* ---- a client killed in the middle of a bulk copy --------------------------- */
 
 static void killed_mid_copy(void)
@@ -331,13 +453,17 @@ int main(int argc, char **argv)
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"server-pid", required_argument, NULL, 'p'},
+		{"full", no_argument, NULL, 'f'},
 		{0},
 	};
+	int full = 0;
 	pthread_t good;
 	int o, fds0, fds1 = -1;
 
-	while ((o = getopt_long(argc, argv, "s:p:", opts, NULL)) != -1) {
-		if (o == 's')
+	while ((o = getopt_long(argc, argv, "s:p:f", opts, NULL)) != -1) {
+		if (o == 'f')
+			full = 1;
+		else if (o == 's')
 			g_path = optarg;
 		else if (o == 'p')
 			g_pid = atoi(optarg);
@@ -349,6 +475,11 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
+	if (full) { /* a server started with --max-sessions 1 */
+		server_full();
+		printf("%d passed, %d failed\n", g_pass, g_fail);
+		return g_fail ? 1 : 0;
+	}
 	/* Baseline: the server with no session open (an earlier client's may
 	 * still be closing). */
 	if (wait_freed(0, 3000) < 0) {
@@ -368,6 +499,8 @@ int main(int argc, char **argv)
 		run_bad(vt_hostile_cases[i].name, vt_hostile_cases[i].inject, vt_hostile_cases[i].want);
 	version_mismatch();
 	garbage_hello();
+	silent_flood();
+	hostile_hellos();
 	killed_mid_copy();
 
 	g_stop = 1;

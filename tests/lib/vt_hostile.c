@@ -131,6 +131,136 @@ static void inject_launch_params_lie(struct vc_ring_guest *g, uint64_t ctx, uint
 	raw_cmd(g, VC_CU_vcLaunch, 0, 0, &r, sizeof(r));
 }
 
+/* A header with size @size and nothing else checked first. */
+static void raw_size(struct vc_ring_guest *g, uint32_t size)
+{
+	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = size};
+	uint8_t b[64] = {0};
+
+	memcpy(b, &h, sizeof(h));
+	raw(g, b, size >= sizeof(h) && size <= sizeof(b) ? size : sizeof(h));
+}
+
+static void inject_size_below_header(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
+	raw_size(g, 8);
+}
+
+static void inject_size_zero(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
+	raw_size(g, 0);
+}
+
+static void inject_size_unaligned(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
+	raw_size(g, 20);
+}
+
+static void inject_size_huge(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
+	raw_size(g, 0xfffffff8u);
+}
+
+/* Only half a header published. */
+static void inject_truncated_header(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	uint8_t half[8] = {0};
+
+	(void)ctx, (void)d;
+	raw(g, half, sizeof(half));
+}
+
+static void inject_unknown_flags(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_sync r = {.ctx = ctx, .handle = ctx, .kind = VC_CU_SYNC_CTX};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY | 0x80u, 0, &r, sizeof(r));
+}
+
+/* The tail moved backwards past what the host consumed: tail - head wraps. */
+static void inject_tail_backwards(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)ctx, (void)d;
+	g->tail -= 64;
+	vc_shm_store32(&g->ctrl->tail, g->tail, VC_SEQ_CST);
+}
+
+static void inject_slot_max(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_sync r = {.ctx = ctx, .handle = ctx, .kind = VC_CU_SYNC_CTX};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY, UINT32_MAX, &r, sizeof(r));
+}
+
+/* Requests shorter than their structs: a synchronisation, a launch, a
+ * generated decoder's (cuStreamCreate), a list page. */
+static void inject_short_sync(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)d;
+	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY, 0, &ctx, sizeof(ctx));
+}
+
+static void inject_short_launch(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_launch r = {.ctx = ctx};
+
+	(void)d;
+	raw_cmd(g, VC_CU_vcLaunch, 0, 0, &r, 16);
+}
+
+static void inject_short_generated(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	(void)d;
+	raw_cmd(g, VC_CU_cuStreamCreate, VC_CMD_F_REPLY, 0, &ctx, 4);
+}
+
+static void inject_short_list(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_list r = {.ctx = ctx};
+
+	(void)d;
+	raw_cmd(g, VC_CU_cuLibraryEnumerateKernels, VC_CMD_F_REPLY, 0, &r, 8);
+}
+
+/* A function name whose length says 200 bytes, with 8 in the command. */
+static void inject_name_length_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct {
+		struct vc_cu_req_cuModuleGetFunction r;
+		char name[8];
+	} p = {{.cur_ctx = ctx, .name_len = 200}, "kernel"};
+
+	(void)d;
+	raw_cmd(g, VC_CU_cuModuleGetFunction, VC_CMD_F_REPLY, 0, &p, sizeof(p));
+}
+
+/* A name without its NUL. */
+static void inject_name_unterminated(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct {
+		struct vc_cu_req_cuModuleGetFunction r;
+		char name[8];
+	} p = {{.cur_ctx = ctx, .name_len = 8}, {'k', 'k', 'k', 'k', 'k', 'k', 'k', 'k'}};
+
+	(void)d;
+	raw_cmd(g, VC_CU_cuModuleGetFunction, VC_CMD_F_REPLY, 0, &p, sizeof(p));
+}
+
+/* An arena offset whose end wraps around. */
+static void inject_arena_wrap(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_memcpy r = {.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 4096,
+				     .arena_off = UINT64_MAX - 100, .host = VC_CU_HOST_ARENA};
+
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r));
+}
+
 const struct vt_hostile_case vt_hostile_cases[] = {
 	{"tail beyond the ring", inject_tail_beyond, VC_FATAL_TAIL},
 	{"command length past the end", inject_length_past_end, VC_FATAL_CMD_SIZE},
@@ -142,5 +272,20 @@ const struct vt_hostile_case vt_hostile_cases[] = {
 	{"request shorter than its struct", inject_short_payload, VC_FATAL_PAYLOAD},
 	{"inline copy longer than its command", inject_inline_length_lie, VC_FATAL_PAYLOAD},
 	{"launch parameters past the command", inject_launch_params_lie, VC_FATAL_PAYLOAD},
+	{"command size smaller than its header", inject_size_below_header, VC_FATAL_CMD_SIZE},
+	{"command size zero", inject_size_zero, VC_FATAL_CMD_SIZE},
+	{"command size not a multiple of 8", inject_size_unaligned, VC_FATAL_CMD_SIZE},
+	{"command size near 4 GiB", inject_size_huge, VC_FATAL_CMD_SIZE},
+	{"half a header published", inject_truncated_header, VC_FATAL_CMD_SIZE},
+	{"unknown flag bits", inject_unknown_flags, VC_FATAL_OP},
+	{"tail moved backwards", inject_tail_backwards, VC_FATAL_TAIL},
+	{"reply slot UINT32_MAX", inject_slot_max, VC_FATAL_SLOT},
+	{"synchronisation shorter than its struct", inject_short_sync, VC_FATAL_PAYLOAD},
+	{"launch shorter than its struct", inject_short_launch, VC_FATAL_PAYLOAD},
+	{"generated request shorter than its struct", inject_short_generated, VC_FATAL_PAYLOAD},
+	{"list request shorter than its struct", inject_short_list, VC_FATAL_PAYLOAD},
+	{"name length past the command", inject_name_length_lie, VC_FATAL_PAYLOAD},
+	{"name without its NUL", inject_name_unterminated, VC_FATAL_PAYLOAD},
+	{"arena offset that wraps", inject_arena_wrap, VC_FATAL_ARENA},
 };
 const unsigned vt_hostile_ncases = sizeof(vt_hostile_cases) / sizeof(vt_hostile_cases[0]);

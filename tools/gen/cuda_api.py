@@ -26,6 +26,11 @@ what the header cannot:
     post      (guest function, [parameters]): called with those parameters
               after the call succeeded; its CUresult is the call's (a
               managed global mapped into the guest).
+    owner     who owns the handle the call returns: "ctx" (the current
+              context) or the name of a handle parameter (cuModuleGetFunction's
+              hmod). The host forgets the handle with its owner, so that a
+              function of an unloaded module or a stream of a destroyed
+              context is an invalid handle, never a dangling driver pointer.
     virtual   not a driver function: an operation of vcuda's own (device
               facts in one call, image upload, parameter layout); manual.
     refused   why a guest cannot have this call; with err, the CUresult it
@@ -131,23 +136,23 @@ fn("cuCtxResetPersistingL2Cache", SYNC)
 fn("cuModuleLoadData", SYNC, local=True)
 fn("cuModuleLoadDataEx", SYNC, local=True)
 fn("cuModuleLoadFatBinary", SYNC, local=True)
-fn("cuModuleUnload", SYNC, destroys="hmod")
-fn("cuModuleGetFunction", SYNC)
+fn("cuModuleUnload", SYNC, destroys="hmod", after="vc_cu_params_forget")
+fn("cuModuleGetFunction", SYNC, owner="hmod")
 fn("cuModuleGetGlobal_v2", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed_global", ["dptr", "bytes"]))
 fn("cuModuleGetLoadingMode", SYNC, ctx_free=True)
 fn("cuModuleGetFunctionCount", SYNC)
 fn("cuModuleEnumerateFunctions", SYNC, manual=True)  # paged, like kernel lists
 fn("cuLibraryLoadData", SYNC, local=True)
-fn("cuLibraryUnload", SYNC, destroys="library")
-fn("cuLibraryGetKernel", SYNC)
+fn("cuLibraryUnload", SYNC, destroys="library", after="vc_cu_params_forget")
+fn("cuLibraryGetKernel", SYNC, owner="library")
 fn("cuLibraryGetKernelCount", SYNC)
-fn("cuLibraryGetModule", SYNC)
+fn("cuLibraryGetModule", SYNC, owner="library")
 fn("cuLibraryGetGlobal", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed_global", ["dptr", "bytes"]))
 fn("cuLibraryGetManaged", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed_global", ["dptr", "bytes"]))
 fn("cuLibraryEnumerateKernels", SYNC, manual=True)  # paged: any number of kernels
 fn("cuKernelGetName", SYNC, manual=True)            # the guest keeps the strings
 fn("cuFuncGetName", SYNC, manual=True)
-fn("cuKernelGetFunction", SYNC)
+fn("cuKernelGetFunction", SYNC, owner="kernel")
 fn("cuKernelGetAttribute", SYNC)
 fn("cuKernelSetAttribute", SYNC, after="vc_cu_params_forget")
 fn("cuKernelSetCacheConfig", SYNC)
@@ -204,8 +209,8 @@ fn("cuMemsetD2D16Async", ASYNC, local=True)
 fn("cuMemsetD2D32Async", ASYNC, local=True)
 
 # ---- streams ---------------------------------------------------------------------
-fn("cuStreamCreate", SYNC)
-fn("cuStreamCreateWithPriority", SYNC)
+fn("cuStreamCreate", SYNC, owner="ctx")
+fn("cuStreamCreateWithPriority", SYNC, owner="ctx")
 fn("cuStreamDestroy_v2", SYNC, destroys="hStream")
 fn("cuStreamSynchronize", SYNC, local=True)
 fn("cuStreamQuery", SYNC)
@@ -223,7 +228,7 @@ fn("cuStreamGetCaptureInfo_v3", SYNC, manual=True)
 fn("cuStreamGetCaptureInfo_v2", SYNC, local=True)   # onto _v3 (no edge data)
 
 # ---- events ----------------------------------------------------------------------
-fn("cuEventCreate", SYNC)
+fn("cuEventCreate", SYNC, owner="ctx")
 fn("cuEventDestroy_v2", SYNC, destroys="hEvent")
 fn("cuEventRecord", ASYNC)
 fn("cuEventRecordWithFlags", ASYNC)

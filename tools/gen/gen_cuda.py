@@ -468,7 +468,16 @@ def emit_host(funcs):
                 continue
             if p.kind == "handle":
                 kind = "VC_H_" + p.base.upper()
-                o.append("\tif ((rc = vc_cu_publish(x, %s, o_%s, &rp.%s)))\n\t\treturn rc;" % (kind, p.name, p.name))
+                owner = f.get("owner")
+                if owner == "ctx":
+                    pub = "vc_cu_publish_owned(x, %s, o_%s, &rp.%s)" % (kind, p.name, p.name)
+                elif owner:
+                    if not any(q.name == owner and q.dir == "in" and q.kind == "handle" for q in ps):
+                        sys.exit("gen_cuda: %s: owner %s is no handle parameter" % (s, owner))
+                    pub = "vc_cu_publish_child(x, %s, o_%s, rq.%s, &rp.%s)" % (kind, p.name, owner, p.name)
+                else:
+                    pub = "vc_cu_publish(x, %s, o_%s, &rp.%s)" % (kind, p.name, p.name)
+                o.append("\tif ((rc = %s))\n\t\treturn rc;" % pub)
             elif p.kind == "struct":
                 o.append("\tmemcpy(rp.%s, &o_%s, sizeof(rp.%s));" % (p.name, p.name, p.name))
             else:
