@@ -236,6 +236,7 @@ int main(void)
     cudaError_t ce = cudaGraphClone(&clone, g);
     printf("clone: %s\n", cudaGetErrorName(ce));
     cudaGetLastError();
+    size_t cnodes = 0;
     if (ce == cudaSuccess) {
 
     cudaGraphNode_t in_clone;
@@ -243,7 +244,6 @@ int main(void)
     EXPECT(in_clone != n_k, "the clone's node is the original's");
     CK(cudaGraphNodeGetType(in_clone, &t));
     EXPECT(t == cudaGraphNodeTypeKernel, "the clone's node type %d", (int)t);
-    size_t cnodes = 0;
     CK(cudaGraphGetNodes(clone, NULL, &cnodes));
     EXPECT(cnodes == nodes, "clone has %zu nodes", cnodes);
     CK(cudaGraphDestroy(clone));
