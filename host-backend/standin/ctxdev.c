@@ -90,7 +90,8 @@ static CUresult s_peer_enable(CUcontext peer, unsigned flags)
 		return rc;
 	if (!vc_si_is(peer, T_CTX))
 		return CUDA_ERROR_INVALID_CONTEXT;
-	return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_INVALID_DEVICE;
+	/* a context of the same device is no peer: measured on an H100 (580) */
+	return flags ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_PEER_ACCESS_UNSUPPORTED;
 }
 
 static CUresult s_peer_disable(CUcontext peer)

@@ -452,7 +452,8 @@ START_TEST(jit_linking)
 		ck_assert_ptr_nonnull(strstr(info, "vcuda stand-in linker: input a.ptx"));
 		ck_assert_ptr_nonnull(strstr(info, "linked 2 inputs"));
 	}
-	ck_assert_uint_eq((uintptr_t)v[1], strlen(info) + 1);
+	if (getenv("VCUDA_TEST_STANDIN")) /* the driver writes 0 for an empty log */
+		ck_assert_uint_eq((uintptr_t)v[1], strlen(info) + 1);
 	memcpy(&ms, &v[4], sizeof(ms));
 	ck_assert(ms == 0.5f);
 	CK(cuModuleLoadData(&m, image));
@@ -858,15 +859,17 @@ START_TEST(wait_value_never_written)
 	ck_assert_int_eq(pthread_create(&t, NULL, sync_thread, &w), 0);
 	usleep(200 * 1000);
 	ck_assert_int_eq(cuStreamQuery(w.s), CUDA_ERROR_NOT_READY);
-	/* the session goes on while the wait holds */
+	/* the session goes on while the wait holds (no cuMemFree here: it
+	 * synchronises the device, natively too) */
 	CK(cuMemAlloc(&e, 64));
-	CK(cuMemFree(e));
+	CK(cuStreamQuery(other));
 	CK(cuStreamWriteValue32(other, d, 1, 0));
 	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	CK(w.rc);
 	CK(cuStreamQuery(w.s));
 	CK(cuStreamDestroy(w.s));
 	CK(cuStreamDestroy(other));
+	CK(cuMemFree(e));
 	CK(cuMemFree(d));
 	CK(cuCtxDestroy(w.ctx));
 	CK(cuCtxSetCurrent(g_ctx));
@@ -1154,7 +1157,7 @@ START_TEST(contexts_and_devices)
 	CK(cuCtxWaitEvent(c, ev));
 	CK(cuEventDestroy(ev));
 	/* one GPU: a context is no peer of another on the same device */
-	ck_assert_int_eq(cuCtxEnablePeerAccess(g_ctx, 0), CUDA_ERROR_INVALID_DEVICE);
+	ck_assert_int_eq(cuCtxEnablePeerAccess(g_ctx, 0), CUDA_ERROR_PEER_ACCESS_UNSUPPORTED);
 	ck_assert_int_eq(cuCtxDisablePeerAccess(g_ctx), CUDA_ERROR_PEER_ACCESS_NOT_ENABLED);
 	CK(cuProfilerStart());
 	CK(cuProfilerStop());
