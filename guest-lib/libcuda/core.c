@@ -262,7 +262,8 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 	if (rc < 0) {
 		rc = vc_cu_error(rc);
 	} else if (rc == CUDA_SUCCESS) {
-		memcpy(rep, buf, replen < got ? replen : got);
+		if (replen && got)
+			memcpy(rep, buf, replen < got ? replen : got);
 		if (outlen)
 			*outlen = 0;
 		if (out && got > VC_CU_REP_MAX) {

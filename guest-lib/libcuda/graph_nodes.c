@@ -8,6 +8,7 @@
  * (vcGraphNode, shared/vc_cuda_graph.h).
  * Host nodes name the guest's (function, data) pairs by cookie (graph_host.c).
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -236,6 +237,14 @@ static CUresult params_body(const CUgraphNodeParams *np, struct vc_cu_node_body 
  * *@bodies is set to: natively the driver's, valid while the node lives (the
  * guest cannot see it go, so it is kept).
  */
+/* Conditional nodes' body graph arrays handed to callers (see add()). */
+struct body_block {
+	struct body_block *next;
+	CUgraph g[];
+};
+static struct body_block *g_bodies;
+static pthread_mutex_t g_bodies_mu = PTHREAD_MUTEX_INITIALIZER;
+
 static CUresult add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const CUgraphEdgeData *edges, size_t n,
 		    const struct vc_cu_node_body *b, const void *extra, size_t esize, CUdeviceptr *dptr,
 		    CUgraph **bodies)
@@ -258,15 +267,22 @@ static CUresult add(CUgraphNode *out, CUgraph g, const CUgraphNode *deps, const 
 	if (dptr)
 		*dptr = rp.dptr;
 	if (bodies) {
-		CUgraph *arr = calloc(rp.nbodies + 1, sizeof(*arr));
+		struct body_block *blk = calloc(1, sizeof(*blk) + (rp.nbodies + 1) * sizeof(CUgraph));
 
-		if (!arr) {
+		if (!blk) {
 			cuGraphDestroyNode((CUgraphNode)(uintptr_t)rp.node);
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
 		for (uint32_t i = 0; i < rp.nbodies; i++)
-			arr[i] = (CUgraph)(uintptr_t)ids[i];
-		*bodies = arr;
+			blk->g[i] = (CUgraph)(uintptr_t)ids[i];
+		/* The driver's array lives as long as the node; the body ids
+		 * are kept for the process (a few words per conditional node),
+		 * on a list, so that they stay reachable. */
+		pthread_mutex_lock(&g_bodies_mu);
+		blk->next = g_bodies;
+		g_bodies = blk;
+		pthread_mutex_unlock(&g_bodies_mu);
+		*bodies = blk->g;
 	}
 	*out = (CUgraphNode)(uintptr_t)rp.node;
 	return CUDA_SUCCESS;

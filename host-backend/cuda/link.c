@@ -115,10 +115,12 @@ static int jit_reply(const struct jitbuf *b, int result, uint64_t handle, uint64
 	room = out->data_cap - 8u * b->n;
 	len = b->info ? (uint32_t)strnlen(b->info, b->info_cap) : 0;
 	rp.info_len = len < room / 2 ? len : room / 2;
-	memcpy(out->data + 8u * b->n, b->info, rp.info_len);
+	if (rp.info_len)
+		memcpy(out->data + 8u * b->n, b->info, rp.info_len);
 	len = b->err ? (uint32_t)strnlen(b->err, b->err_cap) : 0;
 	rp.err_len = len < room - rp.info_len ? len : room - rp.info_len;
-	memcpy(out->data + 8u * b->n + rp.info_len, b->err, rp.err_len);
+	if (rp.err_len)
+		memcpy(out->data + 8u * b->n + rp.info_len, b->err, rp.err_len);
 	out->data_len = 8u * b->n + rp.info_len + rp.err_len;
 	REPLY(rp);
 	return 0;

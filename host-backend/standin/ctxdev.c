@@ -209,7 +209,7 @@ static CUresult s_stream_green(CUstream s, CUgreenCtx *g)
 
 /* ---- limits, kept per context, with a GPU's defaults ------------------------------------ */
 
-#define LIMITS 8
+#define LIMITS CU_LIMIT_MAX /* the CIG limits (7..9) are asked by cudart 13: 0 outside a CIG context */
 static struct {
 	const void *ctx;
 	size_t v[LIMITS];

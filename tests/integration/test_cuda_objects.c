@@ -635,7 +635,8 @@ END_TEST
 /* ---- IPC between processes of one VM ------------------------------------------------ */
 
 /* A second vcuda-server (the CI stand-in behind it) on a socket of its own:
- * another VM. Its pid in *@pid. */
+ * another VM. Its pid in *@pid; 0 where no server binary is at hand (the
+ * test VM's guest, whose only server is the host's). */
 static void start_other_server(const char *sock, pid_t *pid)
 {
 	char exe[4096], bin[4200];
@@ -645,6 +646,9 @@ static void start_other_server(const char *sock, pid_t *pid)
 	exe[n] = 0;
 	*strrchr(exe, '/') = 0;
 	snprintf(bin, sizeof(bin), "%s/../bin/vcuda-server", exe);
+	*pid = 0;
+	if (access(bin, X_OK))
+		return;
 	unlink(sock);
 	*pid = fork();
 	if (*pid == 0) {
@@ -711,12 +715,15 @@ START_TEST(ipc_handles_of_this_vm_only)
 	/* CUDA only in the children first: each is a session of its own */
 	if ((c1 = fork()) == 0)
 		exporter(NULL, p1[1], hold[0]);
-	if ((c2 = fork()) == 0)
+	c2 = 0;
+	if (srv && (c2 = fork()) == 0)
 		exporter(sock, p2[1], hold[0]);
 	ck_assert_int_eq(read(p1[0], &mine, sizeof(mine)), (ssize_t)sizeof(mine));
-	ck_assert_int_eq(read(p2[0], &theirs, sizeof(theirs)), (ssize_t)sizeof(theirs));
 	ck_assert(mine.ok);
-	ck_assert(theirs.ok);
+	if (srv) {
+		ck_assert_int_eq(read(p2[0], &theirs, sizeof(theirs)), (ssize_t)sizeof(theirs));
+		ck_assert(theirs.ok);
+	}
 	CK(cuInit(0));
 	CK(cuDevicePrimaryCtxRetain(&ctx, 0));
 	CK(cuCtxSetCurrent(ctx));
@@ -725,10 +732,12 @@ START_TEST(ipc_handles_of_this_vm_only)
 	memset(&forged_ev, 0x42, sizeof(forged_ev));
 	ck_assert_int_eq(cuIpcOpenMemHandle(&d, forged, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
 			 CUDA_ERROR_INVALID_VALUE);
-	ck_assert_int_eq(cuIpcOpenMemHandle(&d, theirs.mem, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
-			 CUDA_ERROR_INVALID_VALUE);
 	ck_assert_int_eq(cuIpcOpenEventHandle(&ev, forged_ev), CUDA_ERROR_INVALID_VALUE);
-	ck_assert_int_eq(cuIpcOpenEventHandle(&ev, theirs.ev), CUDA_ERROR_INVALID_VALUE);
+	if (srv) {
+		ck_assert_int_eq(cuIpcOpenMemHandle(&d, theirs.mem, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
+				 CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(cuIpcOpenEventHandle(&ev, theirs.ev), CUDA_ERROR_INVALID_VALUE);
+	}
 	forged = mine.mem;
 	forged.reserved[20] ^= 1; /* its id changed: the MAC no longer holds */
 	ck_assert_int_eq(cuIpcOpenMemHandle(&d, forged, CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS),
@@ -749,10 +758,12 @@ START_TEST(ipc_handles_of_this_vm_only)
 	}
 	(void)!write(hold[1], "xx", 2);
 	waitpid(c1, NULL, 0);
-	waitpid(c2, NULL, 0);
-	kill(srv, SIGTERM);
-	waitpid(srv, NULL, 0);
-	unlink(sock);
+	if (srv) {
+		waitpid(c2, NULL, 0);
+		kill(srv, SIGTERM);
+		waitpid(srv, NULL, 0);
+		unlink(sock);
+	}
 }
 END_TEST
 
