@@ -102,7 +102,7 @@ ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUIL
        $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
 endif
 
-.PHONY: all build asan tsan fuzz check demo bench test-gpu unit integration clean setup cudart-smoke qemu vm-test coverage
+.PHONY: all build asan tsan fuzz check demo bench test-gpu test-workloads unit integration clean setup cudart-smoke qemu vm-test coverage
 all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
@@ -301,6 +301,11 @@ $(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu
 
 test-gpu:
 	bash ci/test-gpu.sh
+
+# Real frameworks (PyTorch, Triton, JAX, CuPy, cuDNN) natively and through
+# vcuda in the same run, compared (tests/workloads/run.py); GPU machine only.
+test-workloads: $(SERVER_BIN) $(LIBCUDA)
+	$${WL_PYTHON:-/opt/torch/.venv/bin/python3} tests/workloads/run.py --vcuda-build $(BUILD)
 
 # QEMU 10.0.2 with the virtio-vcuda-pci series (qemu-patches/), dynamic and
 # static, cached under $(VCUDA_CACHE) (default /var/cache/vcuda) by their inputs.
