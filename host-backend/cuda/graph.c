@@ -75,6 +75,8 @@ int vc_cu_manual_cuGraphDestroy(struct vc_cu_session *x, const uint8_t *p, uint3
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUGRAPH, rq.handle, &graph)))
 		return rc;
+	if (!graph)
+		return CUDA_ERROR_INVALID_VALUE; /* cuGraphDestroy(NULL), as natively */
 	gi = (uint32_t)(rq.handle & 0xffffffu);
 	/* A graph a node owns (moved into a child graph node, a conditional
 	 * node's body) goes with its node: destroying it would free it twice. */

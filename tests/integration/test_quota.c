@@ -183,6 +183,7 @@ START_TEST(managed_memory_quota)
 	CK(cuMemFree(c));
 	ck_assert_int_eq(cuMemFree(c), CUDA_ERROR_INVALID_VALUE); /* a double free refunds nothing */
 	wait_used(0, 1000);
+	set_limits(0, 0, 0); /* the next suite gets the server as it found it */
 }
 END_TEST
 
@@ -288,6 +289,7 @@ START_TEST(array_memory_quota)
 	CK(cuArray3DCreate(&b, &d3));
 	wait_used(56 * MiB, 1000);
 	/* and with the session: it ends holding them */
+	set_limits(0, 0, 0); /* the next suite gets the server as it found it */
 }
 END_TEST
 
@@ -494,6 +496,7 @@ START_TEST(vmm_create_quota)
 	CK(cuMemRelease(b));
 	wait_used(0, 1000);
 	CK(cuMemAddressFree(va, 64 * MiB));
+	set_limits(0, 0, 0); /* the next suite gets the server as it found it */
 }
 END_TEST
 
@@ -532,6 +535,7 @@ START_TEST(graph_memory_quota)
 	CK(cuGraphExecDestroy(e2));
 	CK(cuGraphDestroy(g));
 	wait_used(0, 1000);
+	set_limits(0, 0, 0); /* the next suite gets the server as it found it */
 }
 END_TEST
 
