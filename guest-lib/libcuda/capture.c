@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * capture.c - cuStreamGetCaptureInfo. The host answers with the status, the
+ * capture.c - cuStreamGetCaptureInfo, and capture modes (below). The host answers with the status, the
  * graph's id and the dependency nodes; the arrays handed to the caller are
  * the calling thread's, valid until its next query (natively they are valid
  * until the next call that changes the stream's capture).
  */
+#include <pthread.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "vc_cuda_manual.h"
@@ -87,9 +89,6 @@ CUresult CUDAAPI cuStreamGetCaptureInfo_v2(CUstream hStream, CUstreamCaptureStat
  * answers CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED and the offending captures
  * are invalidated: their end answers CUDA_ERROR_STREAM_CAPTURE_INVALIDATED.
  */
-#include <pthread.h>
-#include <stdatomic.h>
-
 #define VC_CAPTURES_MAX 256
 
 struct vc_capture {
