@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * capture.c - cuStreamGetCaptureInfo, and capture modes (below). The host answers with the status, the
- * graph's id and the dependency nodes; the arrays handed to the caller are
+ * capture.c - cuStreamGetCaptureInfo, and capture modes (below). The host
+ * answers a query with the status, the graph's id and the dependency nodes;
+ * the arrays handed to the caller are
  * the calling thread's, valid until its next query (natively they are valid
  * until the next call that changes the stream's capture).
  */
