@@ -289,7 +289,7 @@ CUresult CUDAAPI cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, vo
 		      config->attrs, config->numAttrs);
 }
 
-CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+CUresult vc_cu_cluster_query(uint32_t op, int *out, CUfunction func, const CUlaunchConfig *config)
 {
 	struct {
 		struct vc_cu_req_launch rq;
@@ -298,8 +298,7 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
 	struct vc_cu_rep_vcExportSlot rp;
 	CUresult rc;
 
-	if (!numClusters || !config || (config->numAttrs && !config->attrs) ||
-	    config->numAttrs > VC_CU_LAUNCH_ATTRS_MAX)
+	if (!out || !config || (config->numAttrs && !config->attrs) || config->numAttrs > VC_CU_LAUNCH_ATTRS_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	memset(&m, 0, sizeof(m));
 	m.rq.func = (uint64_t)(uintptr_t)func;
@@ -316,9 +315,13 @@ CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func,
 		m.a[i].id = (uint32_t)config->attrs[i].id;
 		memcpy(m.a[i].value, &config->attrs[i].value, sizeof(config->attrs[i].value));
 	}
-	rc = vc_cu_call(VC_CU_vcOccupancyClusters, &m.rq, sizeof(m.rq), m.a, config->numAttrs * sizeof(m.a[0]),
-			&rp, sizeof(rp), NULL, 0, 0);
+	rc = vc_cu_call(op, &m.rq, sizeof(m.rq), m.a, config->numAttrs * sizeof(m.a[0]), &rp, sizeof(rp), NULL, 0, 0);
 	if (rc == CUDA_SUCCESS)
-		*numClusters = (int)rp.value;
+		*out = (int)rp.value;
 	return rc;
+}
+
+CUresult CUDAAPI cuOccupancyMaxActiveClusters(int *numClusters, CUfunction func, const CUlaunchConfig *config)
+{
+	return vc_cu_cluster_query(VC_CU_vcOccupancyClusters, numClusters, func, config);
 }

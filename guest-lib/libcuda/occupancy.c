@@ -128,36 +128,7 @@ void vc_cu_occupancy_forget(void)
 
 CUresult CUDAAPI cuOccupancyMaxPotentialClusterSize(int *clusterSize, CUfunction func, const CUlaunchConfig *config)
 {
-	struct {
-		struct vc_cu_req_launch rq;
-		struct vc_cu_launch_attr a[VC_CU_LAUNCH_ATTRS_MAX];
-	} m;
-	struct vc_cu_rep_vcExportSlot rp;
-	CUresult rc;
-
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
-	if (!clusterSize || !config || (config->numAttrs && !config->attrs) ||
-	    config->numAttrs > VC_CU_LAUNCH_ATTRS_MAX)
-		return CUDA_ERROR_INVALID_VALUE;
-	memset(&m, 0, sizeof(m));
-	m.rq.func = (uint64_t)(uintptr_t)func;
-	m.rq.stream = vc_cu_stream_id(config->hStream);
-	m.rq.grid[0] = config->gridDimX;
-	m.rq.grid[1] = config->gridDimY;
-	m.rq.grid[2] = config->gridDimZ;
-	m.rq.block[0] = config->blockDimX;
-	m.rq.block[1] = config->blockDimY;
-	m.rq.block[2] = config->blockDimZ;
-	m.rq.shared_mem = config->sharedMemBytes;
-	m.rq.nattrs = config->numAttrs;
-	for (unsigned i = 0; i < config->numAttrs; i++) {
-		m.a[i].id = (uint32_t)config->attrs[i].id;
-		memcpy(m.a[i].value, &config->attrs[i].value, sizeof(config->attrs[i].value));
-	}
-	rc = vc_cu_call(VC_CU_cuOccupancyMaxPotentialClusterSize, &m.rq, sizeof(m.rq), m.a,
-			config->numAttrs * sizeof(m.a[0]), &rp, sizeof(rp), NULL, 0, 0);
-	if (rc == CUDA_SUCCESS)
-		*clusterSize = (int)rp.value;
-	return rc;
+	return vc_cu_cluster_query(VC_CU_cuOccupancyMaxPotentialClusterSize, clusterSize, func, config);
 }

@@ -207,6 +207,13 @@ CUresult vc_cu_image_stage(const void *img, uint64_t size, uint64_t *image);
  */
 CUresult vc_cu_load_jit(uint32_t kind, const void *img, CUjit_option *opts, void **vals, unsigned int n,
 			uint64_t *handle);
+/**
+ * vc_cu_cluster_query() - a cluster occupancy query @op (vcOccupancyClusters,
+ * cuOccupancyMaxPotentialClusterSize) of @func launched as @config: the
+ * host's answer into *@out (launch.c).
+ */
+CUresult vc_cu_cluster_query(uint32_t op, int *out, CUfunction func, const CUlaunchConfig *config);
+
 /** vc_cu_occupancy_forget() - drop cached potential block sizes (occupancy.c). */
 void vc_cu_occupancy_forget(void);
 /** vc_cu_pinned_addr() - the guest address of [@off, @off + @n) of the pinned pool, or NULL (graph.c). */
