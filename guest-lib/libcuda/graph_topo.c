@@ -450,26 +450,35 @@ static uint8_t *id_block(const CUgraphNode *deps, const CUgraphEdgeData *ed, siz
 	return data;
 }
 
+/* A capture call @op with @n dependencies (and their edge data): checked,
+ * then sent as an id block after @rq. */
+static CUresult capture_deps_call(uint32_t op, struct vc_cu_req_graph_call *rq, const CUgraphNode *deps,
+				  const CUgraphEdgeData *edges, size_t n)
+{
+	struct vc_cu_rep_graph_call rp;
+	uint8_t *data;
+	size_t len;
+	CUresult rc;
+
+	if (n && !deps)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (n > VC_CU_CAPTURE_DEPS_MAX)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!(data = id_block(deps, edges, n, &len)))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = gcall(op, rq, data, len, &rp);
+	free(data);
+	return rc;
+}
+
 CUresult CUDAAPI cuStreamBeginCaptureToGraph(CUstream hStream, CUgraph hGraph, const CUgraphNode *dependencies,
 					     const CUgraphEdgeData *dependencyData, size_t numDependencies,
 					     CUstreamCaptureMode mode)
 {
 	struct vc_cu_req_graph_call rq = {.a = vc_cu_stream_id(hStream), .b = VC_GID(hGraph), .v0 = (uint64_t)mode,
 					  .v1 = numDependencies};
-	struct vc_cu_rep_graph_call rp;
-	uint8_t *data;
-	size_t len;
-	CUresult rc;
 
-	if (numDependencies && !dependencies)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (numDependencies > VC_CU_CAPTURE_DEPS_MAX)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (!(data = id_block(dependencies, dependencyData, numDependencies, &len)))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = gcall(VC_CU_cuStreamBeginCaptureToGraph, &rq, data, len, &rp);
-	free(data);
-	return rc;
+	return capture_deps_call(VC_CU_cuStreamBeginCaptureToGraph, &rq, dependencies, dependencyData, numDependencies);
 }
 
 CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphNode *dependencies,
@@ -477,20 +486,9 @@ CUresult CUDAAPI cuStreamUpdateCaptureDependencies_v2(CUstream hStream, CUgraphN
 						      unsigned int flags)
 {
 	struct vc_cu_req_graph_call rq = {.a = vc_cu_stream_id(hStream), .v0 = flags, .v1 = numDependencies};
-	struct vc_cu_rep_graph_call rp;
-	uint8_t *data;
-	size_t len;
-	CUresult rc;
 
-	if (numDependencies && !dependencies)
-		return CUDA_ERROR_INVALID_VALUE;
-	if (numDependencies > VC_CU_CAPTURE_DEPS_MAX)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (!(data = id_block(dependencies, dependencyData, numDependencies, &len)))
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	rc = gcall(VC_CU_cuStreamUpdateCaptureDependencies_v2, &rq, data, len, &rp);
-	free(data);
-	return rc;
+	return capture_deps_call(VC_CU_cuStreamUpdateCaptureDependencies_v2, &rq, dependencies, dependencyData,
+				 numDependencies);
 }
 
 CUresult CUDAAPI cuStreamUpdateCaptureDependencies(CUstream hStream, CUgraphNode *dependencies,
