@@ -13,7 +13,6 @@ start_server() {
 	local bin=$1
 	shift
 	export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
-	export VCUDA_TEST_STANDIN=1 # tests assert what only the stand-in's test doubles do
 	"$bin" --socket "$VCUDA_SOCKET" --executor ci-standin "$@" >"$VC_TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 	for _ in $(seq 100); do
