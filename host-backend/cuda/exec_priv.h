@@ -336,6 +336,12 @@ void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx);
 void vc_cu_forget_owned(struct vc_cu_session *x, uint32_t idx);
 
 /**
+ * vc_cu_owner_of() - the table index of the handle that owns @id, or
+ * UINT32_MAX when it has none or @id is no live handle (0 included).
+ */
+uint32_t vc_cu_owner_of(struct vc_cu_session *x, uint64_t id);
+
+/**
  * vc_cu_set_owner() - handle @id belongs to handle @owner (0 or a dead id:
  * to none): it is forgotten when @owner is, so that a function of an
  * unloaded module, a kernel of an unloaded library or a stream of a

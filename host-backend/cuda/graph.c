@@ -80,7 +80,7 @@ int vc_cu_manual_cuGraphDestroy(struct vc_cu_session *x, const uint8_t *p, uint3
 	gi = (uint32_t)(rq.handle & 0xffffffu);
 	/* A graph a node owns (moved into a child graph node, a conditional
 	 * node's body) goes with its node: destroying it would free it twice. */
-	if (x->h[gi].owner != UINT32_MAX)
+	if (vc_cu_owner_of(x, rq.handle) != UINT32_MAX)
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = x->drv->cuGraphDestroy(graph)))
 		return rc;

@@ -146,7 +146,7 @@ static int body_params(struct vc_cu_session *x, const struct vc_cu_node_body *b,
 		np->graph.graph = h;
 		/* A graph moved into a node must be free-standing. */
 		if (rc == 0 && b->ownership == CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE &&
-		    x->h[b->graph & 0xffffffu].owner != UINT32_MAX)
+		    vc_cu_owner_of(x, b->graph) != UINT32_MAX)
 			return CUDA_ERROR_INVALID_VALUE;
 		return rc;
 	case CU_GRAPH_NODE_TYPE_EMPTY:

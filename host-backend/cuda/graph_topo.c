@@ -11,12 +11,6 @@
 
 #include "cuda/graph.h"
 
-/* The owner of node id @id: its graph's slot, as the id table keeps it. */
-static uint64_t owner_of(struct vc_cu_session *x, uint64_t id)
-{
-	return x->h[id & 0xffffffu].owner;
-}
-
 /* The driver's list @what of @h: @total entries into freshly allocated arrays. */
 static int fetch(struct vc_cu_session *x, uint32_t what, void *h, bool want_edges, CUgraphNode **from,
 		 CUgraphNode **to, CUgraphEdgeData **ed, size_t *total)
@@ -89,7 +83,7 @@ int vc_cu_manual_vcGraphEdges(struct vc_cu_session *x, const uint8_t *p, uint32_
 		owner = rq.handle;
 	} else {
 		rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.handle, &h);
-		owner = rc ? 0 : owner_of(x, rq.handle);
+		owner = rc ? 0 : vc_cu_owner_of(x, rq.handle);
 	}
 	if (rc || (rc = fetch(x, rq.what, h, rq.want_edges, &from, &to, &ed, &total)))
 		goto out;

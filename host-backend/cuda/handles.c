@@ -273,6 +273,13 @@ static struct vc_cu_handle *slot(struct vc_cu_session *x, int kind, uint64_t id)
 	return h && h->kind == kind ? h : NULL;
 }
 
+uint32_t vc_cu_owner_of(struct vc_cu_session *x, uint64_t id)
+{
+	struct vc_cu_handle *h = any_slot(x, id);
+
+	return h ? h->owner : UINT32_MAX;
+}
+
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
 {
 	struct vc_cu_handle *h;
