@@ -169,9 +169,16 @@ fuzz() { # TARGET SECONDS
 	if ls "$regress/${1#fuzz_}"-* >/dev/null 2>&1; then
 		"build/fuzz/fuzz/$1" -runs=0 "$regress/${1#fuzz_}"-* || return 1
 	fi
+	# A crash's input is kept under build/fuzz/artifacts (the temp dir goes at
+	# exit) and its stack printed where the step's tail shows it.
+	mkdir -p build/fuzz/artifacts
 	"build/fuzz/fuzz/$1" -max_total_time="$2" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
-		-artifact_prefix="$VC_TMP/" -print_final_stats=1 "$corpus" 2>&1 |
-		grep -vE '^#[0-9]+\s+(NEW|REDUCE|pulse)|NEW_FUNC'
+		-artifact_prefix="build/fuzz/artifacts/$1-" -print_final_stats=1 "$corpus" >"$VC_TMP/fuzz.log" 2>&1
+	local rc=$?
+	# the report from its first line to its stack's end, then where the input went
+	awk '/ERROR: |runtime error/ { p = 1 } /Shadow bytes around/ { p = 0 } p;
+	     /Test unit written|^Done [0-9]+ runs/' "$VC_TMP/fuzz.log" | head -40
+	return $rc
 }
 
 echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"
