@@ -526,10 +526,19 @@ struct vc_cu_req_managed_ptr {
 	uint64_t dptr;
 };
 struct vc_cu_rep_managed_query {
-	uint64_t base;    /* the managed allocation holding dptr */
-	uint64_t size;
+	uint64_t base;    /* the managed allocation holding dptr: for a module's */
+	uint64_t size;    /* variables, the span from its first to its last one */
 	uint32_t managed; /* 0: not managed memory of this session */
-	uint32_t pad;
+	uint32_t npieces; /* the variables of that span, in the reply data, one
+			   * vc_cu_managed_piece each, by address (0: one piece,
+			   * the whole span) */
+};
+/* One __managed__ variable: the driver makes each its own range (a copy may
+ * not cross from one to the next), packed in one segment per module. */
+#define VC_CU_MANAGED_PIECES_MAX 256u
+struct vc_cu_managed_piece {
+	uint64_t base;
+	uint64_t size;
 };
 
 /* cuMemRangeGetAttribute(s): the answers come back in the reply data, one

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "managed.h"
 #include "vc_cu_guest.h"
@@ -138,7 +139,11 @@ static unsigned slot_of(uint64_t p)
 CUresult vc_cu_managed_global(CUdeviceptr *dptr, size_t *bytes)
 {
 	struct vc_cu_req_managed_ptr rq;
-	struct vc_cu_rep_managed_query rp;
+	struct vc_cu_rep_managed_query rp = {0};
+	struct vc_cu_managed_piece *pc;
+	uint64_t base, size;
+	size_t got = 0;
+	CUresult rc;
 	unsigned k;
 	int m;
 
@@ -148,20 +153,39 @@ CUresult vc_cu_managed_global(CUdeviceptr *dptr, size_t *bytes)
 	k = slot_of(*dptr);
 	if (__atomic_load_n(&g_plain[k], __ATOMIC_RELAXED) == *dptr)
 		return CUDA_SUCCESS;
-	rq.dptr = *dptr;
-	if (vc_cu_call(VC_CU_vcManagedQuery, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0) != CUDA_SUCCESS)
+	pc = calloc(VC_CU_MANAGED_PIECES_MAX, sizeof(*pc));
+	if (!pc)
 		return CUDA_SUCCESS; /* the lookup itself succeeded; the CPU view is a bonus */
+	rq.dptr = *dptr;
+	rc = vc_cu_call_sized(VC_CU_vcManagedQuery, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), pc,
+			      VC_CU_MANAGED_PIECES_MAX * sizeof(*pc), &got, 0);
+	if (vc_cu_debug())
+		fprintf(stderr, "vcuda: global %#llx: managed query %d: managed %u, %#llx + %llu in %u pieces\n",
+			(unsigned long long)*dptr, (int)rc, (unsigned)rp.managed, (unsigned long long)rp.base,
+			(unsigned long long)rp.size, (unsigned)rp.npieces);
+	if (rc != CUDA_SUCCESS || rp.npieces > VC_CU_MANAGED_PIECES_MAX || got < rp.npieces * sizeof(*pc))
+		goto out;
 	if (!rp.managed) {
 		__atomic_store_n(&g_plain[k], *dptr, __ATOMIC_RELAXED);
-		return CUDA_SUCCESS;
+		goto out;
 	}
-	m = vc_mgd_map(rp.base, rp.size, vc_cu_current(), 0);
-	if (m == 0)
-		vc_cu_mem_track_managed(rp.base, rp.size);
-	else if (m != -EEXIST || !vc_cu_managed_has(rp.base, rp.size))
+	/* whole pages from the one before the first variable */
+	base = rp.base & ~(uint64_t)(sysconf(_SC_PAGESIZE) - 1);
+	size = rp.size + (rp.base - base);
+	m = rp.npieces ? vc_mgd_map_pieces(base, size, vc_cu_current(), 0, pc, rp.npieces)
+		       : vc_mgd_map(base, size, vc_cu_current(), 0);
+	if (m == 0) {
+		/* each variable its own range, as the driver's pointer attributes say */
+		for (uint32_t i = 0; i < rp.npieces; i++)
+			vc_cu_mem_track_managed(pc[i].base, pc[i].size);
+		if (!rp.npieces)
+			vc_cu_mem_track_managed(rp.base, rp.size);
+	} else if (m != -EEXIST || !vc_cu_managed_has(rp.base, rp.size))
 		/* Taken here: the device can use it, the CPU cannot (it would fault). */
 		fprintf(stderr, "vcuda: managed variables at %#llx cannot be mapped in this process (%s)\n",
 			(unsigned long long)rp.base, strerror(-m));
+out:
+	free(pc);
 	return CUDA_SUCCESS;
 }
 

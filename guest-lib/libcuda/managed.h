@@ -10,6 +10,8 @@
 
 #include <stdint.h>
 
+#include "vc_cuda_manual.h"
+
 /* What the guest knows of one managed range. */
 struct vc_mgd_info {
 	uint64_t base, size; /* size: the bytes asked for (an allocation) or the global's */
@@ -24,6 +26,14 @@ struct vc_mgd_info {
  * taken here, or -errno.
  */
 int vc_mgd_map(uint64_t base, uint64_t size, uint64_t ctx, int owned);
+
+/**
+ * vc_mgd_map_pieces() - vc_mgd_map() of a module's __managed__ variables:
+ * only the @npc pieces @pc (inside the range, by address) are device memory
+ * that copies may name; the gaps between them stay zero.
+ */
+int vc_mgd_map_pieces(uint64_t base, uint64_t size, uint64_t ctx, int owned, const struct vc_cu_managed_piece *pc,
+		      uint32_t npc);
 
 /**
  * vc_mgd_unmap() - unmap the range starting at @base (freed on the host:

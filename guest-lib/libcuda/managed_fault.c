@@ -50,6 +50,8 @@ struct mrange {
 	uint64_t ngran;
 	uint64_t next;   /* the granule after the last fetch (sequential access) */
 	unsigned run;    /* granules of the last fetch */
+	struct vc_cu_managed_piece *pc; /* a module's variables in the range, by */
+	uint32_t npc;                   /* address (0: the range is one allocation) */
 };
 
 /* The program's managed ranges, sorted by base. Under g_mu; the two counters
@@ -124,32 +126,50 @@ static int emit(struct vc_client *c, void *arg, uint64_t off, uint64_t n, uint64
 	return vc_client_submit(c, VC_CU_vcMemcpy, &rq, sizeof(rq), NULL, 0, 0, seq);
 }
 
-/* Granules [@g, @g + @count) of @r from the device into the library's view. */
-static int fetch(struct mrange *r, uint64_t g, uint64_t count)
+/*
+ * Bytes [@off, @off + @len) of @r between the device and the library's view,
+ * in direction @dir, piece by piece: the mapping is whole pages, an
+ * allocation need not be (a 4-byte __managed__ variable), and the host
+ * refuses a copy past its end or from one of a module's variables into the
+ * next. What lies between pieces stays zero.
+ */
+static int move(struct mrange *r, uint64_t off, uint64_t len, uint32_t dir)
 {
 	struct vc_cu_state *st = vc_cu_state();
-	uint64_t off = g * GRAN, len = count * GRAN;
-	struct xfer x = {.dir = VC_CU_COPY_DTOH, .dev = r->info.base + off, .ctx = ctx_of(r)};
+	struct vc_cu_managed_piece whole = {.base = r->info.base, .size = r->info.size};
+	const struct vc_cu_managed_piece *pc = r->npc ? r->pc : &whole;
+	uint64_t from = r->info.base + off, to = from + len;
+	int rc;
 
 	if (!st)
 		return -ENODEV;
-	if (off + len > r->span)
-		len = r->span - off;
-	return vc_client_get(st->client, r->alias + off, len, emit, &x);
+	for (uint32_t i = 0; i < (r->npc ? r->npc : 1); i++) {
+		uint64_t lo = pc[i].base > from ? pc[i].base : from;
+		uint64_t hi = pc[i].base + pc[i].size < to ? pc[i].base + pc[i].size : to;
+		struct xfer x = {.dir = dir, .dev = lo, .ctx = ctx_of(r)};
+
+		if (lo >= hi)
+			continue;
+		if (dir == VC_CU_COPY_DTOH)
+			rc = vc_client_get(st->client, r->alias + (lo - r->info.base), hi - lo, emit, &x);
+		else
+			rc = vc_client_put(st->client, r->alias + (lo - r->info.base), hi - lo, emit, &x, 0);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Granules [@g, @g + @count) of @r from the device into the library's view. */
+static int fetch(struct mrange *r, uint64_t g, uint64_t count)
+{
+	return move(r, g * GRAN, count * GRAN, VC_CU_COPY_DTOH);
 }
 
 /* Granules [@g, @g + @count) of @r from the library's view to the device. */
 static int write_back(struct mrange *r, uint64_t g, uint64_t count)
 {
-	struct vc_cu_state *st = vc_cu_state();
-	uint64_t off = g * GRAN, len = count * GRAN;
-	struct xfer x = {.dir = VC_CU_COPY_HTOD, .dev = r->info.base + off, .ctx = ctx_of(r)};
-
-	if (!st)
-		return -ENODEV;
-	if (off + len > r->span)
-		len = r->span - off;
-	return vc_client_put(st->client, r->alias + off, len, emit, &x, 0);
+	return move(r, g * GRAN, count * GRAN, VC_CU_COPY_HTOD);
 }
 
 /* The program's view of granules [@g, @g + @count) of @r with protection @prot. */
@@ -258,10 +278,17 @@ static void release(struct mrange *r)
 	if (r->fd >= 0)
 		close(r->fd);
 	free(r->state);
+	free(r->pc);
 	free(r);
 }
 
 int vc_mgd_map(uint64_t base, uint64_t size, uint64_t ctx, int owned)
+{
+	return vc_mgd_map_pieces(base, size, ctx, owned, NULL, 0);
+}
+
+int vc_mgd_map_pieces(uint64_t base, uint64_t size, uint64_t ctx, int owned, const struct vc_cu_managed_piece *pc,
+		      uint32_t npc)
 {
 	struct mrange *r;
 	void *v;
@@ -270,10 +297,22 @@ int vc_mgd_map(uint64_t base, uint64_t size, uint64_t ctx, int owned)
 
 	if (!size || base % PAGE || size > UINT64_MAX - PAGE)
 		return -EINVAL;
+	for (uint32_t k = 0; k < npc; k++)
+		if (pc[k].base < base || pc[k].size > size || pc[k].base - base > size - pc[k].size)
+			return -EINVAL;
 	pthread_once(&g_sig_once, install);
 	r = calloc(1, sizeof(*r));
 	if (!r)
 		return -ENOMEM;
+	if (npc) {
+		r->pc = malloc(npc * sizeof(*pc));
+		if (!r->pc) {
+			free(r);
+			return -ENOMEM;
+		}
+		memcpy(r->pc, pc, npc * sizeof(*pc));
+		r->npc = npc;
+	}
 	r->info = (struct vc_mgd_info){.base = base, .size = size, .ctx = ctx, .owned = owned};
 	if (ctx)
 		__atomic_store_n(&g_last_ctx, ctx, __ATOMIC_RELAXED);

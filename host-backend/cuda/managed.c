@@ -72,11 +72,88 @@ int vc_cu_manual_vcManagedFree(struct vc_cu_session *x, const uint8_t *p, uint32
 	return rc;
 }
 
+/* How far apart a module's managed variables may lie (the driver packs
+ * them at 512-byte steps), and the step a search for the next one takes. */
+#define SEG_GAP (64u << 10)
+#define SEG_STEP 16u
+
+/* The managed range holding @a that the session may name: 0 with
+ * [*@b, *@b + *@n), or -1 (none, not managed, or a session allocation, which
+ * is no module's variable). */
+static int managed_var(struct vc_cu_session *x, uint64_t a, uint64_t *b, uint64_t *n)
+{
+	CUdeviceptr base = 0;
+	size_t size = 0;
+	int managed = 0;
+	CUpointer_attribute attr = CU_POINTER_ATTRIBUTE_IS_MANAGED;
+	void *data = &managed;
+	struct vc_cu_mrange *r;
+
+	if (x->drv->cuMemGetAddressRange_v2(&base, &size, (CUdeviceptr)a) != CUDA_SUCCESS || !size)
+		return -1;
+	if (x->drv->cuPointerGetAttributes(1, &attr, &data, base) != CUDA_SUCCESS || !managed)
+		return -1;
+	r = vc_cu_managed_find(x, base);
+	if (r && !r->global)
+		return -1;
+	*b = base;
+	*n = size;
+	return 0;
+}
+
+/*
+ * The module's managed variables around [@start, @start + @size): the
+ * runtime asks for one of them only and reaches the others by their offsets
+ * in the segment, so the guest must map, and copy, them all. Searched at
+ * SEG_STEP steps up to SEG_GAP past each end; at most @cap pieces.
+ */
+static uint32_t segment(struct vc_cu_session *x, uint64_t start, uint64_t size, struct vc_cu_managed_piece *pc,
+			uint32_t cap)
+{
+	uint64_t lo = start, b, n;
+	uint32_t k = 0;
+
+	/* back to the first variable */
+	for (uint64_t a = lo; a > SEG_STEP && lo - a < SEG_GAP && k < cap / 2;) {
+		a -= SEG_STEP;
+		if (managed_var(x, a, &b, &n) == 0 && b < lo) {
+			lo = b;
+			a = b;
+			k++;
+		}
+	}
+	k = 0;
+	for (uint64_t a = lo; k < cap;) {
+		uint64_t end;
+
+		if (managed_var(x, a, &b, &n)) {
+			/* a gap: the next variable within SEG_GAP, or the end */
+			end = a;
+			for (a += SEG_STEP; a - end < SEG_GAP && managed_var(x, a, &b, &n); a += SEG_STEP)
+				;
+			if (a - end >= SEG_GAP)
+				break;
+		}
+		pc[k].base = b;
+		pc[k].size = n;
+		k++;
+		a = b + n;
+	}
+	/* the variable asked about is always among them */
+	for (uint32_t i = 0; i < k; i++)
+		if (pc[i].base == start)
+			return k;
+	pc[0].base = start;
+	pc[0].size = size;
+	return 1;
+}
+
 /*
  * Whether the global at @dptr is managed memory (a __managed__ variable):
  * the driver says so, and it belongs to one of our contexts or to none that
- * another session could own (a worker process serves one session). Such a
- * range joins the table, so that copies may name it.
+ * another session could own (a worker process serves one session). The
+ * module's variables around it (segment()) join the table, so that copies
+ * may name them, and go back to the guest, which maps them all.
  */
 int vc_cu_manual_vcManagedQuery(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 				struct vc_cu_out *out)
@@ -85,12 +162,14 @@ int vc_cu_manual_vcManagedQuery(struct vc_cu_session *x, const uint8_t *p, uint3
 					CU_POINTER_ATTRIBUTE_RANGE_START_ADDR, CU_POINTER_ATTRIBUTE_RANGE_SIZE};
 	struct vc_cu_req_managed_ptr rq;
 	struct vc_cu_rep_managed_query rp = {0};
+	struct vc_cu_managed_piece *pc;
 	CUcontext c = NULL;
 	CUdeviceptr start = 0;
 	size_t size = 0;
 	int managed = 0;
 	void *data[4] = {&managed, &c, &start, &size};
 	uint64_t id;
+	uint32_t cap;
 	int rc;
 
 	TAKE(rq);
@@ -102,11 +181,43 @@ int vc_cu_manual_vcManagedQuery(struct vc_cu_session *x, const uint8_t *p, uint3
 	if (rc && !rq.ctx && vc_cu_primary_get(x, 0, &id) == 0 && vc_cu_enter(x, id) == 0)
 		rc = x->drv->cuPointerGetAttributes(4, attrs, data, (CUdeviceptr)rq.dptr);
 	if (rc == CUDA_SUCCESS && managed && size && (!c || vc_cu_find(x, VC_H_CUCONTEXT, c, &id) == 0)) {
-		if (vc_cu_managed_check(x, start, size) && (rc = vc_cu_managed_add(x, start, size, true)))
-			return rc;
+		struct vc_cu_mrange *own = vc_cu_managed_find(x, start);
+
 		rp.base = start;
 		rp.size = size;
 		rp.managed = 1;
+		cap = out->data ? (uint32_t)(out->data_cap / sizeof(*pc)) : 0;
+		if (cap > VC_CU_MANAGED_PIECES_MAX)
+			cap = VC_CU_MANAGED_PIECES_MAX;
+		if (own && !own->global) {
+			REPLY(rp); /* the session's own allocation */
+			return 0;
+		}
+		if (cap) {
+			CUcontext cur = NULL, prim = NULL, popped;
+			bool pushed = false;
+
+			/* Address ranges are asked in a context: with none current
+			 * (a library's variables, looked up before the runtime made
+			 * one), in device 0's primary context, put back after. */
+			if (x->drv->cuCtxGetCurrent(&cur) == CUDA_SUCCESS && !cur &&
+			    vc_cu_primary_get(x, 0, &id) == 0 && vc_cu_lookup(x, VC_H_CUCONTEXT, id, (void **)&prim) == 0)
+				pushed = x->drv->cuCtxPushCurrent_v2(prim) == CUDA_SUCCESS;
+			pc = (struct vc_cu_managed_piece *)out->data;
+			rp.npieces = segment(x, start, size, pc, cap);
+			if (pushed)
+				x->drv->cuCtxPopCurrent_v2(&popped);
+			rp.base = pc[0].base;
+			rp.size = pc[rp.npieces - 1].base + pc[rp.npieces - 1].size - pc[0].base;
+			out->data_len = rp.npieces * (uint32_t)sizeof(*pc);
+		} else {
+			pc = &(struct vc_cu_managed_piece){.base = start, .size = size};
+			rp.npieces = 0;
+		}
+		for (uint32_t i = 0; i < (rp.npieces ? rp.npieces : 1); i++)
+			if (vc_cu_managed_check(x, pc[i].base, pc[i].size) &&
+			    (rc = vc_cu_managed_add(x, pc[i].base, pc[i].size, true)))
+				return rc;
 	}
 	REPLY(rp);
 	return 0;

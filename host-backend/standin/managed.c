@@ -84,10 +84,13 @@ static CUresult s_alloc_managed(CUdeviceptr *d, size_t n, unsigned flags)
 	return rc;
 }
 
-/* Managed variables of libraries asked for with no current context: they
- * belong to no context (as a library's do natively), so they live in no
- * context's memory; at most LIB_MANAGED_MAX of them in a process. */
+/* Managed variables of libraries: they belong to no context (as a library's
+ * do natively), so they live in no context's memory; at most LIB_MANAGED_MAX
+ * of them in a process. Each is its own allocation of MVAR_BYTES, as the
+ * driver makes a range of the variable's own size (4 bytes for a .u32, not a
+ * page): a client must not read past it. */
 #define LIB_MANAGED_MAX 1024u
+#define MVAR_BYTES 8u
 static struct {
 	const void *lib;
 	char name[128];
@@ -95,7 +98,7 @@ static struct {
 } g_lib[LIB_MANAGED_MAX]; /* under g_mu */
 static unsigned g_nlib;
 
-static CUresult lib_managed_no_ctx(CUdeviceptr *d, CUlibrary l, const char *name)
+static CUresult lib_managed(CUdeviceptr *d, CUlibrary l, const char *name)
 {
 	CUresult rc = CUDA_SUCCESS;
 	uint64_t va;
@@ -110,13 +113,13 @@ static CUresult lib_managed_no_ctx(CUdeviceptr *d, CUlibrary l, const char *name
 				     vc_smem_find(&g_mem, g_lib[i].d, 1)); i++)
 		;
 	if (i == g_nlib) {
-		if (g_nlib == LIB_MANAGED_MAX || vc_smem_alloc(&g_mem, GLOBAL_BYTES, NULL, &va))
+		if (g_nlib == LIB_MANAGED_MAX || vc_smem_alloc(&g_mem, MVAR_BYTES, NULL, &va))
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
 		else {
 			g_lib[i].lib = l;
 			snprintf(g_lib[i].name, sizeof(g_lib[i].name), "%s", name);
 			g_lib[i].d = va;
-			memset(vc_smem_ptr(&g_mem, va, GLOBAL_BYTES), 0, GLOBAL_BYTES);
+			memset(vc_smem_ptr(&g_mem, va, MVAR_BYTES), 0, MVAR_BYTES);
 			g_nlib++;
 		}
 	}
@@ -129,8 +132,8 @@ static CUresult lib_managed_no_ctx(CUdeviceptr *d, CUlibrary l, const char *name
 static CUresult s_lib_managed(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name)
 {
 	CUdeviceptr g = 0;
-	size_t size = GLOBAL_BYTES;
-	CUresult rc = t_ctx ? vc_si_lib_global(&g, &size, l, name) : lib_managed_no_ctx(&g, l, name);
+	size_t size = MVAR_BYTES;
+	CUresult rc = lib_managed(&g, l, name);
 
 	if (rc)
 		return rc;

@@ -9,6 +9,7 @@
 
 __managed__ int g_counter;
 __managed__ unsigned g_table[256];
+__managed__ double g_wide[3000]; /* over several pages, after the others in the module's segment */
 
 __global__ void scale_add(int *a, int n, int mul, int add)
 {
@@ -20,6 +21,12 @@ __global__ void bump(int times)
 {
     atomicAdd(&g_counter, times);
     atomicAdd(&g_table[threadIdx.x], threadIdx.x);
+}
+
+__global__ void twice(void)
+{
+    for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < 3000; i += gridDim.x * blockDim.x)
+        g_wide[i] *= 2.0;
 }
 
 __global__ void sum_kernel(const unsigned *a, size_t n, unsigned long long *out)
@@ -135,6 +142,20 @@ static void managed_variables(void)
         bad += g_table[j] != j + 5 * j;
     EXPECT(bad == 0, "managed table: %d entries differ", bad);
     printf("managed variables: counter %d, table[255] %u\n", g_counter, g_table[255]);
+    /* a variable over several pages: every element both ways */
+    for (int j = 0; j < 3000; j++)
+        g_wide[j] = j + 0.5;
+    twice<<<8, 128>>>();
+    CKL();
+    CK(cudaDeviceSynchronize());
+    bad = 0;
+    for (int j = 0; j < 3000; j++)
+        bad += g_wide[j] != 2.0 * (j + 0.5);
+    EXPECT(bad == 0, "managed wide variable: %d elements differ", bad);
+    cudaPointerAttributes pa;
+    CK(cudaPointerGetAttributes(&pa, g_table));
+    EXPECT(pa.type == cudaMemoryTypeManaged, "g_table's memory type %d", (int)pa.type);
+    printf("managed wide variable: g_wide[2999] %.1f\n", g_wide[2999]);
 }
 
 /* A 64 MiB array written by the CPU, prefetched to the device, summed there. */
