@@ -7,7 +7,7 @@
 # then on the GPU machine (the toolkit there builds the GPU suite):
 #   OUT=$OUT bash ci/gpu-session.sh [step ...]
 # Steps: smoke test-gpu stress bench vm demo gpushare mgmt (default: all, in
-# that order).
+# that order), and vm-frameworks (PyTorch inside the VM; not by default).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vcuda-gpu-session}
@@ -49,6 +49,7 @@ for s in "${steps[@]}"; do
 	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack GPU_SUITE=build/gpu-tests \
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
 	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
+	vm-frameworks) run vm-frameworks 580 env OUT="$OUT/vm-frameworks" bash ci/vm-frameworks.sh ;;
 	gpushare) run gpushare 120 env EXECUTOR=cuda bash ci/gpushare-test.sh ;;
 	mgmt) run mgmt 180 bash ci/mgmt-gpu.sh ;;
 	*) echo "gpu-session: unknown step $s" >&2 ;;

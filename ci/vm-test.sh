@@ -22,7 +22,11 @@
 #   GPU_EXPECT=DIR            against these native results (run-suite.sh
 #                             --mode native's OUT/native): both go on a payload
 #                             disk (ci/vm-gpu-disk.sh), built where this runs
-#   GPU_DISK=IMAGE            a payload disk built already
+#   GPU_DISK=IMAGE            a payload disk built already (or the frameworks'
+#                             one: ci/vm-framework-disk.sh)
+#   VM_ACCEL=tcg|kvm          how the guest runs (default tcg; kvm where
+#                             /dev/kvm can boot a guest: the GPU machine)
+#   VM_MEM=MiB, VM_CPUS=N     the guest's memory and CPUs
 #   VCUDA_BUILD=DIR           vcuda-server and guest library (default build/release)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -115,10 +119,12 @@ done
 
 append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS vmtest.executor=$EXECUTOR"
 [ -n "${VM_ONLY:-}" ] && append="$append vmtest.only=$VM_ONLY"
-log "booting: $QEMU (TCG), $SLOTS session slots in $SHM, executor $EXECUTOR"
+log "booting: $QEMU (${VM_ACCEL:-tcg}), $SLOTS session slots in $SHM, executor $EXECUTOR"
 t0=$SECONDS
 set +e
-timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults -accel tcg -smp 2 -m "${VM_MEM:-1536}" -display none -no-reboot \
+accel=(-accel tcg)
+[ "${VM_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm -cpu host)
+timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults "${accel[@]}" -smp "${VM_CPUS:-2}" -m "${VM_MEM:-1536}" -display none -no-reboot \
 	-L "$QEMU_FIRMWARE" -kernel "$VMLINUZ" -initrd "$INITRD" -append "$append" \
 	-serial "file:$VC_TMP/console.log" \
 	-chardev "socket,id=vcuda,path=$VM_SOCK,reconnect-ms=500" \
@@ -167,5 +173,5 @@ fi
 kill -TERM "$SERVER_PID" 2>/dev/null || true
 wait "$SERVER_PID" 2>/dev/null || true
 done_line=$(grep '^VMTEST DONE' "$VC_TMP/console.log" || echo "VMTEST DONE pass=? fail=?")
-echo "vm-test: ${done_line#VMTEST DONE } in ${secs}s of TCG guest time (executor $EXECUTOR)"
+echo "vm-test: ${done_line#VMTEST DONE } in ${secs}s of ${VM_ACCEL:-tcg} guest time (executor $EXECUTOR)"
 exit $rc

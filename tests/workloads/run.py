@@ -12,6 +12,11 @@ reported, not compared.
 
   tests/workloads/run.py [--only a,b] [--mode both|native|vcuda]
                          [--vcuda-build build/release] [--python PY] [--out DIR]
+  tests/workloads/run.py --mode guest --expect-dir DIR [--only a,b]
+
+--mode guest runs inside the test VM (tests/vm/framework-run.sh): each
+workload once, as the environment is (the guest libcuda.so.1 and the VM's
+device), compared with the native run's log DIR/NAME.native.log from the host.
 """
 import argparse
 import json
@@ -129,7 +134,8 @@ def summary(res):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
-    ap.add_argument("--mode", default="both", choices=["both", "native", "vcuda"])
+    ap.add_argument("--mode", default="both", choices=["both", "native", "vcuda", "guest"])
+    ap.add_argument("--expect-dir", default=None)
     ap.add_argument("--vcuda-build", default=os.path.join(ROOT, "build", "release"))
     ap.add_argument("--python", default=os.environ.get("WL_PYTHON", "/opt/torch/.venv/bin/python3"))
     ap.add_argument("--out", default=None)
@@ -141,7 +147,9 @@ def main():
     vb = os.path.abspath(a.vcuda_build)
     tmp = tempfile.mkdtemp(prefix="vcwl.")
     servers = {}
-    if a.mode != "native":
+    if a.mode == "guest" and not a.expect_dir:
+        raise SystemExit("--mode guest needs --expect-dir")
+    if a.mode in ("both", "vcuda"):
         for name, extra in (("main", []), ("quota", ["--mem-quota", str(QUOTA)])):
             log = open(os.path.join(out, "server-%s.log" % name), "w")
             sock = os.path.join(tmp, name + ".sock")
@@ -152,11 +160,19 @@ def main():
             if only and name not in only:
                 continue
             res = {}
+            if a.mode == "guest":
+                if srv != "main":
+                    continue  # the VM's server has no quota of its own here
+                try:
+                    with open(os.path.join(a.expect_dir, "%s.native.log" % name)) as f:
+                        res["native"] = (parse(f.read()), 0, 0.0, "")
+                except OSError:
+                    res["native"] = (None, 1, 0.0, "no native log")
             for mode in ("native", "vcuda"):
-                if a.mode not in ("both", mode):
+                if a.mode not in ("both", mode) and not (a.mode == "guest" and mode == "vcuda"):
                     continue
                 env = dict(os.environ, PYTHONPATH=HERE, **env_extra)
-                if mode == "vcuda":
+                if mode == "vcuda" and a.mode != "guest":
                     env["LD_LIBRARY_PATH"] = os.path.join(vb, "guest") + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
                     env["VCUDA_SOCKET"] = servers[srv][1]
                     env.setdefault("VCUDA_DEBUG", "1")
@@ -173,7 +189,7 @@ def main():
                 res[mode] = (r, rc, time.time() - t0, text)
             nat = res.get("native", (None,))[0]
             vc = res.get("vcuda", (None,))[0]
-            if a.mode == "both":
+            if a.mode in ("both", "guest"):
                 why = compare(name, nat, vc, tol)
             else:
                 (r, rc, _, _), = res.values()

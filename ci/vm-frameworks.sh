@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# PyTorch workloads inside the test VM on the GPU machine, compared with the
+# same workloads run natively on the host in the same run: runs them natively
+# (tests/workloads/run.py --mode native), builds the framework payload disk
+# (ci/vm-framework-disk.sh) and boots the guest with it (ci/vm-test.sh, only
+# the framework tests), the guest's server on the real GPU.
+#   OUT=DIR [WORKLOADS="mlp-fp32 gpt2-fp16"] [VM_ACCEL=kvm|tcg] bash ci/vm-frameworks.sh
+# Needs the VM pack (ci/vm-test.sh --pack build/vmpack, built where apt works).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+W=${WORKLOADS:-mlp-fp32 cnn-bf16 gpt2-fp16 llama-bf16}
+out=${OUT:-/tmp/vcuda-vm-frameworks}
+img=${FW_IMAGE:-/tmp/vcuda-framework.img} # GiBs: not under OUT
+py=${WL_PYTHON:-/opt/torch/.venv/bin/python3}
+mkdir -p "$out"
+# shellcheck disable=SC2086
+"$py" tests/workloads/run.py --mode native --only "$(echo $W | tr ' ' ,)" --out "$out/native" --timeout 300
+# shellcheck disable=SC2086
+ci/vm-framework-disk.sh "$img" "$out/native" $W
+only=$(printf 'vm-%s,' $W)
+VM_ACCEL=${VM_ACCEL:-kvm} VM_MEM=${VM_MEM:-16384} VM_CPUS=${VM_CPUS:-4} VM_TIMEOUT=${VM_TIMEOUT:-1500} \
+	EXECUTOR=cuda VM_PREBUILT=${VM_PREBUILT:-build/vmpack} GPU_DISK="$img" VM_ONLY="$only" bash ci/vm-test.sh
