@@ -190,20 +190,42 @@ CUresult v1_WriteValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) _
 CUresult v1_WriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) __asm__("cuStreamWriteValue64_ptsz");
 CUresult v1_WaitValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) __asm__("cuStreamWaitValue32_ptsz");
 CUresult v1_WaitValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) __asm__("cuStreamWaitValue64_ptsz");
+CUresult v2_WriteValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) __asm__("cuStreamWriteValue32_v2_ptsz");
 CUresult v1_BatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)
 	__asm__("cuStreamBatchMemOp_ptsz");
 
 /* The first-version memory operations' per-thread forms: on the calling
- * thread's default stream when given NULL. */
+ * thread's default stream when given NULL, where the device serves the v1
+ * forms at all (CAN_USE_STREAM_MEM_OPS_V1; the recorded H200 does not, as
+ * without the nvidia module's switch): else the driver's NOT_SUPPORTED. */
 START_TEST(stream_memops_v1_per_thread)
 {
 	CUstreamBatchMemOpParams ops[2];
 	uint32_t w[4] = {0};
 	uint64_t q = 0;
 	CUdeviceptr d;
+	int v1 = 0;
 
 	CK(cuMemAlloc(&d, 64));
 	CK(cuMemsetD8(d, 0, 64));
+	CK(cuDeviceGetAttribute(&v1, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, 0));
+	if (!v1) {
+		memset(ops, 0, sizeof(ops));
+		ops[0].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+		ops[0].writeValue.address = d;
+		ck_assert_int_eq(v1_WriteValue32_ptsz(NULL, d, 0x11, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_WaitValue32_ptsz(NULL, d, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_WriteValue64_ptsz(NULL, d, 1, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_WaitValue64_ptsz(NULL, d, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_BatchMemOp_ptsz(NULL, 1, ops, 0), CUDA_ERROR_NOT_SUPPORTED);
+		/* the _v2 forms need no switch */
+		CK(v2_WriteValue32_ptsz(NULL, d, 0x11, 0));
+		CK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+		CK(cuMemcpyDtoH(w, d, 4));
+		ck_assert_uint_eq(w[0], 0x11);
+		CK(cuMemFree(d));
+		return;
+	}
 	CK(v1_WriteValue32_ptsz(NULL, d, 0x11, 0));
 	CK(v1_WaitValue32_ptsz(NULL, d, 0x11, CU_STREAM_WAIT_VALUE_EQ));
 	CK(v1_WriteValue64_ptsz(NULL, d + 8, 0x2200000022ull, 0));
