@@ -6,7 +6,8 @@
  * Test doubles with the driver's shapes: a map entry's array must be a
  * sparse or deferred-mapping array of the stand-in (asked of its own array
  * entries), a map's memory an allocation handle of its own (cuMemCreate);
- * nothing is really mapped (the stand-in's arrays keep their own bytes).
+ * nothing is really mapped (the stand-in's sparse and deferred-mapping
+ * arrays hold no bytes).
  * Decompression answers CUDA_ERROR_NOT_SUPPORTED after its argument checks,
  * as on a GPU without a decompression engine (the recorded H200 reports no
  * algorithm). Pools: the device's current pool is kept here, so
