@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "cuda/exec_priv.h"
+#include "cuda/memmisc.h"
 #include "vc_cuda_array.h"
 
 #define MAX_OBJECTS (1u << 20)
@@ -312,6 +313,7 @@ static int destroy(struct vc_cu_session *x, const uint8_t *p, uint32_t len, bool
 		return rc;
 	forget_subs(x, rq.handle);
 	vc_cu_forget(x, kind, rq.handle);
+	vc_cu_maparr_gone(x, rq.handle); /* memory mapped into it (memmisc.c) */
 	vc_cu_quota_untrack(x, qkey(real));
 	return 0;
 }

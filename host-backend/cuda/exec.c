@@ -15,6 +15,7 @@
 #include "cuda/console.h"
 #include "cuda/exec_priv.h"
 #include "cuda/vmm.h"
+#include "cuda/memmisc.h"
 #include "cuda/graph.h"
 #include "vcuda/server.h"
 
@@ -101,6 +102,7 @@ static void cu_close(void *ctx)
 	/* IPC memory opened, then mappings, allocations and ranges (vmm.h):
 	 * they belong to no context. */
 	vc_cu_ipc_fini(x);
+	vc_cu_memmisc_fini(x); /* holds on allocations mapped into arrays */
 	vc_cu_vmm_fini(x);
 	x->drv->cuCtxSetCurrent(NULL);
 	for (uint32_t i = 0; i < x->nh; i++)

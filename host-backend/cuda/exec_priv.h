@@ -137,6 +137,8 @@ struct vc_cu_session {
 	struct vc_cu_arrays *arr;
 	/* graphs: host node records, graph memory charges, the last dot print (graph_exec.c) */
 	struct vc_cu_graphs *graphs;
+	/* allocations mapped into sparse arrays, held for them (memmisc.c), NULL until one */
+	struct vc_cu_memmisc *memmisc;
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */

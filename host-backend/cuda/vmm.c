@@ -144,6 +144,32 @@ int vc_cu_vmm_real(struct vc_cu_session *x, uint64_t id, uint64_t *real)
 	return 0;
 }
 
+int vc_cu_vmm_info(struct vc_cu_session *x, uint64_t id, uint64_t *real, uint64_t *size, uint32_t *slot)
+{
+	struct vc_cu_vobj *o = lookup(x->vmm, id);
+
+	if (!o)
+		return CUDA_ERROR_INVALID_VALUE;
+	*real = o->real;
+	*size = o->size;
+	*slot = (uint32_t)(o - x->vmm->obj);
+	return 0;
+}
+
+void vc_cu_vmm_pin(struct vc_cu_session *x, uint32_t slot, bool pin)
+{
+	struct vc_cu_vmm *v = x->vmm;
+
+	if (!v || slot >= v->nobj || !v->obj[slot].real)
+		return;
+	if (pin) {
+		v->obj[slot].maps++;
+	} else if (v->obj[slot].maps) {
+		v->obj[slot].maps--;
+		settle(x, slot);
+	}
+}
+
 /* ---- ranges ------------------------------------------------------------------------- */
 
 /* Whether [@p, @p + @len) lies in one reserved range. */

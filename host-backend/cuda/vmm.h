@@ -92,4 +92,17 @@ int vc_cu_vmm_import(struct vc_cu_session *x, uint64_t real, uint64_t *id);
 /** vc_cu_vmm_real() - the driver handle behind id @id: 0 or CUDA_ERROR_INVALID_VALUE. */
 int vc_cu_vmm_real(struct vc_cu_session *x, uint64_t id, uint64_t *real);
 
+/**
+ * vc_cu_vmm_info() - the driver handle, size and table slot of live handle
+ * id @id (memmisc.c maps it into arrays): 0 or CUDA_ERROR_INVALID_VALUE.
+ */
+int vc_cu_vmm_info(struct vc_cu_session *x, uint64_t id, uint64_t *real, uint64_t *size, uint32_t *slot);
+
+/**
+ * vc_cu_vmm_pin() - with @pin, the allocation in @slot is mapped into an
+ * array: its memory (and charge) stays while the array holds it, as a
+ * mapping's does; without, one such hold ends.
+ */
+void vc_cu_vmm_pin(struct vc_cu_session *x, uint32_t slot, bool pin);
+
 #endif /* VC_CU_VMM_H */

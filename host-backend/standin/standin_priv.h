@@ -248,6 +248,13 @@ void vc_si_fill_ctx(struct vc_cuda_driver *d);
 /** vc_si_fill_memory() - allocations, copies, memsets, host memory (memory.c). */
 void vc_si_fill_memory(struct vc_cuda_driver *d);
 
+/**
+ * vc_si_fill_memmisc() - sparse array mapping, decompression, pools of a
+ * location, the current pool, cuPointerSetAttribute (memmisc.c); after
+ * vc_si_fill_pool(), whose cuDeviceGetMemPool it replaces.
+ */
+void vc_si_fill_memmisc(struct vc_cuda_driver *d);
+
 /** vc_si_fill_pool() - memory pools and allocations from them (pool.c). */
 void vc_si_fill_pool(struct vc_cuda_driver *d);
 

@@ -80,6 +80,13 @@ MEMCPY3D = "<QQ" + SIDE3D + SIDE3D + "QQQQQQII"  # vc_cu_req_memcpy3d
 TEXOBJ_SIZE = 8 + 144 + 104 + 112 + 8            # vc_cu_req_texobj_create
 SIDE_DEVICE, SIDE_ARRAY, SIDE_STAGED = 0, 1, 2
 ARR_2D, ARR_3D, ARR_MIPMAP = 0, 1, 2
+# shared/vc_cuda_memmisc.h
+MAPARR = "<QQII"                # vc_cu_req_maparr, then CUarrayMapInfo each
+MAPINFO = "<iIQiI8IiiQQIIII"    # CUarrayMapInfo: type, resource, subresource type, level/layer/offsets/extents, ...
+DECOMP = "<QQII"                # vc_cu_req_decomp, then CUmemDecompressParams each
+DECOMP_ENTRY = "<QQQQQi20s"     # CUmemDecompressParams: srcNumBytes, dstNumBytes, dstActBytes, src, dst, algo
+LOCPOOL = "<QQiiiI"             # vc_cu_req_locpool: ctx, pool, location type and id, allocation type, what
+PTRSET = "<QQiI"                # vc_cu_req_ptrset
 SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
          "vc_cu_req_ctx_affinity": 88, "vc_cu_req_atomic_caps": 216, "vc_cu_req_graph_node": 376}
 # shared/vc_cuda_graph.h
@@ -309,6 +316,7 @@ def manual_payload(s, name):
         "cuTexObjectGetResourceViewDesc": HANDLE, "cuSurfObjectDestroy": HANDLE,
         "cuSurfObjectGetResourceDesc": HANDLE,
         "vcGraphEdges": GRAPH_EDGES, "vcGraphDeps": GRAPH_DEPS,
+        "cuMemMapArrayAsync": MAPARR, "cuMemBatchDecompressAsync": DECOMP, "cuPointerSetAttribute": PTRSET,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
@@ -336,6 +344,9 @@ def manual_payload(s, name):
     if name in ("cuArrayCreate_v2", "cuArray3DCreate_v2", "cuMipmappedArrayCreate"):
         kind = {"cuArrayCreate_v2": ARR_2D, "cuArray3DCreate_v2": ARR_3D}.get(name, ARR_MIPMAP)
         return struct.pack(ARRAY_CREATE, CTX0, 8, 8, 0, 0x20, 1, 0, 1, kind, 0)
+    if name in ("cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"):
+        what = ["cuMemGetDefaultMemPool", "cuMemGetMemPool", "cuMemSetMemPool"].index(name)
+        return struct.pack(LOCPOOL, CTX0, 0, 1, 0, 1, what)  # device 0, pinned
     if name in sized:
         return struct.pack("<Q", CTX0) + b"\0" * (SIZES[sized[name]] - 8)
     f = fmt[name]
@@ -540,6 +551,23 @@ def main():
          + s.cmd("cuStreamSetAttribute", struct.pack(STREAM_ATTR, CTX0, handle_id(H_STREAM, 2), 1, 0,
                                                     struct.pack("<QQfii", a, 4096, 0.5, 2, 1)), REPLY, 2)
          + s.cmd("cuStreamGetAttribute", struct.pack(STREAM_ATTR, CTX0, handle_id(H_STREAM, 2), 8, 0, b""), REPLY, 2))
+    # ---- sparse array mapping, decompression, pools of a location (memmisc.c) ----------
+    sparse = handle_id(H_ARRAY, 2)  # after the context and the allocation
+    pool = handle_id(KINDS["CUMEMORYPOOL"], 3)
+    mapinfo = lambda op, mem=0, off=0: struct.pack(MAPINFO, 0, 0, sparse, 0, 0, 0, 0, 0, 0, 0, 64, 64, 1,
+                                                  op, 0, mem, off, 1, 0, 0, 0)
+    seed("memmisc", s.retain() + s.alloc(65536)
+         + s.cmd("cuArray3DCreate_v2", struct.pack(ARRAY_CREATE, CTX0, 512, 512, 0, 0x01, 1, 0x40, 0, ARR_3D, 0),
+                 REPLY, 1)
+         + s.cmd("cuMemMapArrayAsync", struct.pack(MAPARR, CTX0, 0, 2, 0) + mapinfo(2) + mapinfo(1, 0x7d00000001000000),
+                 REPLY, 1)
+         + s.cmd("cuMemBatchDecompressAsync", struct.pack(DECOMP, CTX0, 0, 1, 0)
+                 + struct.pack(DECOMP_ENTRY, 4096, 8192, a + 60000, a, a + 16384, 1, b""), REPLY, 1)
+         + s.cmd("cuMemGetDefaultMemPool", struct.pack(LOCPOOL, CTX0, 0, 1, 0, 1, 0), REPLY, 1)
+         + s.cmd("cuMemSetMemPool", struct.pack(LOCPOOL, CTX0, pool, 1, 0, 1, 2), REPLY, 1)
+         + s.cmd("cuMemGetMemPool", struct.pack(LOCPOOL, CTX0, 0, 1, 0, 1, 1), REPLY, 1)
+         + s.cmd("cuPointerSetAttribute", struct.pack(PTRSET, CTX0, a + 8, 12, 1), REPLY, 1)
+         + s.cmd("cuArrayDestroy", struct.pack(HANDLE, CTX0, sparse), REPLY, 1))
     seed("tensor_map", s.retain() + s.alloc(65536)
          + s.cmd("vcTensorMap", struct.pack(TMAP, CTX0, 0, 7, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 16, 16,
                                             0, 0, 0, 1, 1, 0, 0, 0, 0, 0, a, 64, 64, 0, 0, 0, 256, 0, 0, 0, b""),

@@ -551,6 +551,230 @@ START_TEST(arrays_go_with_their_context)
 }
 END_TEST
 
+/* ---- first-version names (the driver still exports them; CUDA 13 headers
+ * #define the plain names to _v2, so they are declared here by symbol) ---- */
+
+typedef unsigned int devptr_v1;
+typedef struct {
+	unsigned int Width, Height;
+	CUarray_format Format;
+	unsigned int NumChannels;
+} desc_v1;
+typedef struct {
+	unsigned int Width, Height, Depth;
+	CUarray_format Format;
+	unsigned int NumChannels, Flags;
+} desc3d_v1;
+typedef struct {
+	unsigned int srcXInBytes, srcY, srcZ, srcLOD;
+	CUmemorytype srcMemoryType;
+	const void *srcHost;
+	devptr_v1 srcDevice;
+	CUarray srcArray;
+	void *reserved0;
+	unsigned int srcPitch, srcHeight;
+	unsigned int dstXInBytes, dstY, dstZ, dstLOD;
+	CUmemorytype dstMemoryType;
+	void *dstHost;
+	devptr_v1 dstDevice;
+	CUarray dstArray;
+	void *reserved1;
+	unsigned int dstPitch, dstHeight;
+	unsigned int WidthInBytes, Height, Depth;
+} copy3d_v1;
+
+CUresult v1_ArrayCreate(CUarray *, const desc_v1 *) __asm__("cuArrayCreate");
+CUresult v1_ArrayGetDescriptor(desc_v1 *, CUarray) __asm__("cuArrayGetDescriptor");
+CUresult v1_Array3DCreate(CUarray *, const desc3d_v1 *) __asm__("cuArray3DCreate");
+CUresult v1_Array3DGetDescriptor(desc3d_v1 *, CUarray) __asm__("cuArray3DGetDescriptor");
+CUresult v1_MemcpyHtoA(CUarray, unsigned int, const void *, unsigned int) __asm__("cuMemcpyHtoA");
+CUresult v1_MemcpyAtoH(void *, CUarray, unsigned int, unsigned int) __asm__("cuMemcpyAtoH");
+CUresult v1_MemcpyHtoAAsync(CUarray, unsigned int, const void *, unsigned int, CUstream) __asm__("cuMemcpyHtoAAsync");
+CUresult v1_MemcpyAtoHAsync(void *, CUarray, unsigned int, unsigned int, CUstream) __asm__("cuMemcpyAtoHAsync");
+CUresult v1_MemcpyAtoA(CUarray, unsigned int, CUarray, unsigned int, unsigned int) __asm__("cuMemcpyAtoA");
+CUresult v1_MemcpyAtoD(devptr_v1, CUarray, unsigned int, unsigned int) __asm__("cuMemcpyAtoD");
+CUresult v1_MemcpyDtoA(CUarray, unsigned int, devptr_v1, unsigned int) __asm__("cuMemcpyDtoA");
+CUresult v1_Memcpy3D(const copy3d_v1 *) __asm__("cuMemcpy3D");
+CUresult v1_Memcpy3DAsync(const copy3d_v1 *, CUstream) __asm__("cuMemcpy3DAsync");
+CUresult v1_MemMapArrayAsync_ptsz(CUarrayMapInfo *, unsigned int, CUstream) __asm__("cuMemMapArrayAsync_ptsz");
+
+START_TEST(legacy_v1_names)
+{
+	enum { W = 48, H = 10, D = 3, N = W * H * D };
+	desc_v1 d = {.Width = 4000, .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 1}, g;
+	desc3d_v1 d3 = {.Width = W, .Height = H, .Depth = D, .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 1},
+		  g3;
+	uint8_t *src = malloc(4096), *dst = calloc(1, 4096);
+	CUarray a, b, c, e;
+	CUdeviceptr dev;
+	copy3d_v1 cp;
+	CUstream s;
+
+	fill(src, 4096, 11);
+	CK(v1_ArrayCreate(&a, &d));
+	CK(v1_ArrayCreate(&b, &d));
+	CK(v1_ArrayGetDescriptor(&g, a));
+	ck_assert_uint_eq(g.Width, 4000);
+	ck_assert_uint_eq(g.Height, 0);
+	ck_assert_int_eq(g.Format, CU_AD_FORMAT_UNSIGNED_INT8);
+	ck_assert_uint_eq(g.NumChannels, 1);
+	CK(v1_Array3DCreate(&c, &d3));
+	CK(v1_Array3DGetDescriptor(&g3, c));
+	ck_assert_uint_eq(g3.Width, W);
+	ck_assert_uint_eq(g3.Height, H);
+	ck_assert_uint_eq(g3.Depth, D);
+	ck_assert_int_eq(v1_ArrayCreate(&e, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(v1_Array3DGetDescriptor(NULL, c), CUDA_ERROR_INVALID_VALUE);
+	/* 1D copies with 32-bit offsets, every direction the old ABI has */
+	CK(v1_MemcpyHtoA(a, 0, src, 4000));
+	CK(v1_MemcpyAtoA(b, 10, a, 0, 3990));
+	CK(v1_MemcpyAtoH(dst, b, 10, 3990));
+	ck_assert_mem_eq(dst, src, 3990);
+	CK(cuStreamCreate(&s, 0));
+	memset(dst, 0, 4096);
+	CK(v1_MemcpyHtoAAsync(a, 0, src + 7, 4000, s));
+	CK(v1_MemcpyAtoHAsync(dst, a, 0, 4000, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_mem_eq(dst, src + 7, 4000);
+	/* a device address above 4 GiB has no 32-bit name: the truncated one is
+	 * no allocation (the stand-in's memory lies above 4 GiB) */
+	CK(cuMemAlloc(&dev, 4000));
+	if (dev > 0xffffffffull) {
+		ck_assert_int_eq(v1_MemcpyAtoD((devptr_v1)dev, a, 0, 16), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(v1_MemcpyDtoA(a, 0, (devptr_v1)dev, 16), CUDA_ERROR_INVALID_VALUE);
+	} else {
+		CK(v1_MemcpyAtoD((devptr_v1)dev, a, 0, 4000));
+		CK(v1_MemcpyDtoA(b, 0, (devptr_v1)dev, 4000));
+	}
+	/* a 3D box host -> 3D array -> host, through the v1 descriptor */
+	memset(&cp, 0, sizeof(cp));
+	cp.srcMemoryType = CU_MEMORYTYPE_HOST;
+	cp.srcHost = src;
+	cp.srcPitch = W;
+	cp.srcHeight = H;
+	cp.dstMemoryType = CU_MEMORYTYPE_ARRAY;
+	cp.dstArray = c;
+	cp.WidthInBytes = W;
+	cp.Height = H;
+	cp.Depth = D;
+	CK(v1_Memcpy3D(&cp));
+	memset(&cp, 0, sizeof(cp));
+	cp.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+	cp.srcArray = c;
+	cp.srcY = 1;
+	cp.dstMemoryType = CU_MEMORYTYPE_HOST;
+	cp.dstHost = dst;
+	cp.dstPitch = W;
+	cp.dstHeight = H - 1;
+	cp.WidthInBytes = W;
+	cp.Height = H - 1;
+	cp.Depth = D;
+	memset(dst, 0, N);
+	CK(v1_Memcpy3DAsync(&cp, s));
+	CK(cuStreamSynchronize(s));
+	for (int z = 0; z < D; z++)
+		ck_assert_mem_eq(dst + (size_t)z * W * (H - 1), src + ((size_t)z * H + 1) * W, (size_t)W * (H - 1));
+	ck_assert_int_eq(v1_Memcpy3D(NULL), CUDA_ERROR_INVALID_VALUE);
+	CK(cuStreamDestroy(s));
+	CK(cuMemFree(dev));
+	CK(cuArrayDestroy(a));
+	CK(cuArrayDestroy(b));
+	CK(cuArrayDestroy(c));
+	free(src);
+	free(dst);
+}
+END_TEST
+
+/* ---- sparse array mapping ---------------------------------------------------- */
+
+static void map_info(CUarrayMapInfo *m, CUarray a, CUmemOperationType op, CUmemGenericAllocationHandle h,
+		     unsigned x, unsigned y, unsigned long long off)
+{
+	memset(m, 0, sizeof(*m));
+	m->resourceType = CU_RESOURCE_TYPE_ARRAY;
+	m->resource.array = a;
+	m->subresourceType = CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL;
+	m->subresource.sparseLevel.offsetX = x;
+	m->subresource.sparseLevel.offsetY = y;
+	m->subresource.sparseLevel.extentDepth = 1;
+	m->memOperationType = op;
+	m->memHandleType = CU_MEM_HANDLE_TYPE_GENERIC;
+	m->memHandle.memHandle = h;
+	m->offset = off;
+	m->deviceBitMask = 1;
+}
+
+START_TEST(sparse_array_mapping)
+{
+	CUmemAllocationProp prop = {.type = CU_MEM_ALLOCATION_TYPE_PINNED,
+				    .location = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0},
+				    .allocFlags.usage = CU_MEM_CREATE_USAGE_TILE_POOL};
+	CUDA_ARRAY_SPARSE_PROPERTIES sp;
+	CUmemGenericAllocationHandle h;
+	CUarrayMapInfo m[2];
+	CUarray a, plain;
+	size_t gran = 0;
+	int sparse = 0;
+
+	CK(cuDeviceGetAttribute(&sparse, CU_DEVICE_ATTRIBUTE_SPARSE_CUDA_ARRAY_SUPPORTED, 0));
+	if (!sparse)
+		return;
+	a = array2d(512, 512, CU_AD_FORMAT_UNSIGNED_INT8, 4, CUDA_ARRAY3D_SPARSE);
+	plain = array2d(64, 64, CU_AD_FORMAT_UNSIGNED_INT8, 4, 0);
+	CK(cuArrayGetSparseProperties(&sp, a));
+	CK(cuMemGetAllocationGranularity(&gran, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CK(cuMemCreate(&h, gran, &prop, 0));
+	/* one tile mapped, then unmapped, on the legacy and the per-thread stream */
+	map_info(&m[0], a, CU_MEM_OPERATION_TYPE_MAP, h, 0, 0, 0);
+	m[0].subresource.sparseLevel.extentWidth = sp.tileExtent.width;
+	m[0].subresource.sparseLevel.extentHeight = sp.tileExtent.height;
+	CK(cuMemMapArrayAsync(m, 1, NULL));
+	CK(cuStreamSynchronize(NULL));
+	m[0].memOperationType = CU_MEM_OPERATION_TYPE_UNMAP;
+	m[0].memHandle.memHandle = 0;
+	CK(v1_MemMapArrayAsync_ptsz(m, 1, NULL));
+	CK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+	/* refused before the driver: a mapping past its allocation, an unknown
+	 * resource type, operation or handle type, an unmap naming memory, an
+	 * allocation or array that is not the session's, an empty list */
+	map_info(&m[0], a, CU_MEM_OPERATION_TYPE_MAP, h, 0, 0, gran);
+	m[0].subresource.sparseLevel.extentWidth = sp.tileExtent.width;
+	m[0].subresource.sparseLevel.extentHeight = sp.tileExtent.height;
+	ck_assert_int_eq(cuMemMapArrayAsync(m, 1, NULL), CUDA_ERROR_INVALID_VALUE);
+	m[0].offset = 0;
+	m[1] = m[0];
+	m[1].resourceType = (CUresourcetype)77;
+	ck_assert_int_eq(cuMemMapArrayAsync(m, 2, NULL), CUDA_ERROR_INVALID_VALUE);
+	m[1] = m[0];
+	m[1].memOperationType = (CUmemOperationType)9;
+	ck_assert_int_eq(cuMemMapArrayAsync(m, 2, NULL), CUDA_ERROR_INVALID_VALUE);
+	m[1] = m[0];
+	m[1].memHandleType = (CUmemHandleType)3;
+	ck_assert_int_eq(cuMemMapArrayAsync(m, 2, NULL), CUDA_ERROR_INVALID_VALUE);
+	m[1] = m[0];
+	m[1].memOperationType = CU_MEM_OPERATION_TYPE_UNMAP;
+	ck_assert_int_eq(cuMemMapArrayAsync(&m[1], 1, NULL), CUDA_ERROR_INVALID_VALUE);
+	m[1] = m[0];
+	m[1].memHandle.memHandle = h ^ 0x40;
+	ck_assert_int_eq(cuMemMapArrayAsync(&m[1], 1, NULL), CUDA_ERROR_INVALID_VALUE);
+	m[1] = m[0];
+	m[1].resource.array = (CUarray)(uintptr_t)0x1234;
+	ck_assert_int_eq(cuMemMapArrayAsync(&m[1], 1, NULL), CUDA_ERROR_INVALID_HANDLE);
+	m[1] = m[0];
+	m[1].resource.array = plain; /* neither sparse nor deferred */
+	ck_assert_int_eq(cuMemMapArrayAsync(&m[1], 1, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemMapArrayAsync(m, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemMapArrayAsync(NULL, 1, NULL), CUDA_ERROR_INVALID_VALUE);
+	/* mapped, the handle released: the array holds the memory until it goes */
+	CK(cuMemMapArrayAsync(m, 1, NULL));
+	CK(cuMemRelease(h));
+	CK(cuStreamSynchronize(NULL));
+	ck_assert_int_eq(cuMemMapArrayAsync(m, 1, NULL), CUDA_ERROR_INVALID_VALUE); /* released: no handle */
+	CK(cuArrayDestroy(a));
+	CK(cuArrayDestroy(plain));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("arrays");
@@ -568,6 +792,8 @@ int main(void)
 	tcase_add_test(t, mipmap_levels);
 	tcase_add_test(t, batches);
 	tcase_add_test(t, arrays_go_with_their_context);
+	tcase_add_test(t, legacy_v1_names);
+	tcase_add_test(t, sparse_array_mapping);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

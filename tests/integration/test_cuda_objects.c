@@ -85,6 +85,172 @@ static int standin(void)
 	return cuDeviceGetName(name, sizeof(name), 0) == CUDA_SUCCESS && strstr(name, "stand-in");
 }
 
+/* The pools of a location (CUDA 13): the default pool and the current one
+ * are the session's handles, the same as the device's; a pool set is got. */
+START_TEST(pools_of_a_location)
+{
+	CUmemLocation loc = {.type = CU_MEM_LOCATION_TYPE_DEVICE, .id = 0}, bad = loc;
+	CUmemPoolProps props;
+	CUmemoryPool pool, def, dev_def, cur;
+
+	memset(&props, 0, sizeof(props));
+	props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	props.location = loc;
+	CK(cuMemGetDefaultMemPool(&def, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+	CK(cuDeviceGetDefaultMemPool(&dev_def, 0));
+	ck_assert_ptr_eq(def, dev_def);
+	CK(cuMemGetMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+	ck_assert_ptr_eq(cur, def);
+	CK(cuMemPoolCreate(&pool, &props));
+	CK(cuMemSetMemPool(&loc, CU_MEM_ALLOCATION_TYPE_PINNED, pool));
+	CK(cuMemGetMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+	ck_assert_ptr_eq(cur, pool);
+	CK(cuDeviceGetMemPool(&cur, 0));
+	ck_assert_ptr_eq(cur, pool);
+	CK(cuMemSetMemPool(&loc, CU_MEM_ALLOCATION_TYPE_PINNED, def));
+	CK(cuMemGetMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_PINNED));
+	ck_assert_ptr_eq(cur, def);
+	/* locations and types CUDA 13 does not name, NULL arguments, a pool
+	 * that is not the session's */
+	bad.type = CU_MEM_LOCATION_TYPE_NONE; /* only for managed pools */
+	ck_assert_int_eq(cuMemGetMemPool(&cur, &bad, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
+	bad.type = (CUmemLocationType)42;
+	ck_assert_int_eq(cuMemGetDefaultMemPool(&cur, &bad, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemGetDefaultMemPool(&cur, &loc, CU_MEM_ALLOCATION_TYPE_INVALID), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemGetDefaultMemPool(NULL, &loc, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemGetMemPool(&cur, NULL, CU_MEM_ALLOCATION_TYPE_PINNED), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemSetMemPool(&loc, (CUmemAllocationType)9, pool), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemSetMemPool(&loc, CU_MEM_ALLOCATION_TYPE_PINNED, (CUmemoryPool)(uintptr_t)0x5678),
+			 CUDA_ERROR_INVALID_HANDLE);
+	CK(cuMemPoolDestroy(pool));
+	ck_assert_int_eq(cuMemSetMemPool(&loc, CU_MEM_ALLOCATION_TYPE_PINNED, pool), CUDA_ERROR_INVALID_HANDLE);
+}
+END_TEST
+
+/* cuPointerSetAttribute: SYNC_MEMOPS on the session's memory, nothing else. */
+START_TEST(pointer_set_attribute)
+{
+	unsigned int one = 1, zero = 0;
+	CUdeviceptr d;
+
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d));
+	CK(cuPointerSetAttribute(&zero, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d + 100));
+	ck_assert_int_eq(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, 0x1000), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_CONTEXT, d), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuPointerSetAttribute(NULL, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFree(d));
+	ck_assert_int_eq(cuPointerSetAttribute(&one, CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, d), CUDA_ERROR_INVALID_VALUE);
+}
+END_TEST
+
+/* Batched decompression: every range is the session's before the driver
+ * sees it (the error index names the entry); a GPU without a decompression
+ * engine, like the stand-in's recorded H200, answers its own error. */
+START_TEST(batch_decompress)
+{
+	CUmemDecompressParams p[2];
+	size_t idx = 7;
+	CUdeviceptr d;
+	CUresult rc;
+	int algos = 0;
+
+	CK(cuMemAlloc(&d, 1 << 16));
+	memset(p, 0, sizeof(p));
+	for (int i = 0; i < 2; i++) {
+		p[i].src = (const void *)(uintptr_t)(d + (size_t)i * 8192);
+		p[i].srcNumBytes = 4096;
+		p[i].dst = (void *)(uintptr_t)(d + 16384 + (size_t)i * 8192);
+		p[i].dstNumBytes = 8192;
+		p[i].dstActBytes = (cuuint32_t *)(uintptr_t)(d + 60000 + (size_t)i * 4);
+		p[i].algo = CU_MEM_DECOMPRESS_ALGORITHM_DEFLATE;
+	}
+	p[1].dst = (void *)(uintptr_t)(d + (1 << 16) - 100); /* runs past the allocation */
+	ck_assert_int_eq(cuMemBatchDecompressAsync(p, 2, 0, &idx, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_eq(idx, 1);
+	p[1].dst = (void *)(uintptr_t)(d + 16384 + 8192);
+	p[0].dstActBytes = (cuuint32_t *)(uintptr_t)0x1000;
+	idx = 7;
+	ck_assert_int_eq(cuMemBatchDecompressAsync(p, 2, 0, &idx, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_eq(idx, 0);
+	p[0].dstActBytes = (cuuint32_t *)(uintptr_t)(d + 60000);
+	ck_assert_int_eq(cuMemBatchDecompressAsync(NULL, 2, 0, &idx, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemBatchDecompressAsync(p, 0, 0, &idx, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemBatchDecompressAsync(p, 2, 0, NULL, (CUstream)(uintptr_t)0x999), CUDA_ERROR_INVALID_HANDLE);
+	/* well-formed: the driver's answer (no engine: an error of its own) */
+	CK(cuDeviceGetAttribute(&algos, CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK, 0));
+	rc = cuMemBatchDecompressAsync(p, 2, 0, &idx, NULL);
+	if (!algos)
+		ck_assert_int_ne(rc, CUDA_SUCCESS);
+	CK(cuMemFree(d));
+}
+END_TEST
+
+CUresult v1_WriteValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) __asm__("cuStreamWriteValue32_ptsz");
+CUresult v1_WriteValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) __asm__("cuStreamWriteValue64_ptsz");
+CUresult v1_WaitValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) __asm__("cuStreamWaitValue32_ptsz");
+CUresult v1_WaitValue64_ptsz(CUstream, CUdeviceptr, cuuint64_t, unsigned int) __asm__("cuStreamWaitValue64_ptsz");
+CUresult v2_WriteValue32_ptsz(CUstream, CUdeviceptr, cuuint32_t, unsigned int) __asm__("cuStreamWriteValue32_v2_ptsz");
+CUresult v1_BatchMemOp_ptsz(CUstream, unsigned int, CUstreamBatchMemOpParams *, unsigned int)
+	__asm__("cuStreamBatchMemOp_ptsz");
+
+/* The first-version memory operations' per-thread forms: on the calling
+ * thread's default stream when given NULL, where the device serves the v1
+ * forms at all (CAN_USE_STREAM_MEM_OPS_V1; the recorded H200 does not, as
+ * without the nvidia module's switch): else the driver's NOT_SUPPORTED. */
+START_TEST(stream_memops_v1_per_thread)
+{
+	CUstreamBatchMemOpParams ops[2];
+	uint32_t w[4] = {0};
+	uint64_t q = 0;
+	CUdeviceptr d;
+	int v1 = 0;
+
+	CK(cuMemAlloc(&d, 64));
+	CK(cuMemsetD8(d, 0, 64));
+	CK(cuDeviceGetAttribute(&v1, CU_DEVICE_ATTRIBUTE_CAN_USE_STREAM_MEM_OPS_V1, 0));
+	if (!v1) {
+		memset(ops, 0, sizeof(ops));
+		ops[0].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+		ops[0].writeValue.address = d;
+		ck_assert_int_eq(v1_WriteValue32_ptsz(NULL, d, 0x11, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_WaitValue32_ptsz(NULL, d, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_WriteValue64_ptsz(NULL, d, 1, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_WaitValue64_ptsz(NULL, d, 0, 0), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(v1_BatchMemOp_ptsz(NULL, 1, ops, 0), CUDA_ERROR_NOT_SUPPORTED);
+		/* the _v2 forms need no switch */
+		CK(v2_WriteValue32_ptsz(NULL, d, 0x11, 0));
+		CK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+		CK(cuMemcpyDtoH(w, d, 4));
+		ck_assert_uint_eq(w[0], 0x11);
+		CK(cuMemFree(d));
+		return;
+	}
+	CK(v1_WriteValue32_ptsz(NULL, d, 0x11, 0));
+	CK(v1_WaitValue32_ptsz(NULL, d, 0x11, CU_STREAM_WAIT_VALUE_EQ));
+	CK(v1_WriteValue64_ptsz(NULL, d + 8, 0x2200000022ull, 0));
+	CK(v1_WaitValue64_ptsz(CU_STREAM_PER_THREAD, d + 8, 0x2200000022ull, CU_STREAM_WAIT_VALUE_GEQ));
+	memset(ops, 0, sizeof(ops));
+	ops[0].operation = CU_STREAM_MEM_OP_WRITE_VALUE_32;
+	ops[0].writeValue.address = d + 4;
+	ops[0].writeValue.value = 0x33;
+	ops[1].operation = CU_STREAM_MEM_OP_WRITE_VALUE_64;
+	ops[1].writeValue.address = d + 16;
+	ops[1].writeValue.value64 = 0x44;
+	CK(v1_BatchMemOp_ptsz(NULL, 2, ops, 0));
+	CK(cuStreamSynchronize(CU_STREAM_PER_THREAD));
+	CK(cuMemcpyDtoH(w, d, sizeof(w)));
+	ck_assert_uint_eq(w[0], 0x11);
+	ck_assert_uint_eq(w[1], 0x33);
+	CK(cuMemcpyDtoH(&q, d + 8, 8));
+	ck_assert_uint_eq(q, 0x2200000022ull);
+	CK(cuMemcpyDtoH(&q, d + 16, 8));
+	ck_assert_uint_eq(q, 0x44);
+	ck_assert_int_eq(v1_WriteValue32_ptsz(NULL, 0x1000, 1, 0), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFree(d));
+}
+END_TEST
+
 START_TEST(kernel_lists_and_names)
 {
 	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
@@ -1220,6 +1386,10 @@ int main(void)
 	tcase_add_test(t, launch_attributes_and_legacy);
 	tcase_add_test(t, tensor_maps);
 	tcase_add_test(t, contexts_and_devices);
+	tcase_add_test(t, pools_of_a_location);
+	tcase_add_test(t, pointer_set_attribute);
+	tcase_add_test(t, batch_decompress);
+	tcase_add_test(t, stream_memops_v1_per_thread);
 	suite_add_tcase(s, t);
 	t = tcase_create("ipc"); /* no fixture: CUDA only after the children are forked */
 	tcase_set_timeout(t, 30);

@@ -18,6 +18,7 @@
 #include "vc_cuda_array.h"
 #include "vc_cuda_graph.h"
 #include "vc_cuda_manual.h"
+#include "vc_cuda_memmisc.h"
 #include "vc_cuda_vmm.h"
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
@@ -1497,6 +1498,167 @@ START_TEST(short_array_requests_are_fatal)
 }
 END_TEST
 
+/* ---- sparse array mapping, decompression, pools of a location, pointer
+ * attributes (shared/vc_cuda_memmisc.h) ------------------------------------------- */
+
+static const uint32_t short_memmisc_ops[] = {VC_CU_cuMemMapArrayAsync, VC_CU_cuMemBatchDecompressAsync,
+					     VC_CU_cuMemGetDefaultMemPool, VC_CU_cuMemGetMemPool,
+					     VC_CU_cuMemSetMemPool, VC_CU_cuPointerSetAttribute};
+
+START_TEST(short_memmisc_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(short_memmisc_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* Counts no guest library sends (none, past the limit, past the payload) and
+ * a pool selector that is not its opcode's. */
+START_TEST(memmisc_counts_are_fatal)
+{
+	struct {
+		struct vc_cu_req_maparr r;
+		uint8_t e[sizeof(CUarrayMapInfo)];
+	} m = {{.ctx = g_ctx, .count = 0}, {0}};
+	struct {
+		struct vc_cu_req_decomp r;
+		uint8_t e[sizeof(CUmemDecompressParams)];
+	} d = {{.ctx = g_ctx, .count = 0}, {0}};
+	struct vc_cu_req_locpool l = {.ctx = g_ctx, .loc_type = CU_MEM_LOCATION_TYPE_DEVICE,
+				      .type = CU_MEM_ALLOCATION_TYPE_PINNED, .what = VC_CU_LOCPOOL_SET};
+
+	switch (_i) {
+	case 0:
+	case 1:
+	case 2:
+		m.r.count = _i == 0 ? 0 : _i == 1 ? VC_CU_MAPARR_MAX + 1 : 2;
+		raw_cmd(VC_CU_cuMemMapArrayAsync, VC_CMD_F_REPLY, 0, &m, sizeof(m));
+		break;
+	case 3:
+	case 4:
+	case 5:
+		d.r.count = _i == 3 ? 0 : _i == 4 ? VC_CU_DECOMP_MAX + 1 : 2;
+		raw_cmd(VC_CU_cuMemBatchDecompressAsync, VC_CMD_F_REPLY, 0, &d, sizeof(d));
+		break;
+	default:
+		raw_cmd(_i == 6 ? VC_CU_cuMemGetMemPool : VC_CU_cuMemGetDefaultMemPool, VC_CMD_F_REPLY, 0, &l,
+			sizeof(l));
+		break;
+	}
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* CUDA-level mistakes: forged array and allocation ids, unknown enums,
+ * mappings past their allocation, ranges that are not the session's,
+ * locations CUDA does not name, attributes that cannot be set. Each is the
+ * driver's kind of error before the driver sees it, and the session lives. */
+START_TEST(memmisc_errors_are_results)
+{
+	uint64_t sparse = make_array(512, 512, CUDA_ARRAY3D_SPARSE), d = alloc(8192);
+	struct {
+		struct vc_cu_req_maparr r;
+		CUarrayMapInfo e;
+	} m = {{.ctx = g_ctx, .count = 1}, {0}};
+	struct {
+		struct vc_cu_req_decomp r;
+		CUmemDecompressParams e;
+	} z = {{.ctx = g_ctx, .count = 1}, {0}};
+	struct vc_cu_rep_decomp zr = {0};
+	struct vc_cu_req_locpool l = {.ctx = g_ctx, .loc_type = CU_MEM_LOCATION_TYPE_DEVICE,
+				      .type = CU_MEM_ALLOCATION_TYPE_PINNED, .what = VC_CU_LOCPOOL_DEFAULT};
+	struct vc_cu_rep_locpool lr = {0}, lr2 = {0};
+	struct vc_cu_req_ptrset ps = {.ctx = g_ctx, .ptr = d, .attr = CU_POINTER_ATTRIBUTE_SYNC_MEMOPS, .value = 1};
+	struct vc_session_stats st;
+
+	/* map entries */
+	m.e.resourceType = CU_RESOURCE_TYPE_ARRAY;
+	m.e.resource.array = (CUarray)(uintptr_t)0x7c00000000001234ull;
+	m.e.memOperationType = CU_MEM_OPERATION_TYPE_MAP;
+	m.e.memHandle.memHandle = 0x7d00000001000000ull;
+	m.e.subresource.sparseLevel.extentWidth = 64;
+	m.e.subresource.sparseLevel.extentHeight = 64;
+	m.e.subresource.sparseLevel.extentDepth = 1;
+	m.e.deviceBitMask = 1;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_HANDLE);
+	m.e.resource.array = (CUarray)(uintptr_t)sparse;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.resourceType = CU_RESOURCE_TYPE_MIPMAPPED_ARRAY; /* an array's id is no mipmapped array's */
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_HANDLE);
+	m.e.resourceType = (CUresourcetype)9;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.resourceType = CU_RESOURCE_TYPE_ARRAY;
+	m.e.subresourceType = (CUarraySparseSubresourceType)5;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.subresourceType = CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL;
+	m.e.memOperationType = (CUmemOperationType)0;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.memOperationType = CU_MEM_OPERATION_TYPE_UNMAP; /* naming memory */
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.memOperationType = CU_MEM_OPERATION_TYPE_MAP;
+	m.e.memHandleType = (CUmemHandleType)1;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.memHandleType = CU_MEM_HANDLE_TYPE_GENERIC;
+	m.e.memHandle.memHandle = 0;
+	m.e.offset = UINT64_MAX;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	/* unmapping what was never mapped reaches the driver (the stand-in accepts it) */
+	m.e.memOperationType = CU_MEM_OPERATION_TYPE_UNMAP;
+	m.e.offset = 0;
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), 0);
+	/* decompression: source, destination and size word must be the session's */
+	z.e.src = (const void *)(uintptr_t)d;
+	z.e.srcNumBytes = 4096;
+	z.e.dst = (void *)(uintptr_t)(d + 4096);
+	z.e.dstNumBytes = 4097; /* one past the allocation */
+	z.e.dstActBytes = (cuuint32_t *)(uintptr_t)(d + 8188);
+	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
+	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_eq(zr.error_index, 0);
+	z.e.dstNumBytes = 4000;
+	z.e.dstActBytes = (cuuint32_t *)(uintptr_t)(d + 8190);
+	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
+	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_INVALID_VALUE);
+	z.e.dstActBytes = (cuuint32_t *)(uintptr_t)(d + 8188);
+	z.e.src = (const void *)(uintptr_t)(UINT64_MAX - 100);
+	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
+	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_INVALID_VALUE);
+	z.e.src = (const void *)(uintptr_t)d;
+	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
+	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_NOT_SUPPORTED); /* the stand-in's engine-less answer */
+	ck_assert_uint_eq(zr.error_index, UINT64_MAX);
+	z.r.stream = 0x7c00000000000999ull;
+	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)),
+			 VC_CUDA_ERROR_INVALID_HANDLE);
+	/* pools: the default pool twice is one id; a forged pool; unnamed locations */
+	ck_assert_int_eq(cu(VC_CU_cuMemGetDefaultMemPool, &l, sizeof(l), NULL, 0, &lr, sizeof(lr)), 0);
+	ck_assert_int_eq(cu(VC_CU_cuMemGetDefaultMemPool, &l, sizeof(l), NULL, 0, &lr2, sizeof(lr2)), 0);
+	ck_assert_uint_ne(lr.pool, 0);
+	ck_assert_uint_eq(lr.pool, lr2.pool);
+	l.what = VC_CU_LOCPOOL_SET;
+	l.pool = lr.pool ^ 0x100;
+	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_HANDLE);
+	l.pool = lr.pool;
+	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), 0);
+	l.loc_type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
+	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	l.loc_type = CU_MEM_LOCATION_TYPE_DEVICE;
+	l.type = 0x7fffffff;
+	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	/* pointer attributes */
+	ck_assert_int_eq(cu(VC_CU_cuPointerSetAttribute, &ps, sizeof(ps), NULL, 0, NULL, 0), 0);
+	ps.attr = CU_POINTER_ATTRIBUTE_CONTEXT;
+	ck_assert_int_eq(cu(VC_CU_cuPointerSetAttribute, &ps, sizeof(ps), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	ps.attr = CU_POINTER_ATTRIBUTE_SYNC_MEMOPS;
+	ps.ptr = UINT64_MAX;
+	ck_assert_int_eq(cu(VC_CU_cuPointerSetAttribute, &ps, sizeof(ps), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	vc_session_get_stats(g_s, &st);
+	ck_assert_uint_eq(st.fatal, 0);
+}
+END_TEST
+
 /* Counts and selectors no guest library sends: dependencies past the payload,
  * extra entries for a kind that has none, an unknown action, a host node
  * cookie the library never makes. */
@@ -1616,6 +1778,7 @@ static Suite *decode_suite(void)
 	t = tcase_create("vmm");
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, vmm_ipc_errors_are_results);
+	tcase_add_test(t, memmisc_errors_are_results);
 	suite_add_tcase(s, t);
 	t = tcase_create("vmm_hostile");
 	tcase_add_checked_fixture(t, setup_hostile, teardown);
@@ -1629,6 +1792,9 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, short_graph_requests_are_fatal, 0, sizeof(short_graph_ops) / sizeof(short_graph_ops[0]));
 	tcase_add_loop_test(t, graph_node_lies_are_fatal, 0, 6);
 	tcase_add_loop_test(t, graph_list_lies_are_fatal, 0, 5);
+	tcase_add_loop_test(t, short_memmisc_requests_are_fatal, 0,
+			    sizeof(short_memmisc_ops) / sizeof(short_memmisc_ops[0]));
+	tcase_add_loop_test(t, memmisc_counts_are_fatal, 0, 8);
 	suite_add_tcase(s, t);
 	return s;
 }

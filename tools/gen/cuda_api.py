@@ -640,3 +640,29 @@ for _s in ("cuCheckpointProcessCheckpoint", "cuCheckpointProcessGetRestoreThread
 # ---- hostile-guest fixes ---------------------------------------------------
 # (one section per family; entries of this family go below this line)
 #
+
+
+# ---- v1 names, per-thread memops, array mapping, decompression, pools by location
+# (one section per family; entries of this family go below this line)
+#
+# First-version array and copy names (CUDA_ARRAY_DESCRIPTOR_v1, CUDA_MEMCPY3D_v1,
+# 32-bit offsets and sizes) map onto the _v2 calls in the guest with legacy.c's
+# 32-bit rules (guest-lib/libcuda/legacy_array.c); the v1 memory operations'
+# per-thread forms onto the _v2 calls on the calling thread's default stream.
+for _s in ("cuArrayCreate", "cuArrayGetDescriptor", "cuArray3DCreate", "cuArray3DGetDescriptor",
+           "cuMemcpy3D", "cuMemcpy3DAsync", "cuMemcpyAtoA", "cuMemcpyAtoD", "cuMemcpyAtoH",
+           "cuMemcpyAtoHAsync", "cuMemcpyDtoA", "cuMemcpyHtoA", "cuMemcpyHtoAAsync",
+           "cuStreamBatchMemOp_ptsz", "cuStreamWaitValue32_ptsz", "cuStreamWaitValue64_ptsz",
+           "cuStreamWriteValue32_ptsz", "cuStreamWriteValue64_ptsz"):
+    fn(_s, SYNC, local=True)
+# Both sides hand-written (guest-lib/libcuda/memmisc.c, host-backend/cuda/
+# memmisc.c; shared/vc_cuda_memmisc.h has the wire): sparse array mapping
+# (array ids and allocation handle ids translated, every enum and range
+# checked), batched decompression (every range the session's), the current
+# and default pools of a location, and the one settable pointer attribute.
+fn("cuMemMapArrayAsync", SYNC, manual=True)        # errors at once, as natively
+fn("cuMemBatchDecompressAsync", SYNC, manual=True)
+fn("cuMemGetDefaultMemPool", SYNC, manual=True)
+fn("cuMemGetMemPool", SYNC, manual=True)
+fn("cuMemSetMemPool", SYNC, manual=True)
+fn("cuPointerSetAttribute", SYNC, manual=True)

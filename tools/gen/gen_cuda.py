@@ -557,7 +557,9 @@ def classify(funcs, symbols, protos):
         m = re.match(r"(cu\w+?)_(ptsz|ptds)$", sym)
         if sym in out or not m:
             continue
-        if m.group(1) in implemented and sym in protos:
+        # A variant cuda.h declares no prototype for (cuMemMapArrayAsync_ptsz)
+        # takes its base's: the per-thread forms differ only in the stream.
+        if m.group(1) in implemented and (sym in protos or m.group(1) in protos):
             out[sym] = ("ptds", byname[m.group(1)])
         elif refused_variant(sym, refused):
             out[sym] = ("refused", refused_variant(sym, refused))
