@@ -58,11 +58,11 @@ static void destroy_created(struct vc_cu_session *x, const uint64_t *ctx)
 
 		if (!created(x, i) || (ctx && o != (uint32_t)(*ctx & 0xffffffu)))
 			continue;
+		x->cur_id = UINT64_MAX; /* the current context changes under vc_cu_enter() */
 		if (x->drv->cuCtxSetCurrent(x->h[o].real) == CUDA_SUCCESS)
 			x->drv->cuTexRefDestroy(x->h[i].real);
 		vc_cu_forget_slot(x, i);
 	}
-	x->cur_id = UINT64_MAX; /* the current context was changed under vc_cu_enter() */
 }
 
 void vc_cu_texref_ctx_gone(struct vc_cu_session *x, uint64_t ctx)

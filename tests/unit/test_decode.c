@@ -1669,6 +1669,11 @@ START_TEST(texrefs_are_checked)
 	ck_assert_int_eq(cu(VC_CU_cuTexRefGetBorderColor, &h, sizeof(h), NULL, 0, &ra, sizeof(ra)),
 			 CUDA_ERROR_INVALID_HANDLE);
 	ck_assert_int_eq(cu(VC_CU_cuTexRefDestroy, &h, sizeof(h), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_HANDLE);
+	/* one the session made and left: its close destroys it */
+	struct vc_cu_req_cuTexRefCreate c = {.cur_ctx = g_ctx};
+	struct vc_cu_rep_cuTexRefCreate cp = {0};
+	ck_assert_int_eq(cu(VC_CU_cuTexRefCreate, &c, sizeof(c), NULL, 0, &cp, sizeof(cp)), 0);
+	ck_assert_uint_ne(cp.pTexRef, 0);
 }
 END_TEST
 
