@@ -5,8 +5,8 @@
  * cuLaunchGrid(Async), kept per function here and launched as cuLaunchKernel
  * with the parameter buffer (the `extra` form) the program laid out; and
  * cuLaunchCooperativeKernelMultiDevice, which on one device is a
- * cooperative launch. Texture references are gone from CUDA 13, so
- * cuParamSetTexRef has nothing to bind.
+ * cooperative launch. cuParamSetTexRef is remoted with the texture
+ * references (generated; texref.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -132,13 +132,6 @@ CUresult CUDAAPI cuParamSeti(CUfunction hfunc, int offset, unsigned int value)
 CUresult CUDAAPI cuParamSetf(CUfunction hfunc, int offset, float value)
 {
 	return cuParamSetv(hfunc, offset, &value, sizeof(value));
-}
-
-CUresult CUDAAPI cuParamSetTexRef(CUfunction hfunc, int texunit, CUtexref hTexRef)
-{
-	(void)hfunc, (void)texunit, (void)hTexRef;
-	/* No texture reference can exist (CUDA 12 removed them). */
-	return CUDA_ERROR_NOT_SUPPORTED;
 }
 
 CUresult CUDAAPI cuLaunchGridAsync(CUfunction f, int grid_width, int grid_height, CUstream hStream)

@@ -113,6 +113,7 @@ static int destroy_context(struct vc_cu_session *x, uint64_t id)
 		return CUDA_ERROR_INVALID_CONTEXT;
 	vc_cu_sched_ctx_gone(x, c);
 	vc_cu_sync_ctx_gone(x, c);
+	vc_cu_texref_ctx_gone(x, id); /* cuTexRefCreate's references */
 	rc = x->drv->cuCtxDestroy_v2(c);
 	forget_context(x, id);
 	vc_cu_quota_ctx_gone(x, id); /* its allocations went with it */

@@ -61,6 +61,7 @@ static void cu_close(void *ctx)
 	vc_cu_sync_stop(x);
 	vc_cu_sched_stop(x);
 	vc_cu_link_fini(x); /* links belong to no context */
+	vc_cu_texref_close(x); /* texture references the guest created */
 	vc_cu_arrays_close(x); /* texture and surface objects, then arrays */
 	/* Destroying a context frees everything in it: memory, modules, streams,
 	 * events. Stream-ordered allocations come from the device's pools, which

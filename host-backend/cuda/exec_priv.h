@@ -211,6 +211,15 @@ void vc_cu_arrays_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
 /** vc_cu_arrays_close() - session teardown: destroy texture and surface objects, then arrays (array.c). */
 void vc_cu_arrays_close(struct vc_cu_session *x);
 
+/**
+ * vc_cu_texref_ctx_gone() - context @ctx is about to be destroyed: destroy the
+ * texture references made in it with cuTexRefCreate, inside it (texref.c).
+ */
+void vc_cu_texref_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
+
+/** vc_cu_texref_close() - session teardown: destroy every texture reference it created (texref.c). */
+void vc_cu_texref_close(struct vc_cu_session *x);
+
 /** vc_cu_pinned_fini() - unmap the pool's second mapping. */
 void vc_cu_pinned_fini(struct vc_cu_session *x);
 

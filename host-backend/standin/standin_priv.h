@@ -304,6 +304,8 @@ void vc_si_fill_vmm(struct vc_cuda_driver *d);
 /** vc_si_fill_memops() - stream memory operations and attributes (memops.c). */
 void vc_si_fill_memops(struct vc_cuda_driver *d);
 
+/** vc_si_fill_texref() - texture and surface references; wraps the module loads (texref.c). */
+void vc_si_fill_texref(struct vc_cuda_driver *d);
 /** vc_si_fill_tensormap() - tensor maps, as a test double (tensormap.c). */
 void vc_si_fill_tensormap(struct vc_cuda_driver *d);
 

@@ -79,6 +79,10 @@ SIDE3D = "QQQQQQII"             # vc_cu_copy3d_side (inside MEMCPY3D)
 MEMCPY3D = "<QQ" + SIDE3D + SIDE3D + "QQQQQQII"  # vc_cu_req_memcpy3d
 TEXOBJ_SIZE = 8 + 144 + 104 + 112 + 8            # vc_cu_req_texobj_create
 SIDE_DEVICE, SIDE_ARRAY, SIDE_STAGED = 0, 1, 2
+# shared/vc_cuda_texref.h
+TEXREF_ADDR = "<QQQQQQQII"      # vc_cu_req_texref_addr: ctx, texref, dptr, bytes, pitch, width, height, format, ch
+TEXREF_BORDER = "<QQ4f"         # vc_cu_req_texref_border
+TEXREF_PTX = b".version 8.0\n.target sm_75\n.address_size 64\n.global .texref tex_a;\n.global .surfref surf_a;\n\0"
 ARR_2D, ARR_3D, ARR_MIPMAP = 0, 1, 2
 # shared/vc_cuda_memmisc.h
 MAPARR = "<QQII"                # vc_cu_req_maparr, then CUarrayMapInfo each
@@ -317,6 +321,9 @@ def manual_payload(s, name):
         "cuSurfObjectGetResourceDesc": HANDLE,
         "vcGraphEdges": GRAPH_EDGES, "vcGraphDeps": GRAPH_DEPS,
         "cuMemMapArrayAsync": MAPARR, "cuMemBatchDecompressAsync": DECOMP, "cuPointerSetAttribute": PTRSET,
+        "cuTexRefDestroy": HANDLE, "cuTexRefGetBorderColor": HANDLE, "cuTexRefGetArray": HANDLE,
+        "cuTexRefGetMipmappedArray": HANDLE, "cuSurfRefGetArray": HANDLE, "cuTexRefSetAddress_v2": TEXREF_ADDR,
+        "cuTexRefSetAddress2D_v3": TEXREF_ADDR, "cuTexRefSetBorderColor": TEXREF_BORDER,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
@@ -588,6 +595,26 @@ def main():
                + s.cmd("cuGraphExecDestroy", struct.pack(GRAPH_CALL, CTX0, ex, 0, 0, 0, b""), REPLY, 1)
                + s.cmd("cuGraphDestroyNode", struct.pack(GRAPH_CALL, CTX0, n2, 0, 0, 0, b""), REPLY, 1)
                + s.cmd("cuGraphDestroy", struct.pack(HANDLE, CTX0, g), REPLY, 1))
+    # ---- texture and surface references: a module's, a created one ----------------------
+    tr, sr, tc = handle_id(KINDS["CUTEXREF"], 2), handle_id(KINDS["CUSURFREF"], 3), handle_id(KINDS["CUTEXREF"], 4)
+    split_seed("texref", 65536,
+               s.cmd("vcImageBegin", struct.pack(IMAGE_BEGIN, CTX0, len(TEXREF_PTX)), REPLY, 2)
+               + s.cmd("vcImagePut", struct.pack(IMAGE_PUT, CTX0, 1, 0, len(TEXREF_PTX), 0, 1, 0) + TEXREF_PTX)
+               + s.cmd("vcLoad", struct.pack(LOAD, CTX0, 1, 0, 0), REPLY, 2)
+               + s.gen("cuModuleGetTexRef", hmod=MOD1, string=b"tex_a\0")
+               + s.cmd("cuTexRefSetAddress_v2", struct.pack(TEXREF_ADDR, CTX0, tr, a, 4096, 0, 0, 0, 0, 0), REPLY, 1)
+               + s.cmd("cuTexRefSetAddress2D_v3", struct.pack(TEXREF_ADDR, CTX0, tr, a, 0, 1024, 64, 16, 0x20, 1),
+                       REPLY, 1)
+               + s.cmd("cuTexRefSetBorderColor", struct.pack(TEXREF_BORDER, CTX0, tr, 1.0, 2.0, 3.0, 4.0), REPLY, 1)
+               + s.cmd("cuTexRefGetBorderColor", struct.pack(HANDLE, CTX0, tr), REPLY, 1)
+               + s.gen("cuTexRefSetFormat", hTexRef=tr, fmt=0x20, NumPackedComponents=1)
+               + s.cmd("cuTexRefGetArray", struct.pack(HANDLE, CTX0, tr), REPLY, 1)
+               + s.gen("cuModuleGetSurfRef", hmod=MOD1, string=b"surf_a\0")
+               + s.cmd("cuSurfRefGetArray", struct.pack(HANDLE, CTX0, sr), REPLY, 1)
+               + s.gen("cuTexRefCreate")
+               + s.cmd("cuTexRefDestroy", struct.pack(HANDLE, CTX0, tc), REPLY, 1)
+               + s.cmd("cuTexRefDestroy", struct.pack(HANDLE, CTX0, tr), REPLY, 1)
+               + s.gen("cuModuleUnload", hmod=MOD1))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()

@@ -9,6 +9,7 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -774,6 +775,201 @@ START_TEST(sparse_array_mapping)
 	CK(cuArrayDestroy(plain));
 }
 END_TEST
+/* ---- legacy texture and surface references ------------------------------------------ */
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+/* A module that declares one texture and one surface reference (valid PTX:
+ * a GPU JIT-compiles it; the stand-in finds the declarations by name). */
+static const char texref_ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				 ".global .texref tex_a;\n.global .surfref surf_a;\n"
+				 ".visible .entry texref_k()\n{\n\tret;\n}\n";
+
+START_TEST(texref_module_round_trips)
+{
+	CUDA_ARRAY_DESCRIPTOR d = {.Width = 16, .Height = 8, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+	float border[4] = {1.0f, 0.5f, 0.25f, 2.0f}, got[4] = {0}, lo, hi, bias;
+	CUmodule m;
+	CUfunction f;
+	CUtexref t, t2;
+	CUsurfref s;
+	CUarray a, sa, ga;
+	CUdeviceptr dp, gd;
+	CUarray_format fmt;
+	CUaddress_mode am;
+	CUfilter_mode fm;
+	unsigned flags;
+	size_t off = 1;
+	int n, aniso;
+
+	CK(cuModuleLoadData(&m, texref_ptx));
+	CK(cuModuleGetFunction(&f, m, "texref_k"));
+	CK(cuModuleGetTexRef(&t, m, "tex_a"));
+	CK(cuModuleGetTexRef(&t2, m, "tex_a"));
+	ck_assert_ptr_eq(t, t2); /* one reference per name */
+	CK(cuModuleGetSurfRef(&s, m, "surf_a"));
+	ck_assert_int_eq(cuModuleGetTexRef(&t2, m, "no_such_texref"), CUDA_ERROR_NOT_FOUND);
+	ck_assert_int_eq(cuModuleGetSurfRef(&s, m, "tex_a"), CUDA_ERROR_NOT_FOUND);
+	CK(cuModuleGetSurfRef(&s, m, "surf_a"));
+	ck_assert_int_eq(cuModuleGetTexRef(NULL, m, "tex_a"), CUDA_ERROR_INVALID_VALUE);
+	/* what is set is what comes back */
+	CK(cuTexRefSetFormat(t, CU_AD_FORMAT_FLOAT, 2));
+	CK(cuTexRefGetFormat(&fmt, &n, t));
+	ck_assert_int_eq(fmt, CU_AD_FORMAT_FLOAT);
+	ck_assert_int_eq(n, 2);
+	CK(cuTexRefSetAddressMode(t, 0, CU_TR_ADDRESS_MODE_CLAMP));
+	CK(cuTexRefSetAddressMode(t, 1, CU_TR_ADDRESS_MODE_BORDER));
+	CK(cuTexRefGetAddressMode(&am, t, 0));
+	ck_assert_int_eq(am, CU_TR_ADDRESS_MODE_CLAMP);
+	CK(cuTexRefGetAddressMode(&am, t, 1));
+	ck_assert_int_eq(am, CU_TR_ADDRESS_MODE_BORDER);
+	CK(cuTexRefSetFilterMode(t, CU_TR_FILTER_MODE_LINEAR));
+	CK(cuTexRefGetFilterMode(&fm, t));
+	ck_assert_int_eq(fm, CU_TR_FILTER_MODE_LINEAR);
+	CK(cuTexRefSetFlags(t, CU_TRSF_NORMALIZED_COORDINATES));
+	CK(cuTexRefGetFlags(&flags, t));
+	ck_assert_uint_eq(flags, CU_TRSF_NORMALIZED_COORDINATES);
+	CK(cuTexRefSetFlags(t, 0));
+	CK(cuTexRefSetBorderColor(t, border));
+	CK(cuTexRefGetBorderColor(got, t));
+	ck_assert(!memcmp(got, border, sizeof(got)));
+	CK(cuTexRefSetMipmapFilterMode(t, CU_TR_FILTER_MODE_LINEAR));
+	CK(cuTexRefGetMipmapFilterMode(&fm, t));
+	ck_assert_int_eq(fm, CU_TR_FILTER_MODE_LINEAR);
+	CK(cuTexRefSetMipmapLevelBias(t, 0.5f));
+	CK(cuTexRefGetMipmapLevelBias(&bias, t));
+	ck_assert(bias == 0.5f);
+	CK(cuTexRefSetMipmapLevelClamp(t, 0.0f, 4.0f));
+	CK(cuTexRefGetMipmapLevelClamp(&lo, &hi, t));
+	ck_assert(lo == 0.0f && hi == 4.0f);
+	CK(cuTexRefSetMaxAnisotropy(t, 4));
+	CK(cuTexRefGetMaxAnisotropy(&aniso, t));
+	ck_assert_int_eq(aniso, 4);
+	/* an array bound, then an address (which supersedes it) */
+	CK(cuArrayCreate(&a, &d));
+	CK(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+	CK(cuTexRefGetArray(&ga, t));
+	ck_assert_ptr_eq(ga, a);
+	CK(cuMemAlloc(&dp, 4096));
+	CK(cuTexRefSetFormat(t, CU_AD_FORMAT_FLOAT, 1));
+	CK(cuTexRefSetAddress(&off, t, dp, 4096));
+	ck_assert_uint_eq(off, 0);
+	CK(cuTexRefSetAddress(NULL, t, dp, 4096));
+	CK(cuTexRefGetAddress(&gd, t));
+	ck_assert_uint_eq(gd, dp);
+	ck_assert_int_eq(cuTexRefGetArray(&ga, t), CUDA_ERROR_INVALID_VALUE);
+	CK(cuParamSetTexRef(f, CU_PARAM_TR_DEFAULT, t));
+	/* the surface reference */
+	sa = array2d(16, 8, CU_AD_FORMAT_UNSIGNED_INT32, 1, CUDA_ARRAY3D_SURFACE_LDST);
+	CK(cuSurfRefSetArray(s, sa, 0));
+	CK(cuSurfRefGetArray(&ga, s));
+	ck_assert_ptr_eq(ga, sa);
+	/* a module's references are its own: never destroyed alone, gone with it */
+	ck_assert_int_eq(cuTexRefDestroy(t), CUDA_ERROR_INVALID_VALUE);
+	CK(cuModuleUnload(m));
+	ck_assert_int_eq(cuTexRefGetFormat(&fmt, &n, t), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuTexRefSetAddress(NULL, t, dp, 4096), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuSurfRefGetArray(&ga, s), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuArrayDestroy(a));
+	CK(cuArrayDestroy(sa));
+	CK(cuMemFree(dp));
+}
+END_TEST
+
+START_TEST(texref_create_bind_destroy)
+{
+	CUDA_ARRAY_DESCRIPTOR d = {.Width = 64, .Height = 16, .Format = CU_AD_FORMAT_UNSIGNED_INT8, .NumChannels = 4};
+	CUtexref t;
+	CUdeviceptr dp, gd;
+	CUarray a, ga;
+	CUarray_format fmt;
+	size_t pitch;
+	int n;
+
+	ck_assert_int_eq(cuTexRefCreate(NULL), CUDA_ERROR_INVALID_VALUE);
+	CK(cuTexRefCreate(&t));
+	CK(cuTexRefSetFormat(t, CU_AD_FORMAT_SIGNED_INT32, 4));
+	CK(cuTexRefGetFormat(&fmt, &n, t));
+	ck_assert_int_eq(fmt, CU_AD_FORMAT_SIGNED_INT32);
+	ck_assert_int_eq(n, 4);
+	/* a pitched 2D binding: its whole extent is the session's */
+	CK(cuMemAllocPitch(&dp, &pitch, 256, 16, 4));
+	CK(cuTexRefSetAddress2D(t, &d, dp, pitch));
+	CK(cuTexRefGetAddress(&gd, t));
+	ck_assert_uint_eq(gd, dp);
+	d.Height = 17; /* one row past the allocation */
+	ck_assert_int_eq(cuTexRefSetAddress2D(t, &d, dp, pitch), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuTexRefSetAddress2D(t, NULL, dp, pitch), CUDA_ERROR_INVALID_VALUE);
+	/* a 1D binding past the allocation's end, or outside the session */
+	ck_assert_int_eq(cuTexRefSetAddress(NULL, t, dp, pitch * 16 + 1), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuTexRefSetAddress(NULL, t, 0x1000, 256), CUDA_ERROR_INVALID_VALUE);
+	/* an array bound and destroyed is not answered as a handle */
+	a = array2d(8, 8, CU_AD_FORMAT_FLOAT, 1, 0);
+	CK(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT));
+	CK(cuTexRefGetArray(&ga, t));
+	ck_assert_ptr_eq(ga, a);
+	CK(cuArrayDestroy(a));
+	ck_assert_int_eq(cuTexRefGetArray(&ga, t), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuTexRefSetArray(t, a, CU_TRSA_OVERRIDE_FORMAT), CUDA_ERROR_INVALID_HANDLE);
+	/* forged handles */
+	ck_assert_int_eq(cuTexRefSetFlags((CUtexref)(uintptr_t)0x4242, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuSurfRefSetArray((CUsurfref)(void *)t, a, 0), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuTexRefDestroy(t));
+	ck_assert_int_eq(cuTexRefDestroy(t), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuTexRefGetFormat(&fmt, &n, t), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuMemFree(dp));
+}
+END_TEST
+
+/* The first versions (32-bit addresses) and references of a destroyed context. */
+START_TEST(texref_legacy_names_and_contexts)
+{
+	CUresult (*set1)(unsigned int *, CUtexref, unsigned int, unsigned int) =
+		(CUresult(*)(unsigned int *, CUtexref, unsigned int, unsigned int))dlsym(RTLD_DEFAULT, "cuTexRefSetAddress");
+	CUresult (*get1)(unsigned int *, CUtexref) =
+		(CUresult(*)(unsigned int *, CUtexref))dlsym(RTLD_DEFAULT, "cuTexRefGetAddress");
+	CUresult (*set2d1)(CUtexref, const void *, unsigned int, unsigned int) =
+		(CUresult(*)(CUtexref, const void *, unsigned int, unsigned int))dlsym(RTLD_DEFAULT, "cuTexRefSetAddress2D");
+	CUresult (*set2d2)(CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t) =
+		(CUresult(*)(CUtexref, const CUDA_ARRAY_DESCRIPTOR *, CUdeviceptr, size_t))dlsym(RTLD_DEFAULT,
+													"cuTexRefSetAddress2D_v2");
+	struct { unsigned int w, h; CUarray_format f; unsigned int ch; } d1 = {16, 16, CU_AD_FORMAT_FLOAT, 1};
+	CUDA_ARRAY_DESCRIPTOR d = {.Width = 16, .Height = 16, .Format = CU_AD_FORMAT_FLOAT, .NumChannels = 1};
+	unsigned int off = 7, addr = 0;
+	CUdeviceptr dp;
+	CUcontext c;
+	CUtexref t;
+	size_t pitch;
+
+	ck_assert_ptr_nonnull(set1);
+	ck_assert_ptr_nonnull(get1);
+	ck_assert_ptr_nonnull(set2d1);
+	ck_assert_ptr_nonnull(set2d2);
+	CK(cuTexRefCreate(&t));
+	CK(cuMemAllocPitch(&dp, &pitch, 64, 16, 4));
+	CK(set2d2(t, &d, dp, pitch)); /* the same call as _v3 */
+	if (dp > 0xffffffffull) {
+		/* no 32-bit address names this memory */
+		ck_assert_int_eq(get1(&addr, t), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_uint_eq(addr, 0);
+		ck_assert_int_eq(set1(&off, t, (unsigned int)dp, 256), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(set2d1(t, &d1, (unsigned int)dp, (unsigned int)pitch), CUDA_ERROR_INVALID_VALUE);
+	}
+	ck_assert_int_eq(set2d1(t, NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFree(dp));
+	CK(cuTexRefDestroy(t));
+	/* a created reference belongs to its context */
+	CK(cuCtxCreate(&c, NULL, 0, 0));
+	CK(cuTexRefCreate(&t));
+	CK(cuCtxDestroy(c));
+	CK(cuCtxSetCurrent(g_ctx));
+	ck_assert_int_eq(cuTexRefSetFlags(t, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuTexRefDestroy(t), CUDA_ERROR_INVALID_HANDLE);
+}
+END_TEST
+
+#pragma GCC diagnostic pop
 
 int main(void)
 {
@@ -794,6 +990,9 @@ int main(void)
 	tcase_add_test(t, arrays_go_with_their_context);
 	tcase_add_test(t, legacy_v1_names);
 	tcase_add_test(t, sparse_array_mapping);
+	tcase_add_test(t, texref_module_round_trips);
+	tcase_add_test(t, texref_create_bind_destroy);
+	tcase_add_test(t, texref_legacy_names_and_contexts);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

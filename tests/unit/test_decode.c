@@ -19,6 +19,7 @@
 #include "vc_cuda_graph.h"
 #include "vc_cuda_manual.h"
 #include "vc_cuda_memmisc.h"
+#include "vc_cuda_texref.h"
 #include "vc_cuda_vmm.h"
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
@@ -1726,6 +1727,132 @@ START_TEST(graph_list_lies_are_fatal)
 }
 END_TEST
 
+/* ---- texture and surface references (cuda/texref.c and the generated part) ---- */
+
+static const char texref_ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				 ".global .texref tex_a;\n.global .surfref surf_a;\n";
+
+/* A module loaded from @ptx as the guest library loads one: its id. */
+static uint64_t load_ptx(const char *ptx, size_t n)
+{
+	struct vc_cu_req_vcImageBegin b = {.ctx = g_ctx, .size = n};
+	struct vc_cu_rep_vcImageBegin bp = {0};
+	struct vc_cu_rep_load lp = {0};
+
+	ck_assert_int_eq(cu(VC_CU_vcImageBegin, &b, sizeof(b), NULL, 0, &bp, sizeof(bp)), 0);
+	struct vc_cu_req_vcImagePut p = {.ctx = g_ctx, .image = bp.image, .len = n, .inline_data = 1};
+	async_cmd(VC_CU_vcImagePut, &p, sizeof(p), ptx, n);
+	struct vc_cu_req_load l = {.ctx = g_ctx, .image = bp.image, .kind = VC_CU_LOAD_MODULE};
+	ck_assert_int_eq(cu(VC_CU_vcLoad, &l, sizeof(l), NULL, 0, &lp, sizeof(lp)), 0);
+	return lp.handle;
+}
+
+static uint64_t module_texref(uint64_t mod, const char *name, int *rc)
+{
+	struct vc_cu_req_cuModuleGetTexRef r = {.cur_ctx = g_ctx, .hmod = mod, .name_len = (uint32_t)strlen(name) + 1};
+	struct vc_cu_rep_cuModuleGetTexRef rp = {0};
+
+	*rc = cu(VC_CU_cuModuleGetTexRef, &r, sizeof(r), name, strlen(name) + 1, &rp, sizeof(rp));
+	return rp.pTexRef;
+}
+
+static int set_addr(uint64_t tr, uint64_t dptr, uint64_t bytes)
+{
+	struct vc_cu_req_texref_addr r = {.ctx = g_ctx, .texref = tr, .dptr = dptr, .bytes = bytes};
+	struct vc_cu_rep_texref_addr rp;
+
+	return cu(VC_CU_cuTexRefSetAddress_v2, &r, sizeof(r), NULL, 0, &rp, sizeof(rp));
+}
+
+/* Forged references, a reference of an unloaded module, addresses outside
+ * the session, extents that wrap, arrays no longer the session's. */
+START_TEST(texrefs_are_checked)
+{
+	uint64_t mod = load_ptx(texref_ptx, sizeof(texref_ptx)), d = alloc(1 << 16), tr, arr;
+	struct vc_cu_req_texref_addr a2 = {.ctx = g_ctx, .dptr = d, .width = 64, .height = 64, .pitch = 1024,
+					   .format = CU_AD_FORMAT_FLOAT, .channels = 1};
+	struct vc_cu_req_handle h = {.ctx = g_ctx};
+	struct vc_cu_rep_texref_array ra;
+	struct vc_cu_rep_texref_addr rp;
+	int rc;
+
+	tr = module_texref(mod, "tex_a", &rc);
+	ck_assert_int_eq(rc, 0);
+	ck_assert_uint_ne(tr, 0);
+	module_texref(mod, "nope", &rc);
+	ck_assert_int_eq(rc, CUDA_ERROR_NOT_FOUND);
+	/* addresses: inside, past the end, outside the session, wrapping */
+	ck_assert_int_eq(set_addr(tr, d, 1 << 16), 0);
+	ck_assert_int_eq(set_addr(tr, d + 16, 1 << 16), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(set_addr(tr, 0x10000, 64), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(set_addr(tr, d, UINT64_MAX), CUDA_ERROR_INVALID_VALUE);
+	a2.texref = tr;
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetAddress2D_v3, &a2, sizeof(a2), NULL, 0, &rp, sizeof(rp)), 0);
+	a2.height = 65; /* one row past 64 KiB */
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetAddress2D_v3, &a2, sizeof(a2), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	a2.height = UINT64_MAX;
+	a2.pitch = UINT64_MAX / 2;
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetAddress2D_v3, &a2, sizeof(a2), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	a2.height = 64;
+	a2.pitch = 1024;
+	a2.channels = 0x40000001u; /* an element size that would wrap */
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetAddress2D_v3, &a2, sizeof(a2), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	a2.channels = 1;
+	a2.format = 0x77;
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetAddress2D_v3, &a2, sizeof(a2), NULL, 0, &rp, sizeof(rp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	/* a forged reference, and a surface reference's id taken for a texture's */
+	ck_assert_int_eq(set_addr(tr ^ (1ull << 30), d, 64), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(set_addr(0x1234, d, 64), CUDA_ERROR_INVALID_HANDLE);
+	h.handle = tr;
+	ck_assert_int_eq(cu(VC_CU_cuSurfRefGetArray, &h, sizeof(h), NULL, 0, &ra, sizeof(ra)), CUDA_ERROR_INVALID_HANDLE);
+	/* an array bound, then destroyed: not answered back, not bindable */
+	arr = make_array(16, 16, 0);
+	struct vc_cu_req_cuTexRefSetArray sa = {.cur_ctx = g_ctx, .hTexRef = tr, .hArray = arr,
+						.Flags = CU_TRSA_OVERRIDE_FORMAT};
+	struct vc_cu_rep_cuTexRefSetArray sap;
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetArray, &sa, sizeof(sa), NULL, 0, &sap, sizeof(sap)), 0);
+	ck_assert_int_eq(cu(VC_CU_cuTexRefGetArray, &h, sizeof(h), NULL, 0, &ra, sizeof(ra)), 0);
+	ck_assert_uint_eq(ra.handle, arr);
+	struct vc_cu_req_handle ad = {.ctx = g_ctx, .handle = arr};
+	ck_assert_int_eq(cu(VC_CU_cuArrayDestroy, &ad, sizeof(ad), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(cu(VC_CU_cuTexRefGetArray, &h, sizeof(h), NULL, 0, &ra, sizeof(ra)), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_cuTexRefSetArray, &sa, sizeof(sa), NULL, 0, &sap, sizeof(sap)),
+			 CUDA_ERROR_INVALID_HANDLE);
+	/* a module's reference is never destroyed alone; it goes with the module */
+	ck_assert_int_eq(cu(VC_CU_cuTexRefDestroy, &h, sizeof(h), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	struct vc_cu_req_cuModuleUnload u = {.cur_ctx = g_ctx, .hmod = mod};
+	struct vc_cu_rep_cuModuleUnload up;
+	ck_assert_int_eq(cu(VC_CU_cuModuleUnload, &u, sizeof(u), NULL, 0, &up, sizeof(up)), 0);
+	ck_assert_int_eq(set_addr(tr, d, 64), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cu(VC_CU_cuTexRefGetBorderColor, &h, sizeof(h), NULL, 0, &ra, sizeof(ra)),
+			 CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cu(VC_CU_cuTexRefDestroy, &h, sizeof(h), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_HANDLE);
+	/* one the session made and left: its close destroys it */
+	struct vc_cu_req_cuTexRefCreate c = {.cur_ctx = g_ctx};
+	struct vc_cu_rep_cuTexRefCreate cp = {0};
+	ck_assert_int_eq(cu(VC_CU_cuTexRefCreate, &c, sizeof(c), NULL, 0, &cp, sizeof(cp)), 0);
+	ck_assert_uint_ne(cp.pTexRef, 0);
+}
+END_TEST
+
+static const uint32_t short_texref_ops[] = {
+	VC_CU_cuTexRefDestroy, VC_CU_cuTexRefSetAddress_v2, VC_CU_cuTexRefSetAddress2D_v3,
+	VC_CU_cuTexRefSetBorderColor, VC_CU_cuTexRefGetBorderColor, VC_CU_cuTexRefGetArray,
+	VC_CU_cuTexRefGetMipmappedArray, VC_CU_cuSurfRefGetArray, VC_CU_cuTexRefSetFormat, VC_CU_cuModuleGetTexRef};
+
+START_TEST(short_texref_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(short_texref_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -1743,6 +1870,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, tensor_map_extents_are_checked);
 	tcase_add_test(t, arrays_objects_and_boxes);
 	tcase_add_test(t, graph_node_errors_are_results);
+	tcase_add_test(t, texrefs_are_checked);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("hostile");
@@ -1795,6 +1923,8 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, short_memmisc_requests_are_fatal, 0,
 			    sizeof(short_memmisc_ops) / sizeof(short_memmisc_ops[0]));
 	tcase_add_loop_test(t, memmisc_counts_are_fatal, 0, 8);
+	tcase_add_loop_test(t, short_texref_requests_are_fatal, 0,
+			    sizeof(short_texref_ops) / sizeof(short_texref_ops[0]));
 	suite_add_tcase(s, t);
 	return s;
 }

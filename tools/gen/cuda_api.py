@@ -518,7 +518,7 @@ fn("cuParamSetSize", SYNC, local=True)
 fn("cuParamSeti", SYNC, local=True)
 fn("cuParamSetf", SYNC, local=True)
 fn("cuParamSetv", SYNC, local=True)
-fn("cuParamSetTexRef", SYNC, local=True)
+fn("cuParamSetTexRef", SYNC)   # texture references section: remoted
 fn("cuLaunch", ASYNC, local=True)
 fn("cuLaunchGrid", ASYNC, local=True)
 fn("cuLaunchGridAsync", ASYNC, local=True)
@@ -666,3 +666,48 @@ fn("cuMemGetDefaultMemPool", SYNC, manual=True)
 fn("cuMemGetMemPool", SYNC, manual=True)
 fn("cuMemSetMemPool", SYNC, manual=True)
 fn("cuPointerSetAttribute", SYNC, manual=True)
+# ---- texref: texture and surface references --------------------------------
+# (one section per family; entries of this family go below this line)
+#
+# The legacy references (deprecated, still served by the CUDA 13 driver for
+# PTX that declares .texref or .surfref). A module's references belong to it
+# (they go when it is unloaded); cuTexRefCreate's belong to the current
+# context. Arrays bound are ids of the session's tables; an address bound is
+# checked as the session's memory first; arrays read back are ids the
+# session already gave (host-backend/cuda/texref.c, guest-lib/libcuda/texref.c).
+fn("cuModuleGetTexRef", SYNC, owner="hmod")
+fn("cuModuleGetSurfRef", SYNC, owner="hmod")
+fn("cuTexRefCreate", SYNC, owner="ctx")
+fn("cuTexRefDestroy", SYNC, manual=True)          # only a reference the program created
+fn("cuTexRefSetArray", SYNC)
+fn("cuTexRefSetMipmappedArray", SYNC)
+fn("cuTexRefSetAddress_v2", SYNC, manual=True)    # the range checked first
+fn("cuTexRefSetAddress2D_v3", SYNC, manual=True)  # the 2D extent checked first
+fn("cuTexRefSetFormat", SYNC)
+fn("cuTexRefSetAddressMode", SYNC)
+fn("cuTexRefSetFilterMode", SYNC)
+fn("cuTexRefSetMipmapFilterMode", SYNC)
+fn("cuTexRefSetMipmapLevelBias", SYNC)
+fn("cuTexRefSetMipmapLevelClamp", SYNC)
+fn("cuTexRefSetMaxAnisotropy", SYNC)
+fn("cuTexRefSetBorderColor", SYNC, manual=True)   # four floats in
+fn("cuTexRefSetFlags", SYNC)
+fn("cuTexRefGetAddress_v2", SYNC)
+fn("cuTexRefGetArray", SYNC, manual=True)         # an id the session gave, never a new one
+fn("cuTexRefGetMipmappedArray", SYNC, manual=True)
+fn("cuTexRefGetAddressMode", SYNC)
+fn("cuTexRefGetFilterMode", SYNC)
+fn("cuTexRefGetFormat", SYNC)
+fn("cuTexRefGetMipmapFilterMode", SYNC)
+fn("cuTexRefGetMipmapLevelBias", SYNC)
+fn("cuTexRefGetMipmapLevelClamp", SYNC)
+fn("cuTexRefGetMaxAnisotropy", SYNC)
+fn("cuTexRefGetBorderColor", SYNC, manual=True)   # four floats out
+fn("cuTexRefGetFlags", SYNC)
+fn("cuSurfRefSetArray", SYNC)
+fn("cuSurfRefGetArray", SYNC, manual=True)
+# First versions (32-bit CUdeviceptr_v1, unsigned int sizes), mapped onto
+# their successors with legacy.c's rules (texref.c).
+fn("cuTexRefGetAddress", SYNC, local=True)
+fn("cuTexRefSetAddress", SYNC, local=True)
+fn("cuTexRefSetAddress2D", SYNC, local=True)
