@@ -137,6 +137,12 @@ struct vc_cu_session {
 	struct vc_cu_arrays *arr;
 	/* graphs: host node records, graph memory charges, the last dot print (graph_exec.c) */
 	struct vc_cu_graphs *graphs;
+	/* green contexts and device resources (green.c), the driver's logs (logs.c), NULL until used */
+	struct vc_cu_green *green;
+	struct vc_cu_logs *logs;
+	/* the worker's primary contexts retained for green contexts (green.c):
+	 * memory made in a green context may be theirs (handles.c's range check) */
+	void *green_primary[VC_CU_MAX_DEVICES];
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */
@@ -223,6 +229,16 @@ void vc_cu_link_fini(struct vc_cu_session *x);
 
 /** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
 void vc_cu_sync_stop(struct vc_cu_session *x);
+
+/**
+ * vc_cu_green_close() - session teardown, before contexts are destroyed:
+ * green contexts' streams, the green contexts (their contexts are not
+ * cuCtxDestroy'd), the primary contexts retained for them (green.c).
+ */
+void vc_cu_green_close(struct vc_cu_session *x);
+
+/** vc_cu_logs_close() - session teardown: the driver log callback unregistered, its queue freed (logs.c). */
+void vc_cu_logs_close(struct vc_cu_session *x);
 
 /* ---- shared by the hand-written files ------------------------------------- */
 

@@ -41,6 +41,8 @@ static void build(void)
 	vc_si_fill_tensormap(d);
 	vc_si_fill_ctxdev(d);
 	vc_si_fill_array(d);
+	vc_si_fill_green(d); /* after ctxdev: streams of green contexts */
+	vc_si_fill_logs(d);
 }
 
 const struct vc_cuda_driver *vc_cuda_driver_standin(uint64_t mem_limit)
