@@ -295,6 +295,13 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
 
 /**
+ * vc_cu_stream_ctx() - the real context stream id @id belongs to (its owner's,
+ * or a green context's converted context), or NULL when it is not known
+ * (special streams: the current context's).
+ */
+void *vc_cu_stream_ctx(struct vc_cu_session *x, uint64_t id);
+
+/**
  * vc_cu_rebind() - point id @id at another real object (NULL: dormant, its id
  * kept). Primary contexts keep their handle across a reset, as natively.
  */

@@ -172,7 +172,7 @@ int vc_cu_manual_cuDevSmResourceSplitByCount(struct vc_cu_session *x, const uint
 						 rq.min_count);
 	if (rc)
 		goto out;
-	if (nb > VC_CU_SPLIT_MAX || (rq.want_result && nb > rq.nb_groups)) {
+	if (rq.want_result && (nb > VC_CU_SPLIT_MAX || nb > rq.nb_groups)) {
 		rc = CUDA_ERROR_UNKNOWN; /* more than it was given room for */
 		goto out;
 	}

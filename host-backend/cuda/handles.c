@@ -301,6 +301,21 @@ int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
 	return 0;
 }
 
+void *vc_cu_stream_ctx(struct vc_cu_session *x, uint64_t id)
+{
+	uint32_t o = vc_cu_owner_of(x, id);
+	CUcontext c = NULL;
+
+	if (o >= x->nh || !x->h[o].live)
+		return NULL;
+	if (x->h[o].kind == VC_H_CUCONTEXT)
+		return x->h[o].real;
+	/* a green context's stream: the context it converts into (green.c) */
+	if (x->h[o].kind == VC_H_CUGREENCTX && x->drv->cuCtxFromGreenCtx(&c, x->h[o].real) == CUDA_SUCCESS)
+		return c;
+	return NULL;
+}
+
 int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real)
 {
 	struct vc_cu_handle *h = slot(x, kind, id);

@@ -260,10 +260,9 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 		}
 		/* A stream of another context than the current one (a green
 		 * context's): the event is made in the stream's own context. */
-		CUcontext sc = NULL;
+		CUcontext sc = vc_cu_stream_ctx(x, rq.handle);
 
-		if ((uintptr_t)h > (uintptr_t)CU_STREAM_PER_THREAD && x->drv->cuStreamGetCtx(h, &sc) == CUDA_SUCCESS &&
-		    sc && sc != ctx) {
+		if (sc && sc != ctx) {
 			if ((rc = x->drv->cuCtxSetCurrent(sc)))
 				goto err;
 			x->cur_id = UINT64_MAX; /* the next vc_cu_enter() sets the guest's */
