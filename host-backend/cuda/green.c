@@ -99,7 +99,7 @@ static int res_get(struct vc_cu_session *x, const uint8_t *p, uint32_t len, stru
 	struct vc_cu_green *g;
 	CUdevResource r;
 	void *h = NULL;
-	int rc;
+	int rc = CUDA_ERROR_INVALID_VALUE;
 
 	TAKE(rq);
 	if (!(g = state(x)))
