@@ -72,6 +72,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_SRC += guest-lib/libcuda/legacy_array.c guest-lib/libcuda/memmisc.c
 LIBCUDA_SRC += guest-lib/libcuda/texref.c
+LIBCUDA_SRC += guest-lib/libcuda/green.c guest-lib/libcuda/logs.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
@@ -117,6 +118,7 @@ ABI_FILES  += shared/vc_cuda_vmm.h
 ABI_FILES  += shared/vc_cuda_graph.h
 ABI_FILES  += shared/vc_cuda_memmisc.h
 ABI_FILES  += shared/vc_cuda_texref.h
+ABI_FILES  += shared/vc_cuda_green.h
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \

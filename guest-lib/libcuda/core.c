@@ -278,6 +278,7 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 	}
 	if (buf != stackbuf)
 		free(buf);
+	vc_cu_logs_after(rc); /* the driver's messages reach log callbacks before the call returns */
 	return (CUresult)rc;
 }
 

@@ -283,4 +283,22 @@ int vc_cu_mem_track_managed(uint64_t base, uint64_t size);
 /** vc_cu_copy2d_array() - a 2D copy with a CUDA array on a side (copy3d.c). */
 CUresult vc_cu_copy2d_array(const CUDA_MEMCPY2D *p, CUstream s, int async);
 
+/* ---- green contexts, driver logs (green.c, logs.c) ------------------------------ */
+
+/** vc_cu_green_ctx_post() - after cuCtxFromGreenCtx: its context is on the green context's device. */
+CUresult vc_cu_green_ctx_post(CUcontext *pContext, CUgreenCtx hCtx);
+
+/* Log callbacks registered: written under logs.c's lock, read with one relaxed load. */
+extern unsigned long vc_cu_log_callbacks;
+
+/** vc_cu_logs_deliver() - fetch the driver's queued log messages and call the callbacks (logs.c). */
+void vc_cu_logs_deliver(void);
+
+/** vc_cu_logs_after() - after a call that answered @rc: deliver log messages to callbacks if it failed. */
+static inline void vc_cu_logs_after(int rc)
+{
+	if (rc > 0 && __atomic_load_n(&vc_cu_log_callbacks, __ATOMIC_RELAXED))
+		vc_cu_logs_deliver();
+}
+
 #endif /* VC_CU_GUEST_H */

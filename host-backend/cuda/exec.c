@@ -58,6 +58,7 @@ static void cu_close(void *ctx)
 	struct vc_cu_session *x = ctx;
 
 	stop_callbacks(x);
+	vc_cu_logs_close(x); /* the driver calls the log callback no more */
 	vc_cu_sync_stop(x);
 	vc_cu_sched_stop(x);
 	vc_cu_link_fini(x); /* links belong to no context */
@@ -105,6 +106,7 @@ static void cu_close(void *ctx)
 	vc_cu_ipc_fini(x);
 	vc_cu_memmisc_fini(x); /* holds on allocations mapped into arrays */
 	vc_cu_vmm_fini(x);
+	vc_cu_green_close(x); /* green contexts, and their contexts, are not cuCtxDestroy'd */
 	x->drv->cuCtxSetCurrent(NULL);
 	for (uint32_t i = 0; i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)

@@ -139,6 +139,12 @@ struct vc_cu_session {
 	struct vc_cu_graphs *graphs;
 	/* allocations mapped into sparse arrays, held for them (memmisc.c), NULL until one */
 	struct vc_cu_memmisc *memmisc;
+	/* green contexts and device resources (green.c), the driver's logs (logs.c), NULL until used */
+	struct vc_cu_green *green;
+	struct vc_cu_logs *logs;
+	/* the worker's primary contexts retained for green contexts (green.c):
+	 * memory made in a green context may be theirs (handles.c's range check) */
+	void *green_primary[VC_CU_MAX_DEVICES];
 };
 
 /** vc_cu_capture_relaxed() - put the calling host thread in relaxed capture mode, once. */
@@ -235,6 +241,16 @@ void vc_cu_link_fini(struct vc_cu_session *x);
 /** vc_cu_sync_stop() - end the helper thread that waits for synchronisations. */
 void vc_cu_sync_stop(struct vc_cu_session *x);
 
+/**
+ * vc_cu_green_close() - session teardown, before contexts are destroyed:
+ * green contexts' streams, the green contexts (their contexts are not
+ * cuCtxDestroy'd), the primary contexts retained for them (green.c).
+ */
+void vc_cu_green_close(struct vc_cu_session *x);
+
+/** vc_cu_logs_close() - session teardown: the driver log callback unregistered, its queue freed (logs.c). */
+void vc_cu_logs_close(struct vc_cu_session *x);
+
 /* ---- shared by the hand-written files ------------------------------------- */
 
 /** vc_cu_handles_init() - an empty handle table for a new session: 0 or -ENOMEM (handles.c). */
@@ -288,6 +304,13 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
  * Returns 0 or CUDA_ERROR_INVALID_HANDLE.
  */
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
+
+/**
+ * vc_cu_stream_ctx() - the real context stream id @id belongs to (its owner's,
+ * or a green context's converted context), or NULL when it is not known
+ * (special streams: the current context's).
+ */
+void *vc_cu_stream_ctx(struct vc_cu_session *x, uint64_t id);
 
 /**
  * vc_cu_rebind() - point id @id at another real object (NULL: dormant, its id

@@ -295,9 +295,25 @@ int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
 	}
 	h = slot(x, kind, id);
 	if (!h)
-		return kind == VC_H_CUCONTEXT ? CUDA_ERROR_INVALID_CONTEXT : CUDA_ERROR_INVALID_HANDLE;
+		return kind == VC_H_CUCONTEXT || kind == VC_H_CUGREENCTX ? CUDA_ERROR_INVALID_CONTEXT
+									  : CUDA_ERROR_INVALID_HANDLE;
 	*real = h->real;
 	return 0;
+}
+
+void *vc_cu_stream_ctx(struct vc_cu_session *x, uint64_t id)
+{
+	uint32_t o = vc_cu_owner_of(x, id);
+	CUcontext c = NULL;
+
+	if (o >= x->nh || !x->h[o].live)
+		return NULL;
+	if (x->h[o].kind == VC_H_CUCONTEXT)
+		return x->h[o].real;
+	/* a green context's stream: the context it converts into (green.c) */
+	if (x->h[o].kind == VC_H_CUGREENCTX && x->drv->cuCtxFromGreenCtx(&c, x->h[o].real) == CUDA_SUCCESS)
+		return c;
+	return NULL;
 }
 
 int vc_cu_rebind(struct vc_cu_session *x, int kind, uint64_t id, void *real)
@@ -422,6 +438,8 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
 		return vc_cu_managed_check(x, ptr, len) == 0 ? 0 : vc_cu_vmm_check_range(x, ptr, len);
 	mine = owns_context(x, c);
+	for (int d = 0; !mine && c && d < VC_CU_MAX_DEVICES; d++)
+		mine = x->green_primary[d] == c; /* a green context's memory (green.c) */
 	for (uint32_t i = 0; !mine && !c && i < x->nasync; i++)
 		mine = x->async_ptr[i] == start;
 	if (!mine || ptr < start || len > size || ptr - start > size - len)

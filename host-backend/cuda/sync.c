@@ -258,6 +258,16 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			rc = x->drv->cuStreamSynchronize(h);
 			goto err;
 		}
+		/* A stream of another context than the current one (a green
+		 * context's): the event is made in the stream's own context. */
+		CUcontext sc = vc_cu_stream_ctx(x, rq.handle);
+
+		if (sc && sc != ctx) {
+			if ((rc = x->drv->cuCtxSetCurrent(sc)))
+				goto err;
+			x->cur_id = UINT64_MAX; /* the next vc_cu_enter() sets the guest's */
+			j->ctx = sc;
+		}
 		if ((rc = x->drv->cuEventCreate(&j->ev, CU_EVENT_DISABLE_TIMING)))
 			goto err;
 		j->own_event = 1;

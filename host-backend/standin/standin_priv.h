@@ -30,7 +30,7 @@ struct sglobal {
 };
 
 enum tag { T_CTX = 0x43545831, T_MOD, T_LIB, T_FUNC, T_KERN, T_STREAM, T_EVENT, T_POOL, T_GRAPH, T_NODE,
-	   T_EXEC, T_UOBJ };
+	   T_EXEC, T_UOBJ, T_GREEN, T_RDESC };
 
 /* Every stand-in library holds this many kernels (more than one page of
  * cuLibraryEnumerateKernels), named standin_kernel_<i>. */
@@ -313,5 +313,18 @@ void vc_si_fill_tensormap(struct vc_cuda_driver *d);
 void vc_si_fill_ctxdev(struct vc_cuda_driver *d);
 /** vc_si_fill_array() - arrays, texture and surface objects, 3D copies (array.c). */
 void vc_si_fill_array(struct vc_cuda_driver *d);
+
+/**
+ * vc_si_fill_green() - device resources, green contexts and their streams
+ * (green.c); after vc_si_fill_ctxdev(): it answers cuStreamGetCtx_v2 and
+ * cuStreamGetGreenCtx for green contexts' streams too.
+ */
+void vc_si_fill_green(struct vc_cuda_driver *d);
+
+/** vc_si_fill_logs() - the driver's error log and its callbacks (logs.c). */
+void vc_si_fill_logs(struct vc_cuda_driver *d);
+
+/** vc_si_log() - a failed call @fn answered @rc: log it as the driver logs API errors (logs.c). Returns @rc. */
+CUresult vc_si_log(const char *fn, CUresult rc);
 
 #endif /* VC_STANDIN_PRIV_H */

@@ -42,6 +42,8 @@ static void build(void)
 	vc_si_fill_ctxdev(d);
 	vc_si_fill_array(d);
 	vc_si_fill_memmisc(d); /* after pool.c's: it keeps the current pool */
+	vc_si_fill_green(d); /* after ctxdev: streams of green contexts */
+	vc_si_fill_logs(d);
 	vc_si_fill_texref(d); /* last: it wraps the module loads module.c and link.c set */
 }
 

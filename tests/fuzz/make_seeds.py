@@ -58,6 +58,13 @@ MANAGED_PTR = "<QQ"             # vc_cu_req_managed_ptr
 RANGE_ATTRS = "<QQQII16i16Q"    # vc_cu_req_range_attrs
 MEM_BATCH = "<QQQIIII"          # vc_cu_req_mem_batch, then ranges "<QQ" and locations "<iiQ"
 VMM = "<QQQQQQII8s"             # vc_cu_req_vmm (shared/vc_cuda_vmm.h)
+RES = "<iIQ48s"                 # vc_cu_res (shared/vc_cuda_green.h): type, pad, id, union
+RES_GET = "<QQii"               # vc_cu_req_res_get: ctx, handle, dev, type
+RES_SPLIT = "<QiIQ48sIIIIII"    # vc_cu_req_res_split: ctx, input, nb, want result, want remaining, flags, min, pad
+RES_READ = "<QII"               # vc_cu_req_res_read
+RES_DESC = "<QII"               # vc_cu_req_res_desc, then count resources
+GREEN = "<QQiI"                 # vc_cu_req_green: ctx, handle, dev, flags
+LOGS = "<QQIIIIQ"               # vc_cu_req_logs: ctx, size, op, iter, has_iter, flags, offset
 VMM_CREATE = "<QQQiI32s"        # vc_cu_req_vmm_create: ctx, size, flags, option, pad, prop
 IPC = "<QQQQiI64s"              # vc_cu_req_ipc
 VMM_OPS = ["cuMemAddressReserve", "cuMemAddressFree", "cuMemRelease", "cuMemMap", "cuMemUnmap", "cuMemSetAccess",
@@ -324,6 +331,9 @@ def manual_payload(s, name):
         "cuTexRefDestroy": HANDLE, "cuTexRefGetBorderColor": HANDLE, "cuTexRefGetArray": HANDLE,
         "cuTexRefGetMipmappedArray": HANDLE, "cuSurfRefGetArray": HANDLE, "cuTexRefSetAddress_v2": TEXREF_ADDR,
         "cuTexRefSetAddress2D_v3": TEXREF_ADDR, "cuTexRefSetBorderColor": TEXREF_BORDER,
+        "cuDeviceGetDevResource": RES_GET, "cuCtxGetDevResource": RES_GET, "cuGreenCtxGetDevResource": RES_GET,
+        "cuDevSmResourceSplitByCount": RES_SPLIT, "vcGreenSplitRead": RES_READ,
+        "cuDevResourceGenerateDesc": RES_DESC, "cuGreenCtxCreate": GREEN, "cuGreenCtxDestroy": GREEN,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
@@ -346,6 +356,8 @@ def manual_payload(s, name):
         return struct.pack(MEMSET, CTX0, 0, 0, 0, 0, 1, 0, 0, 0, 0)  # elem 1: 0 is a violation
     if name == "vcConsole":
         return struct.pack(CONSOLE, CTX0, 256, 0)
+    if name == "vcLogs":
+        return struct.pack(LOGS, CTX0, 0, 4, 0, 0, 0, 0)  # a fetch: op 0 is a violation
     if name in ("cuTexObjectCreate", "cuSurfObjectCreate"):
         return struct.pack("<Q", CTX0) + b"\0" * (TEXOBJ_SIZE - 8)
     if name in ("cuArrayCreate_v2", "cuArray3DCreate_v2", "cuMipmappedArrayCreate"):
@@ -615,6 +627,34 @@ def main():
                + s.cmd("cuTexRefDestroy", struct.pack(HANDLE, CTX0, tc), REPLY, 1)
                + s.cmd("cuTexRefDestroy", struct.pack(HANDLE, CTX0, tr), REPLY, 1)
                + s.gen("cuModuleUnload", hmod=MOD1))
+    # ---- green contexts and device resources, the driver's logs --------------------------
+    # The stand-in's device resource is the session's first (id 1 << 10 | 1), a split's
+    # groups the next ones; the descriptor is handle 1, the green context 2, its context
+    # 3, its stream 4.
+    sm = lambda n: struct.pack("<III", n, 8, 8)  # noqa: E731
+    hd, hg = handle_id(KINDS["CUDEVRESOURCEDESC"], 1), handle_id(KINDS["CUGREENCTX"], 2)
+    seed("green", s.retain()
+         + s.cmd("cuDeviceGetDevResource", struct.pack(RES_GET, CTX0, 0, 0, 1), REPLY, 1)
+         + s.cmd("cuDevSmResourceSplitByCount", struct.pack(RES_SPLIT, CTX0, 1, 0, 1 << 10 | 1, sm(132), 2, 1, 1,
+                                                            0, 16, 0), REPLY, 1)
+         + s.cmd("vcGreenSplitRead", struct.pack(RES_READ, CTX0, 1, 0), REPLY, 1)
+         + s.cmd("cuDevResourceGenerateDesc", struct.pack(RES_DESC, CTX0, 1, 0)
+                 + struct.pack(RES, 1, 0, 2 << 10 | 2, sm(16)), REPLY, 1)
+         + s.cmd("cuGreenCtxCreate", struct.pack(GREEN, CTX0, hd, 0, 1), REPLY, 1)
+         + s.cmd("cuGreenCtxGetDevResource", struct.pack(RES_GET, CTX0, hg, 0, 1), REPLY, 1)
+         + s.gen("cuCtxFromGreenCtx", hCtx=hg)
+         + s.gen("cuGreenCtxStreamCreate", greenCtx=hg, flags=1)
+         + s.gen("cuGreenCtxGetId", greenCtx=hg)
+         + s.sync(SYNC_STREAM, handle_id(H_STREAM, 4))
+         + s.cmd("cuGreenCtxDestroy", struct.pack(GREEN, CTX0, hg, 0, 0), REPLY, 1))
+    seed("logs", s.retain()
+         + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 3, 0, 0, 1, 0), REPLY, 1)
+         + s.gen("cuLogsCurrent", flags=0)
+         + s.cmd("cuDeviceGetDevResource", struct.pack(RES_GET, CTX0, 0, 0, 0), REPLY, 1)
+         + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 4096, 1, 0, 1, 0, 0), REPLY, 1)
+         + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 2, 0, 0, 0, 16), REPLY, 1)
+         + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 4, 0, 0, 0, 0), REPLY, 1)
+         + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 3, 0, 0, 0, 0), REPLY, 1))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()

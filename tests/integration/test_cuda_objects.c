@@ -1361,6 +1361,234 @@ START_TEST(contexts_and_devices)
 }
 END_TEST
 
+/* Green contexts and device resources: the driver's rules for splits and
+ * descriptors, a green context's context, streams and events, and what is
+ * left of them once it is destroyed. */
+START_TEST(green_contexts)
+{
+	CUdevResource dev, grp[2], rem, other[1], bad;
+	CUdevResourceDesc desc, desc2;
+	CUgreenCtx g, g2, gs = NULL;
+	CUcontext gc, gc2, sc, cur;
+	CUstream s, s2, ps;
+	CUevent ev, pev;
+	CUmodule mod;
+	CUfunction f;
+	CUdeviceptr d;
+	unsigned nb = 0, val = 0, sms = 0;
+	unsigned long long id = 0, id2 = 0;
+	int attr = 0;
+
+	CK(cuDeviceGetAttribute(&attr, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0));
+	CK(cuDeviceGetDevResource(0, &dev, CU_DEV_RESOURCE_TYPE_SM));
+	ck_assert_int_eq(dev.type, CU_DEV_RESOURCE_TYPE_SM);
+	ck_assert_uint_eq(dev.sm.smCount, (unsigned)attr);
+	ck_assert_uint_gt(dev.sm.minSmPartitionSize, 0);
+	ck_assert_int_eq(cuDeviceGetDevResource(0, &bad, CU_DEV_RESOURCE_TYPE_INVALID), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	ck_assert_int_eq(cuDeviceGetDevResource(0, NULL, CU_DEV_RESOURCE_TYPE_SM), CUDA_ERROR_INVALID_VALUE);
+	/* how many groups a split would make, then two of them and the rest */
+	CK(cuDevSmResourceSplitByCount(NULL, &nb, &dev, NULL, 0, 16));
+	ck_assert_uint_ge(nb, 2);
+	if (standin())
+		ck_assert_uint_eq(nb, (unsigned)attr / 16); /* 16 is a multiple of 8 */
+	nb = 2;
+	CK(cuDevSmResourceSplitByCount(grp, &nb, &dev, &rem, 0, 12));
+	ck_assert_uint_eq(nb, 2);
+	for (int i = 0; i < 2; i++) {
+		ck_assert_int_eq(grp[i].type, CU_DEV_RESOURCE_TYPE_SM);
+		ck_assert_uint_ge(grp[i].sm.smCount, 12);
+		ck_assert_uint_eq(grp[i].sm.smCount % grp[i].sm.smCoscheduledAlignment, 0);
+		sms += grp[i].sm.smCount;
+	}
+	ck_assert_uint_eq(rem.sm.smCount, dev.sm.smCount - sms);
+	if (standin())
+		ck_assert_uint_eq(grp[0].sm.smCount, 16); /* 12 rounded up to the alignment */
+	/* a resource of another type, or changed, or of another split */
+	bad = grp[0];
+	bad.type = CU_DEV_RESOURCE_TYPE_INVALID;
+	ck_assert_int_eq(cuDevSmResourceSplitByCount(NULL, &nb, &bad, NULL, 0, 8), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	ck_assert_int_eq(cuDevResourceGenerateDesc(&desc, &bad, 1), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	bad = grp[0];
+	bad.sm.smCount += 8;
+	ck_assert_int_eq(cuDevResourceGenerateDesc(&desc, &bad, 1), CUDA_ERROR_INVALID_VALUE);
+	nb = 1;
+	CK(cuDevSmResourceSplitByCount(other, &nb, &dev, NULL, 0, 8));
+	bad = other[0];
+	{
+		CUdevResource two[2] = {grp[1], bad};
+
+		ck_assert_int_eq(cuDevResourceGenerateDesc(&desc, two, 2), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+	}
+	ck_assert_int_eq(cuDevResourceGenerateDesc(NULL, grp, 1), CUDA_ERROR_INVALID_VALUE);
+	CK(cuDevResourceGenerateDesc(&desc, grp, 1));
+	CK(cuDevResourceGenerateDesc(&desc2, grp, 2));
+	/* green contexts, their resources and their context */
+	if (standin())
+		ck_assert_int_eq(cuGreenCtxCreate(&g, desc, 0, 0), CUDA_ERROR_INVALID_VALUE); /* DEFAULT_STREAM is required */
+	ck_assert_int_eq(cuGreenCtxCreate(&g, (CUdevResourceDesc)(uintptr_t)0x4000000012345678ull, 0,
+					  CU_GREEN_CTX_DEFAULT_STREAM), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuGreenCtxCreate(&g, desc, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+	CK(cuGreenCtxCreate(&g2, desc2, 0, CU_GREEN_CTX_DEFAULT_STREAM));
+	CK(cuGreenCtxGetDevResource(g, &bad, CU_DEV_RESOURCE_TYPE_SM));
+	ck_assert_uint_eq(bad.sm.smCount, grp[0].sm.smCount);
+	CK(cuGreenCtxGetDevResource(g2, &bad, CU_DEV_RESOURCE_TYPE_SM));
+	ck_assert_uint_eq(bad.sm.smCount, sms);
+	CK(cuCtxFromGreenCtx(&gc, g));
+	CK(cuCtxFromGreenCtx(&gc2, g));
+	ck_assert_ptr_eq(gc, gc2);
+	CK(cuCtxFromGreenCtx(&gc2, g2));
+	ck_assert_ptr_ne(gc, gc2);
+	CK(cuCtxGetDevResource(gc, &bad, CU_DEV_RESOURCE_TYPE_SM));
+	ck_assert_uint_eq(bad.sm.smCount, grp[0].sm.smCount);
+	CK(cuGreenCtxGetId(g, &id));
+	CK(cuGreenCtxGetId(g2, &id2));
+	ck_assert_uint_ne(id, id2);
+	/* the resources a green context reports split again */
+	nb = 1;
+	CK(cuDevSmResourceSplitByCount(other, &nb, &bad, NULL, 0, 8));
+	/* streams on it, whatever context is current */
+	ck_assert_int_eq(cuGreenCtxStreamCreate(&s, g, 0, 0), CUDA_ERROR_INVALID_VALUE); /* NON_BLOCKING is required */
+	CK(cuGreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0));
+	CK(cuGreenCtxStreamCreate(&s2, g, CU_STREAM_NON_BLOCKING, -1));
+	CK(cuStreamGetGreenCtx(s, &gs));
+	ck_assert_ptr_eq(gs, g);
+	CK(cuStreamGetCtx(s, &sc));
+	ck_assert_ptr_eq(sc, gc);
+	gs = g2;
+	CK(cuStreamGetCtx_v2(s2, &sc, &gs));
+	ck_assert_ptr_eq(sc, gc);
+	ck_assert_ptr_eq(gs, g);
+	/* work in the green context: memory, a kernel on its stream, its
+	 * synchronisation (made in the stream's context, not the current one) */
+	CK(cuCtxSetCurrent(gc));
+	CK(cuCtxGetCurrent(&cur));
+	ck_assert_ptr_eq(cur, gc);
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuMemsetD32Async(d, 0, 1024, s));
+	CK(cuModuleLoadData(&mod, vt_store_ptx));
+	CK(cuModuleGetFunction(&f, mod, VT_STORE_KERNEL));
+	val = 0xc0ffee;
+	{
+		void *args[] = {&d, &val};
+
+		CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, args, NULL));
+	}
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuStreamSynchronize(s));
+	CK(cuCtxSetCurrent(gc));
+	val = 0;
+	CK(cuMemcpyDtoH(&val, d, sizeof(val)));
+	ck_assert_uint_eq(val, 0xc0ffee);
+	/* events across the green context and the primary context */
+	CK(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
+	CK(cuGreenCtxRecordEvent(g, ev));
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuStreamCreate(&ps, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamWaitEvent(ps, ev, 0));
+	CK(cuEventCreate(&pev, CU_EVENT_DISABLE_TIMING));
+	CK(cuEventRecord(pev, ps));
+	CK(cuGreenCtxWaitEvent(g, pev));
+	CK(cuStreamWaitEvent(s, pev, 0));
+	CK(cuEventSynchronize(ev));
+	CK(cuStreamSynchronize(s));
+	if (standin()) /* "from the same primary context": vcuda's primary context is a context of its own */
+		ck_assert_int_eq(cuGreenCtxRecordEvent(g, pev), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGreenCtxRecordEvent(g, NULL), CUDA_ERROR_INVALID_HANDLE);
+	/* destroyed: its streams, its context and its id go with it */
+	CK(cuStreamDestroy(s));
+	CK(cuGreenCtxDestroy(g));
+	ck_assert_int_eq(cuGreenCtxGetId(g, &id), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(cuGreenCtxDestroy(g), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(cuStreamQuery(s2), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cuGreenCtxStreamCreate(&s, g, CU_STREAM_NON_BLOCKING, 0), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(cuCtxFromGreenCtx(&gc, g), CUDA_ERROR_INVALID_CONTEXT);
+	CK(cuCtxSetCurrent(gc));
+	ck_assert_int_eq(cuStreamCreate(&s, 0), CUDA_ERROR_INVALID_CONTEXT);
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuEventDestroy(pev));
+	CK(cuStreamDestroy(ps));
+	/* the second one is left with a stream: the session's end releases them */
+	CK(cuGreenCtxStreamCreate(&s, g2, CU_STREAM_NON_BLOCKING, 0));
+}
+END_TEST
+
+static int g_log_calls;
+static char g_log_text[256];
+
+static void log_cb(void *data, CUlogLevel level, char *message, size_t length)
+{
+	(void)level;
+	ck_assert_ptr_eq(data, &g_log_calls);
+	ck_assert_uint_eq(strlen(message), length);
+	g_log_calls++;
+	snprintf(g_log_text, sizeof(g_log_text), "%s", message);
+}
+
+/* The driver's error log: iterators, dumps to memory and to the guest's
+ * file, callbacks on the failing thread; refused families around it. */
+START_TEST(driver_logs)
+{
+	CUlogIterator it = 0, it2 = 0;
+	CUlogsCallbackHandle h;
+	CUdevResource r;
+	char buf[26000], path[] = "/tmp/vcuda-logs-XXXXXX";
+	size_t size;
+	int fd, st = standin();
+	off_t len;
+
+	CK(cuLogsCurrent(&it, 0));
+	ck_assert_int_eq(cuLogsCurrent(&it2, 1), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLogsCurrent(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuDeviceGetDevResource(0, &r, CU_DEV_RESOURCE_TYPE_INVALID), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	it2 = it;
+	size = sizeof(buf);
+	CK(cuLogsDumpToMemory(&it, buf, &size, 0));
+	ck_assert_uint_gt(size, 0);
+	ck_assert_uint_eq(strlen(buf), size);
+	if (st)
+		ck_assert_ptr_nonnull(strstr(buf, "cuDeviceGetDevResource"));
+	size = sizeof(buf);
+	CK(cuLogsDumpToMemory(&it, buf, &size, 0)); /* the iterator moved past it */
+	ck_assert_uint_eq(size, 0);
+	size = 4;
+	ck_assert_int_eq(cuLogsDumpToMemory(&it2, buf, &size, 0), CUDA_ERROR_INVALID_VALUE); /* no message fits */
+	ck_assert_uint_eq(size, 0);
+	ck_assert_int_eq(cuLogsDumpToMemory(NULL, NULL, &size, 0), CUDA_ERROR_INVALID_VALUE);
+	/* a file of the guest's */
+	fd = mkstemp(path);
+	ck_assert_int_ge(fd, 0);
+	CK(cuLogsDumpToFile(NULL, path, 0));
+	len = lseek(fd, 0, SEEK_END);
+	ck_assert_int_gt(len, 0);
+	close(fd);
+	unlink(path);
+	ck_assert_int_eq(cuLogsDumpToFile(NULL, "/nonexistent-dir/x", 0), CUDA_ERROR_INVALID_VALUE);
+	/* callbacks: called before the failing call returns, until unregistered */
+	ck_assert_int_eq(cuLogsRegisterCallback(NULL, NULL, &h), CUDA_ERROR_INVALID_VALUE);
+	CK(cuLogsRegisterCallback(log_cb, &g_log_calls, &h));
+	ck_assert_int_eq(cuDeviceGetDevResource(0, &r, CU_DEV_RESOURCE_TYPE_INVALID), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	if (st) {
+		ck_assert_int_eq(g_log_calls, 1);
+		ck_assert_ptr_nonnull(strstr(g_log_text, "cuDeviceGetDevResource"));
+	}
+	CK(cuLogsUnregisterCallback(h));
+	ck_assert_int_eq(cuLogsUnregisterCallback(h), CUDA_ERROR_INVALID_VALUE);
+	g_log_calls = 0;
+	ck_assert_int_eq(cuDeviceGetDevResource(0, &r, CU_DEV_RESOURCE_TYPE_INVALID), CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	ck_assert_int_eq(g_log_calls, 0);
+	/* refused: core dumps (the host's files), NvSci, the host's device events */
+	{
+		int v = 0;
+		size_t vs = sizeof(v);
+
+		ck_assert_int_eq(cuCoredumpGetAttribute(CU_COREDUMP_ENABLE_ON_EXCEPTION, &v, &vs), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(cuCoredumpSetAttributeGlobal(CU_COREDUMP_FILE, "/tmp/x", &vs), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(cuDeviceGetNvSciSyncAttributes(&v, 0, CUDA_NVSCISYNC_ATTR_SIGNAL), CUDA_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(cuDeviceUnregisterAsyncNotification(0, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_objects");
@@ -1390,6 +1618,8 @@ int main(void)
 	tcase_add_test(t, pointer_set_attribute);
 	tcase_add_test(t, batch_decompress);
 	tcase_add_test(t, stream_memops_v1_per_thread);
+	tcase_add_test(t, green_contexts);
+	tcase_add_test(t, driver_logs);
 	suite_add_tcase(s, t);
 	t = tcase_create("ipc"); /* no fixture: CUDA only after the children are forked */
 	tcase_set_timeout(t, 30);

@@ -17,6 +17,7 @@
 #include "standin/standin.h"
 #include "vc_cuda_array.h"
 #include "vc_cuda_graph.h"
+#include "vc_cuda_green.h"
 #include "vc_cuda_manual.h"
 #include "vc_cuda_memmisc.h"
 #include "vc_cuda_texref.h"
@@ -1853,6 +1854,126 @@ START_TEST(short_texref_requests_are_fatal)
 }
 END_TEST
 
+/* ---- green contexts, device resources, logs (cuda/green.c, cuda/logs.c) ----------- */
+
+/* A green context of the session's over the first group of an 8-SM split. */
+static uint64_t make_green(void)
+{
+	struct vc_cu_req_res_get g = {.ctx = g_ctx, .type = CU_DEV_RESOURCE_TYPE_SM};
+	struct vc_cu_rep_res_get dev = {0};
+	struct vc_cu_req_res_split sp = {.ctx = g_ctx, .nb_groups = 1, .want_result = 1, .min_count = 8};
+	uint8_t out[VC_CU_REP_MAX + 64];
+	int64_t n = 0;
+	struct {
+		struct vc_cu_req_res_desc r;
+		struct vc_cu_res res;
+	} d = {{.ctx = g_ctx, .count = 1}, {0}};
+	struct vc_cu_rep_res_desc dr = {0};
+	struct vc_cu_req_green c = {.ctx = g_ctx, .flags = CU_GREEN_CTX_DEFAULT_STREAM};
+	struct vc_cu_rep_green gr = {0};
+
+	ck_assert_int_eq(cu(VC_CU_cuDeviceGetDevResource, &g, sizeof(g), NULL, 0, &dev, sizeof(dev)), 0);
+	ck_assert_uint_ne(dev.res.id, 0);
+	sp.input = dev.res;
+	ck_assert_int_eq(call(VC_CU_cuDevSmResourceSplitByCount, &sp, sizeof(sp), NULL, 0, out, sizeof(out), &n), 0);
+	ck_assert_int_eq(n, VC_CU_REP_MAX + 64);
+	memcpy(&d.res, out + VC_CU_REP_MAX, sizeof(d.res));
+	ck_assert_int_eq(cu(VC_CU_cuDevResourceGenerateDesc, &d, sizeof(d), NULL, 0, &dr, sizeof(dr)), 0);
+	c.handle = dr.desc;
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxCreate, &c, sizeof(c), NULL, 0, &gr, sizeof(gr)), 0);
+	ck_assert_uint_ne(gr.context, 0);
+	return gr.green;
+}
+
+/* Forged handles and resources, a stream of a destroyed green context:
+ * CUDA errors, and the session lives on. */
+START_TEST(green_errors_are_results)
+{
+	const uint64_t forged = 0x4000000012345678ull;
+	struct vc_cu_req_res_get g = {.ctx = g_ctx, .handle = forged, .type = CU_DEV_RESOURCE_TYPE_SM};
+	struct vc_cu_req_green c = {.ctx = g_ctx, .handle = forged, .flags = CU_GREEN_CTX_DEFAULT_STREAM};
+	struct vc_cu_req_res_split sp = {.ctx = g_ctx, .min_count = 8};
+	struct vc_cu_req_res_read rd = {.ctx = g_ctx, .first = 1000};
+	struct vc_cu_req_logs lg = {.ctx = g_ctx, .op = VC_CU_LOGS_READ, .offset = 1ull << 40};
+	struct vc_cu_req_cuGreenCtxStreamCreate sc = {.cur_ctx = g_ctx, .greenCtx = forged,
+						     .flags = CU_STREAM_NON_BLOCKING};
+	struct vc_cu_rep_cuGreenCtxStreamCreate scr = {0};
+	struct vc_cu_req_cuStreamQuery q = {.cur_ctx = g_ctx};
+	struct vc_cu_req_sync sy = {.ctx = g_ctx, .kind = VC_CU_SYNC_STREAM};
+	struct vc_session_stats st;
+	uint64_t green;
+
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxGetDevResource, &g, sizeof(g), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxCreate, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxDestroy, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxStreamCreate, &sc, sizeof(sc), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+	/* a resource of no type, and one the host never handed out */
+	sp.input.type = CU_DEV_RESOURCE_TYPE_INVALID;
+	ck_assert_int_eq(cu(VC_CU_cuDevSmResourceSplitByCount, &sp, sizeof(sp), NULL, 0, NULL, 0),
+			 CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	sp.input.type = 77;
+	ck_assert_int_eq(cu(VC_CU_cuDevSmResourceSplitByCount, &sp, sizeof(sp), NULL, 0, NULL, 0),
+			 CUDA_ERROR_INVALID_RESOURCE_TYPE);
+	sp.input.type = CU_DEV_RESOURCE_TYPE_SM;
+	sp.input.id = forged;
+	sp.input.u[0] = 132;
+	ck_assert_int_eq(cu(VC_CU_cuDevSmResourceSplitByCount, &sp, sizeof(sp), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	/* reads past what the host keeps */
+	ck_assert_int_eq(cu(VC_CU_vcGreenSplitRead, &rd, sizeof(rd), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_vcLogs, &lg, sizeof(lg), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	/* a stream of a destroyed green context is no stream; nor is the green context */
+	green = make_green();
+	sc.greenCtx = green;
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxStreamCreate, &sc, sizeof(sc), NULL, 0, &scr, sizeof(scr)), 0);
+	q.hStream = scr.phStream;
+	ck_assert_int_eq(cu(VC_CU_cuStreamQuery, &q, sizeof(q), NULL, 0, NULL, 0), 0);
+	sy.handle = scr.phStream;
+	ck_assert_int_eq(call(VC_CU_vcSync, &sy, sizeof(sy), NULL, 0, NULL, 0, NULL), 0);
+	c.handle = green;
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxDestroy, &c, sizeof(c), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(cu(VC_CU_cuStreamQuery, &q, sizeof(q), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(call(VC_CU_vcSync, &sy, sizeof(sy), NULL, 0, NULL, 0, NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxStreamCreate, &sc, sizeof(sc), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(cu(VC_CU_cuGreenCtxDestroy, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_CONTEXT);
+	/* one left alive: the session's close destroys it */
+	make_green();
+	ck_assert_int_eq(sync_ctx(), 0);
+	vc_session_get_stats(g_s, &st);
+	ck_assert_uint_eq(st.fatal, 0);
+}
+END_TEST
+
+static const uint32_t green_short_ops[] = {
+	VC_CU_cuDeviceGetDevResource, VC_CU_cuCtxGetDevResource, VC_CU_cuGreenCtxGetDevResource,
+	VC_CU_cuDevSmResourceSplitByCount, VC_CU_vcGreenSplitRead, VC_CU_cuDevResourceGenerateDesc,
+	VC_CU_cuGreenCtxCreate, VC_CU_cuGreenCtxDestroy, VC_CU_vcLogs};
+
+START_TEST(green_short_requests_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = g_ctx};
+
+	raw_cmd(green_short_ops[_i], VC_CMD_F_REPLY, 0, &p, sizeof(p));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* More resources than a descriptor carries, or than the command holds; an unknown log operation. */
+START_TEST(green_count_lies_are_fatal)
+{
+	struct {
+		struct vc_cu_req_res_desc r;
+		struct vc_cu_res res[1];
+	} c = {{.ctx = g_ctx, .count = _i ? 2 : VC_CU_RES_DESC_MAX + 1}, {{0}}};
+	struct vc_cu_req_logs l = {.ctx = g_ctx, .op = 99};
+
+	if (_i == 2)
+		raw_cmd(VC_CU_vcLogs, VC_CMD_F_REPLY, 0, &l, sizeof(l));
+	else
+		raw_cmd(VC_CU_cuDevResourceGenerateDesc, VC_CMD_F_REPLY, 0, &c, sizeof(c));
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -1907,6 +2028,7 @@ static Suite *decode_suite(void)
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_add_test(t, vmm_ipc_errors_are_results);
 	tcase_add_test(t, memmisc_errors_are_results);
+	tcase_add_test(t, green_errors_are_results);
 	suite_add_tcase(s, t);
 	t = tcase_create("vmm_hostile");
 	tcase_add_checked_fixture(t, setup_hostile, teardown);
@@ -1925,6 +2047,8 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, memmisc_counts_are_fatal, 0, 8);
 	tcase_add_loop_test(t, short_texref_requests_are_fatal, 0,
 			    sizeof(short_texref_ops) / sizeof(short_texref_ops[0]));
+	tcase_add_loop_test(t, green_short_requests_are_fatal, 0, sizeof(green_short_ops) / sizeof(green_short_ops[0]));
+	tcase_add_loop_test(t, green_count_lies_are_fatal, 0, 3);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -711,3 +711,48 @@ fn("cuSurfRefGetArray", SYNC, manual=True)
 fn("cuTexRefGetAddress", SYNC, local=True)
 fn("cuTexRefSetAddress", SYNC, local=True)
 fn("cuTexRefSetAddress2D", SYNC, local=True)
+# ---- green contexts, driver logs, core dumps, async notifications, NvSci ----
+# (one section per family; entries of this family go below this line)
+#
+# Green contexts and device resources are the host driver's (green.c on both
+# sides; shared/vc_cuda_green.h has the wire). A green context and a resource
+# descriptor are ids of the session's table; a green context owns its streams
+# and the context cuCtxFromGreenCtx converts it into (made at creation, so
+# that its id is one however it is reached). A CUdevResource's internal bytes
+# never reach the guest: the host keeps each resource it hands out and puts
+# the entry's id in their place.
+fn("vcGreenSplitRead", SYNC, virtual=True)   # the rest of the last split's groups
+fn("cuDeviceGetDevResource", SYNC, manual=True)
+fn("cuCtxGetDevResource", SYNC, manual=True)
+fn("cuGreenCtxGetDevResource", SYNC, manual=True)
+fn("cuDevSmResourceSplitByCount", SYNC, manual=True)
+fn("cuDevResourceGenerateDesc", SYNC, manual=True)
+fn("cuGreenCtxCreate", SYNC, manual=True)
+fn("cuGreenCtxDestroy", SYNC, manual=True)   # forgets its streams and its context
+fn("cuCtxFromGreenCtx", SYNC, ctx_free=True, owner="hCtx",
+   post=("vc_cu_green_ctx_post", ["pContext", "hCtx"]))
+fn("cuGreenCtxGetId", SYNC)                  # NULL: the current green context's
+fn("cuGreenCtxRecordEvent", SYNC, ctx_free=True)
+fn("cuGreenCtxWaitEvent", SYNC, ctx_free=True)
+fn("cuGreenCtxStreamCreate", SYNC, ctx_free=True, owner="greenCtx")
+# The driver's error logs (logs.c on both sides): dumped into the host's
+# memory and handed back in pieces; a file is written by the guest, whose
+# path it is. Callbacks run in the guest, on the thread whose call failed,
+# with the messages the host's own driver callback queued.
+fn("vcLogs", SYNC, virtual=True)
+fn("cuLogsCurrent", SYNC, ctx_free=True)
+fn("cuLogsDumpToMemory", SYNC, local=True)
+fn("cuLogsDumpToFile", SYNC, local=True)
+fn("cuLogsRegisterCallback", SYNC, local=True)
+fn("cuLogsUnregisterCallback", SYNC, local=True)
+# Core dumps are written by the host's driver into the host's file system, at
+# a path and with settings a guest must neither choose nor learn.
+CORE = "a GPU core dump is written by the host's driver into the host's file system, which a guest must not name or trigger"
+for _s in ("cuCoredumpGetAttribute", "cuCoredumpGetAttributeGlobal", "cuCoredumpSetAttribute",
+           "cuCoredumpSetAttributeGlobal"):
+    fn(_s, SYNC, refused=CORE, err="CUDA_ERROR_NOT_SUPPORTED")
+fn("cuDeviceGetNvSciSyncAttributes", SYNC, refused="NvSci (Tegra and DRIVE OS) does not exist in a virtual machine",
+   err="CUDA_ERROR_NOT_SUPPORTED")
+ASYNCN = "the host driver's device events (async notifications) are not forwarded to guests"
+fn("cuDeviceRegisterAsyncNotification", SYNC, refused=ASYNCN, err="CUDA_ERROR_NOT_SUPPORTED")
+fn("cuDeviceUnregisterAsyncNotification", SYNC, refused=ASYNCN, err="CUDA_ERROR_NOT_SUPPORTED")
