@@ -70,7 +70,9 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/hostreg.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
+LIBCUDA_SRC += guest-lib/libcuda/stats.c guest-lib/libcuda/fastpath.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
+LIBCUDA_GEN += vc_cuda_opnames_gen
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
