@@ -29,6 +29,11 @@
  * when a context is current and none was ever destroyed in the process (a
  * thread may still hold a destroyed one as current).
  *
+ * Cached answers (kernel and function attributes, a kernel's function in the
+ * current context, a context's device) hold while the handles they name
+ * live and nothing that changes them was called: unloads, context ends and
+ * attribute or configuration setters bump g_ans_epoch.
+ *
  * Primary context state changes only through the calls counted in
  * g_prim_epoch; the host's answer is kept per device until one of them.
  */
@@ -133,6 +138,11 @@ void vc_cu_fast_after(uint32_t op, const void *req, size_t reqlen, int rc)
 	case VC_CU_cuLibraryUnload:
 	case VC_CU_cuKernelSetAttribute:
 	case VC_CU_cuFuncSetAttribute:
+	case VC_CU_cuFuncSetCacheConfig:
+	case VC_CU_cuKernelSetCacheConfig:
+	case VC_CU_cuFuncSetSharedMemConfig:
+	case VC_CU_cuCtxSetCacheConfig:
+	case VC_CU_cuCtxSetSharedMemConfig:
 		__atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
 		break;
 	case VC_CU_cuDevicePrimaryCtxRetain:
@@ -373,10 +383,13 @@ static void ans_put(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t
 	pthread_mutex_unlock(&g_mu);
 }
 
-/* Attributes fixed when the code was loaded (settable ones go to the host). */
+/* Attributes the guest keeps: those fixed when the code was loaded, and the
+ * settable ones, which change only through the calls that bump g_ans_epoch
+ * (setting an attribute or a cache or shared memory configuration). Values
+ * past the enum go to the host, which answers them as the driver does. */
 static int fixed_attribute(CUfunction_attribute a)
 {
-	return a >= CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK && a <= CU_FUNC_ATTRIBUTE_CACHE_MODE_CA;
+	return a >= CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK && a < CU_FUNC_ATTRIBUTE_MAX;
 }
 
 CUresult vc_gen_cuKernelGetAttribute(int *pi, CUfunction_attribute attrib, CUkernel kernel, CUdevice dev);
