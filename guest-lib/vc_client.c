@@ -55,6 +55,13 @@ struct vc_client {
 	bool sleeper;
 	bool dead;
 	uint64_t wake_gen;
+
+	/* Commands published that may give the device work (all but the
+	 * operations the caller named as queries): written under lock,
+	 * read with a relaxed load (process memory, not shared). */
+	uint64_t work;
+	const uint8_t *queries; /* one byte per operation from queries_base */
+	uint32_t queries_base, queries_n;
 };
 
 /* ---- transport operations for the ring --------------------------------- */
@@ -397,6 +404,49 @@ static void slot_put(struct vc_client *c, uint32_t slot)
 	pthread_mutex_unlock(&c->lock);
 }
 
+/* The sequence number of the calling thread's last vc_client_call(). */
+static __thread uint64_t t_last_seq;
+
+uint64_t vc_client_last_seq(void)
+{
+	return t_last_seq;
+}
+
+/* With c->lock held, after command @op was written: count it unless it is a
+ * query. (A command queued with @more counts before its publish; the count is
+ * only ever compared for equality, so counting early only loses a fast path.) */
+static void count_work(struct vc_client *c, uint32_t op)
+{
+	if (op - c->queries_base < c->queries_n && c->queries[op - c->queries_base])
+		return;
+	__atomic_store_n(&c->work, c->work + 1, __ATOMIC_RELAXED);
+}
+
+void vc_client_set_queries(struct vc_client *c, const uint8_t *queries, uint32_t base, uint32_t n)
+{
+	pthread_mutex_lock(&c->lock);
+	c->queries = queries;
+	c->queries_base = base;
+	c->queries_n = n;
+	pthread_mutex_unlock(&c->lock);
+}
+
+uint64_t vc_client_work(struct vc_client *c)
+{
+	return __atomic_load_n(&c->work, __ATOMIC_RELAXED);
+}
+
+int vc_client_broken(struct vc_client *c)
+{
+	uint32_t why;
+	bool dead;
+
+	pthread_mutex_lock(&c->wait_mu);
+	dead = c->dead;
+	pthread_mutex_unlock(&c->wait_mu);
+	return dead || (vc_ring_guest_status(&c->ring, &why) & VC_STATUS_FATAL);
+}
+
 int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
 		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen)
 {
@@ -409,9 +459,12 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 	slot = slot_get(c);
 	seq = vc_ring_guest_write(&c->ring, op, VC_CMD_F_REPLY, slot, req, reqlen, data, dlen);
 	rc = seq < 0 ? (int)seq : vc_ring_guest_publish(&c->ring);
+	if (!rc)
+		count_work(c, op);
 	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		goto out;
+	t_last_seq = (uint64_t)seq;
 	rc = vc_ring_guest_wait_reply(&c->ring, slot, (uint64_t)seq);
 	if (rc)
 		goto out;
@@ -440,6 +493,8 @@ int vc_client_submit(struct vc_client *c, uint32_t op, const void *req, size_t r
 		rc = (int)s;
 	else if (!more)
 		rc = vc_ring_guest_publish(&c->ring);
+	if (s >= 0)
+		count_work(c, op);
 	pthread_mutex_unlock(&c->lock);
 	if (!rc && seq)
 		*seq = (uint64_t)s;

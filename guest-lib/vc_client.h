@@ -77,6 +77,32 @@ int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_
  */
 int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_fn emit, void *arg);
 
+/**
+ * vc_client_set_queries() - name the operations that give the device no work
+ * (@queries[op - @base] != 0 for op in [@base, @base + @n)); the array must
+ * outlive the client. Every other command published counts in
+ * vc_client_work().
+ */
+void vc_client_set_queries(struct vc_client *c, const uint8_t *queries, uint32_t base, uint32_t n);
+
+/**
+ * vc_client_work() - how many commands that may give the device work have been
+ * published so far (free-running; one relaxed load). A command published
+ * before this value was read is counted in it.
+ */
+uint64_t vc_client_work(struct vc_client *c);
+
+/** vc_client_broken() - whether the session has ended (server gone, or FATAL). */
+int vc_client_broken(struct vc_client *c);
+
+/**
+ * vc_client_last_seq() - the sequence number of the calling thread's last
+ * vc_client_call(): once its reply came, every command before it has run,
+ * even where the reply overtook the publication of done_seq (a deferred
+ * synchronisation's reply comes from another host thread).
+ */
+uint64_t vc_client_last_seq(void);
+
 /** vc_client_take_error() - the pending asynchronous error at or before @seq, consumed; 0 if none. */
 int vc_client_take_error(struct vc_client *c, uint64_t seq);
 

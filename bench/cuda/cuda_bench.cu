@@ -29,6 +29,43 @@ static double median(std::vector<double> v) {
 	return v[v.size() / 2];
 }
 
+// One training step's call pattern as a framework makes it (PyTorch: the
+// caching allocator's capture checks, pointer and function attributes,
+// launches, event hand-offs between streams, the loss read back).
+static void step_pattern() {
+	static cudaStream_t side;
+	static cudaEvent_t ev;
+	static float *dloss;
+	float loss;
+	if (!side) {
+		CK(cudaStreamCreateWithFlags(&side, cudaStreamNonBlocking));
+		CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+		CK(cudaMalloc(&dloss, sizeof(float)));
+	}
+	for (int k = 0; k < 30; k++) {
+		cudaStreamCaptureStatus st;
+		cudaPointerAttributes pa;
+		CK(cudaStreamIsCapturing(0, &st));
+		CK(cudaPointerGetAttributes(&pa, dloss));
+		empty<<<1, 32>>>();
+		if (k % 10 == 0) {
+			cudaFuncAttributes fa;
+			unsigned long long id;
+			CK(cudaFuncGetAttributes(&fa, empty));
+			CK(cudaStreamGetCaptureInfo(0, &st, &id));
+		}
+	}
+	CK(cudaEventRecord(ev, 0));
+	CK(cudaStreamWaitEvent(side, ev, 0));
+	empty<<<1, 32, 0, side>>>();
+	CK(cudaEventRecord(ev, side));
+	CK(cudaStreamWaitEvent(0, ev, 0));
+	(void)cudaEventQuery(ev);
+	CK(cudaMemcpyAsync(&loss, dloss, sizeof(loss), cudaMemcpyDeviceToHost, 0));
+	CK(cudaStreamSynchronize(0));
+	(void)cudaEventQuery(ev);
+}
+
 int main() {
 	CK(cudaFree(0));
 	for (int i = 0; i < 1000; i++) empty<<<1, 32>>>(); // warm-up
@@ -50,6 +87,38 @@ int main() {
 		v.push_back(now_us() - a);
 	}
 	printf("launch_sync_us\t%.3f\tus\n", median(v));
+
+	// Synchronisation with nothing pending (the second of two in a row).
+	cudaStream_t s0 = 0;
+	v.clear();
+	for (int i = 0; i < 2000; i++) {
+		double a = now_us();
+		CK(cudaStreamSynchronize(s0));
+		v.push_back(now_us() - a);
+	}
+	printf("stream_sync_empty_us\t%.3f\tus\n", median(v));
+	v.clear();
+	for (int i = 0; i < 2000; i++) {
+		double a = now_us();
+		CK(cudaDeviceSynchronize());
+		v.push_back(now_us() - a);
+	}
+	printf("device_sync_empty_us\t%.3f\tus\n", median(v));
+	v.clear();
+	for (int i = 0; i < 2000; i++) {
+		double a = now_us();
+		empty<<<1, 32>>>();
+		CK(cudaStreamSynchronize(s0));
+		v.push_back(now_us() - a);
+	}
+	printf("launch_stream_sync_us\t%.3f\tus\n", median(v));
+	v.clear();
+	for (int i = 0; i < 200; i++) {
+		double a = now_us();
+		step_pattern();
+		v.push_back(now_us() - a);
+	}
+	printf("step_pattern_us\t%.3f\tus\n", median(v));
 
 	int *d4, h4 = 0;
 	CK(cudaMalloc(&d4, 4));

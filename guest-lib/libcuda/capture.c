@@ -10,6 +10,8 @@
 #include <stdatomic.h>
 #include <string.h>
 
+#include "fastpath.h"
+#include "stats.h"
 #include "vc_cuda_manual.h"
 #include "vc_cu_guest.h"
 
@@ -28,20 +30,28 @@ static CUresult capture_info(CUstream hStream, CUstreamCaptureStatus *status, cu
 	size_t got = 0;
 	CUresult rc;
 
+	*lossy = 0;
 	if (!status)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (vc_cu_fast_not_capturing(hStream)) {
+		/* No capture is active: the host would answer NONE, and the
+		 * other outputs as it answers them then (valid only for ACTIVE). */
+		VC_STATS_LOCAL(VC_STAT_STREAM_CAPTURE_INFO);
+		memset(&rp, 0, sizeof(rp));
+		goto answer;
+	}
 	rc = vc_cu_call_sized(VC_CU_cuStreamGetCaptureInfo_v3, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), d,
 			      sizeof(d), &got, 0);
 	if (rc != CUDA_SUCCESS)
 		return rc;
 	if (rp.ndeps > VC_CU_CAPTURE_DEPS_MAX || got != rp.ndeps * sizeof(d[0]))
 		return CUDA_ERROR_INVALID_VALUE;
-	*lossy = 0;
 	for (uint32_t i = 0; i < rp.ndeps; i++) {
 		t_deps[i] = (CUgraphNode)(uintptr_t)d[i].node;
 		memcpy(&t_edges[i], d[i].edge, sizeof(t_edges[i]));
 		*lossy |= memcmp(d[i].edge, zero, sizeof(zero)) != 0;
 	}
+answer:
 	*status = (CUstreamCaptureStatus)rp.status;
 	if (id)
 		*id = rp.id;

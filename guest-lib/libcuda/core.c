@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "exptab.h"
+#include "fastpath.h"
+#include "stats.h"
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 
@@ -189,6 +191,7 @@ static void init_once(void)
 		return;
 	}
 	pthread_atfork(NULL, NULL, in_child);
+	vc_cu_fast_init(g_state.client);
 	g_inited = 1; /* vc_cu_call works from here on */
 	g_init_rc = vc_cu_call(VC_CU_vcDriverInfo, &rq, sizeof(rq), NULL, 0, &di, sizeof(di), NULL, 0, 0);
 	if (g_init_rc)
@@ -244,6 +247,7 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 	uint8_t stackbuf[VC_CU_REP_MAX + 1024];
 	size_t cap = VC_CU_REP_MAX + outcap, got = 0;
 	uint8_t *buf = stackbuf;
+	uint64_t t0;
 	int rc;
 
 	if (!st)
@@ -255,7 +259,9 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 		if (!buf)
 			return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	t0 = VC_STATS_T0();
 	rc = vc_client_call(st->client, op, req, reqlen, data, dlen, buf, cap, &got);
+	VC_STATS_OP(op, 1, t0);
 	/* Device printf output reaches stdout before a synchronising call
 	 * returns, failed ones included (a kernel may print, then fault). */
 	vc_cu_console_check();
@@ -273,9 +279,19 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 			if (outlen)
 				*outlen = n;
 		}
-		if (syncs)
-			rc = vc_cu_take_error();
+		/* Errors up to this call's own command: its reply may overtake
+		 * done_seq (a deferred synchronisation), and the error of a
+		 * launch just before it must not wait for the next one. */
+		if (syncs) {
+			struct vc_client_info info;
+
+			vc_client_get_info(st->client, &info);
+			rc = vc_client_take_error(st->client, info.done_seq > vc_client_last_seq()
+									 ? info.done_seq
+									 : vc_client_last_seq());
+		}
 	}
+	vc_cu_fast_after(op, req, reqlen, rc);
 	if (buf != stackbuf)
 		free(buf);
 	vc_cu_logs_after(rc); /* the driver's messages reach log callbacks before the call returns */
@@ -298,6 +314,7 @@ CUresult vc_cu_submit(uint32_t op, void *req, size_t reqlen, const void *data, s
 	vc_cu_managed_before(op);
 	((struct vc_cu_prefix *)req)->ctx = t_ctx;
 	rc = vc_client_submit(st->client, op, req, reqlen, data, dlen, 0, NULL);
+	VC_STATS_OP(op, 0, 0);
 	return rc < 0 ? vc_cu_error(rc) : CUDA_SUCCESS;
 }
 

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "exptab.h"
+#include "fastpath.h"
 #include "vc_cu_guest.h"
 
 #define STACK_MAX 64
@@ -167,12 +168,17 @@ CUresult CUDAAPI cuDevicePrimaryCtxGetState(CUdevice dev, unsigned int *flags, i
 	struct vc_cu_rep_ctx rp;
 	CUresult rc;
 
+	uint64_t epoch = vc_cu_fast_primary_epoch();
+
 	if (!flags || !active)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (vc_cu_fast_primary(dev, flags, active)) /* unchanged since the host said it */
+		return CUDA_SUCCESS;
 	rc = primary(VC_CU_cuDevicePrimaryCtxGetState, dev, 0, &rp);
 	if (rc == CUDA_SUCCESS) {
 		*flags = rp.flags;
 		*active = rp.active;
+		vc_cu_fast_primary_put(dev, epoch, rp.flags, rp.active);
 	}
 	return rc;
 }

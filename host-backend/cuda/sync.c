@@ -18,6 +18,7 @@
 
 #include "cuda/console.h"
 #include "cuda/exec_priv.h"
+#include "cuda/syncpoll.h"
 
 struct sync_job {
 	struct sync_job *next;
@@ -121,6 +122,7 @@ static void *syncer(void *arg)
 		struct sync_job *j;
 		CUresult rc;
 
+		vc_cu_syncer_spin(x);
 		while (!x->sync_head && !x->cb_abort)
 			pthread_cond_wait(&x->cb_cv, &x->cb_mu);
 		if (!x->sync_head)
@@ -258,6 +260,10 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			rc = x->drv->cuStreamSynchronize(h);
 			goto err;
 		}
+		if (out->has_slot && vc_cu_sync_poll(x, VC_CU_SYNC_STREAM, h, &rc)) {
+			out->console = true; /* it synchronised here */
+			goto err;
+		}
 		/* A stream of another context than the current one (a green
 		 * context's): the event is made in the stream's own context. */
 		CUcontext sc = vc_cu_stream_ctx(x, rq.handle);
@@ -280,6 +286,10 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			goto err;
 		if (!h) {
 			rc = CUDA_ERROR_INVALID_HANDLE;
+			goto err;
+		}
+		if (out->has_slot && vc_cu_sync_poll(x, VC_CU_SYNC_EVENT, h, &rc)) {
+			out->console = true; /* it synchronised here */
 			goto err;
 		}
 		j->ev = h;

@@ -207,6 +207,101 @@ START_TEST(modules_and_launches)
 }
 END_TEST
 
+static int on_standin(void);
+
+/* Calls the guest answers without the host (guest-lib/libcuda/fastpath.c)
+ * give the host's answers: repeated synchronisations, queries, capture status
+ * outside captures, cached attributes, primary context state. */
+START_TEST(answers_in_the_guest)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry noop()\n{\n ret;\n}\n";
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	unsigned flags0, flags;
+	int active0, active, v1, v2;
+	CUcontext pc;
+	CUmodule m;
+	CUfunction f;
+	CUstream s;
+	CUevent e;
+	CUgraph g;
+	CUdevice dev;
+	CUresult rc;
+
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuEventCreate(&e, 0));
+	/* nothing submitted since the last one: the same answer, again and again */
+	CK(cuCtxSynchronize());
+	CK(cuCtxSynchronize());
+	CK(cuStreamSynchronize(NULL));
+	CK(cuStreamQuery(NULL));
+	CK(cuStreamQuery(CU_STREAM_LEGACY));
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+	CK(cuEventRecord(e, s));
+	CK(cuEventSynchronize(e));
+	CK(cuEventSynchronize(e));
+	CK(cuEventQuery(e));
+	CK(cuStreamSynchronize(s));
+	CK(cuStreamQuery(s));
+	/* a launch's asynchronous error comes at the first synchronisation,
+	 * and a second one (nothing submitted since) answers success */
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, (CUstream)(uintptr_t)0x7c0a000000000999ull, NULL, NULL));
+	ck_assert_int_eq(cuCtxSynchronize(), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuCtxSynchronize());
+	/* capture status: NONE outside captures; during one the host answers */
+	CK(cuStreamIsCapturing(NULL, &st));
+	ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+	rc = cuStreamBeginCapture(s, CU_STREAM_CAPTURE_MODE_RELAXED);
+	if (rc == CUDA_SUCCESS) {
+		CK(cuStreamIsCapturing(s, &st));
+		ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+		CK(cuStreamGetCaptureInfo(s, &st, NULL, NULL, NULL, NULL, NULL));
+		ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_ACTIVE);
+		CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+		CK(cuStreamEndCapture(s, &g));
+		CK(cuGraphDestroy(g));
+	} else {
+		/* the stand-in captures no streams */
+		ck_assert(on_standin());
+		ck_assert_int_eq(rc, CUDA_ERROR_NOT_SUPPORTED);
+	}
+	CK(cuStreamIsCapturing(s, &st));
+	ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+	st = CU_STREAM_CAPTURE_STATUS_ACTIVE;
+	CK(cuStreamGetCaptureInfo(NULL, &st, NULL, NULL, NULL, NULL, NULL));
+	ck_assert_int_eq(st, CU_STREAM_CAPTURE_STATUS_NONE);
+	ck_assert_int_eq(cuStreamIsCapturing(NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	/* attributes: the same answer twice; a setter is seen at once */
+	CK(cuFuncGetAttribute(&v1, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_NUM_REGS, f));
+	ck_assert_int_eq(v1, v2);
+	CK(cuFuncGetAttribute(&v1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+	ck_assert_int_eq(v2, 1024);
+	CK(cuCtxGetDevice(&dev));
+	CK(cuCtxGetDevice(&dev));
+	ck_assert_int_eq(dev, 0);
+	/* an unloaded function is gone, not answered from what was kept */
+	CK(cuModuleUnload(m));
+	ck_assert_int_eq(cuFuncGetAttribute(&v1, CU_FUNC_ATTRIBUTE_NUM_REGS, f), CUDA_ERROR_INVALID_HANDLE);
+	/* primary context state follows retains and releases */
+	CK(cuDevicePrimaryCtxGetState(dev, &flags0, &active0));
+	CK(cuDevicePrimaryCtxGetState(dev, &flags, &active));
+	ck_assert_uint_eq(flags, flags0);
+	ck_assert_int_eq(active, active0);
+	ck_assert_int_eq(active, 1);
+	CK(cuDevicePrimaryCtxRetain(&pc, dev));
+	CK(cuDevicePrimaryCtxRelease(dev));
+	CK(cuDevicePrimaryCtxGetState(dev, &flags, &active));
+	ck_assert_int_eq(active, 1);
+	CK(cuEventDestroy(e));
+	CK(cuStreamDestroy(s));
+}
+END_TEST
+
 START_TEST(pinned_memory_from_the_shared_pool)
 {
 	size_t n = 6 << 20;
@@ -760,6 +855,7 @@ int main(void)
 	tcase_add_test(t, async_copies_dtod_memsets);
 	tcase_add_test(t, bad_pointers_are_errors);
 	tcase_add_test(t, modules_and_launches);
+	tcase_add_test(t, answers_in_the_guest);
 	tcase_add_test(t, pointer_attributes);
 	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);

@@ -117,8 +117,8 @@ fn("cuCtxGetCurrent", SYNC, local=True)
 fn("cuCtxSetCurrent", SYNC, local=True)
 fn("cuCtxPushCurrent_v2", SYNC, local=True)
 fn("cuCtxPopCurrent_v2", SYNC, local=True)
-fn("cuCtxGetDevice", SYNC)
-fn("cuCtxGetDevice_v2", SYNC)
+fn("cuCtxGetDevice", SYNC, wrap=True)   # fastpath.c: answers cached
+fn("cuCtxGetDevice_v2", SYNC, wrap=True)   # fastpath.c: answers cached
 fn("cuCtxSynchronize_v2", SYNC, local=True)
 fn("cuCtxGetFlags", SYNC)
 fn("cuCtxSetFlags", SYNC)
@@ -152,12 +152,12 @@ fn("cuLibraryGetManaged", SYNC, nullable=["dptr", "bytes"], post=("vc_cu_managed
 fn("cuLibraryEnumerateKernels", SYNC, manual=True)  # paged: any number of kernels
 fn("cuKernelGetName", SYNC, manual=True)            # the guest keeps the strings
 fn("cuFuncGetName", SYNC, manual=True)
-fn("cuKernelGetFunction", SYNC, owner="kernel")
-fn("cuKernelGetAttribute", SYNC)
+fn("cuKernelGetFunction", SYNC, owner="kernel", wrap=True)   # fastpath.c: answers cached
+fn("cuKernelGetAttribute", SYNC, wrap=True)   # fastpath.c: answers cached
 fn("cuKernelSetAttribute", SYNC, after="vc_cu_params_forget")
 fn("cuKernelSetCacheConfig", SYNC)
 fn("cuKernelGetParamInfo", SYNC, nullable=["paramOffset", "paramSize"])
-fn("cuFuncGetAttribute", SYNC)
+fn("cuFuncGetAttribute", SYNC, wrap=True)   # fastpath.c: answers cached
 fn("cuFuncSetAttribute", SYNC, after="vc_cu_params_forget")
 fn("cuFuncSetCacheConfig", SYNC)
 fn("cuFuncGetParamInfo", SYNC, nullable=["paramOffset", "paramSize"])
@@ -213,14 +213,14 @@ fn("cuStreamCreate", SYNC, owner="ctx")
 fn("cuStreamCreateWithPriority", SYNC, owner="ctx")
 fn("cuStreamDestroy_v2", SYNC, destroys="hStream")
 fn("cuStreamSynchronize", SYNC, local=True)
-fn("cuStreamQuery", SYNC)
+fn("cuStreamQuery", SYNC, wrap=True)   # fastpath.c: idle streams answered in the guest
 fn("cuStreamWaitEvent", ASYNC)
 fn("cuStreamGetFlags", SYNC)
 fn("cuStreamGetPriority", SYNC)
 fn("cuStreamGetId", SYNC)
 fn("cuStreamGetCtx", SYNC)
 fn("cuStreamGetDevice", SYNC)
-fn("cuStreamIsCapturing", SYNC)
+fn("cuStreamIsCapturing", SYNC, wrap=True)   # fastpath.c: no capture active
 fn("cuStreamBeginCapture_v2", SYNC, wrap=True)   # capture.c: capture modes
 fn("cuStreamEndCapture", SYNC, wrap=True)
 fn("cuThreadExchangeStreamCaptureMode", SYNC, local=True)
@@ -233,7 +233,7 @@ fn("cuEventDestroy_v2", SYNC, destroys="hEvent")
 fn("cuEventRecord", ASYNC)
 fn("cuEventRecordWithFlags", ASYNC)
 fn("cuEventSynchronize", SYNC, local=True)
-fn("cuEventQuery", SYNC)
+fn("cuEventQuery", SYNC, wrap=True)   # fastpath.c: idle events answered in the guest
 fn("cuEventElapsedTime_v2", SYNC)
 
 # ---- graphs ----------------------------------------------------------------------

@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * syncpoll.h - the short waits that keep a synchronisation off the helper
+ * thread's hand-off when the GPU is (nearly) done already.
+ */
+#ifndef VC_CUDA_SYNCPOLL_H
+#define VC_CUDA_SYNCPOLL_H
+
+#include <stdint.h>
+
+#include <cuda.h>
+
+struct vc_cu_session;
+
+/* How long the serving thread polls, and the helper thread waits for its next job. */
+#define VC_SYNC_POLL_NS 30000u
+#define VC_SYNC_SPIN_NS 50000u
+
+/**
+ * vc_cu_sync_poll() - on the serving thread: poll stream or event @h
+ * (@kind VC_CU_SYNC_STREAM or VC_CU_SYNC_EVENT) for at most VC_SYNC_POLL_NS.
+ * When it completed, synchronise it (at once: the device printf output is
+ * flushed as by the wait it replaces) and return 1 with the synchronisation's
+ * result in *@rc; else 0, and the wait goes to the helper thread.
+ */
+int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc);
+
+/**
+ * vc_cu_syncer_spin() - on the helper thread, with cb_mu held and no job
+ * queued: wait up to VC_SYNC_SPIN_NS for the next one before sleeping, so
+ * that a synchronisation right after the last does not pay a thread wake-up.
+ * Returns with cb_mu held.
+ */
+void vc_cu_syncer_spin(struct vc_cu_session *x);
+
+#endif /* VC_CUDA_SYNCPOLL_H */
