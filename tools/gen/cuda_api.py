@@ -640,3 +640,6 @@ for _s in ("cuCheckpointProcessCheckpoint", "cuCheckpointProcessGetRestoreThread
 # ---- hostile-guest fixes ---------------------------------------------------
 # (one section per family; entries of this family go below this line)
 #
+
+# ---- pinned memory beyond the pool (host-local memfd segments) ---------------
+fn("vcPinnedSegment", SYNC, virtual=True)  # map or unmap a page-locked segment
