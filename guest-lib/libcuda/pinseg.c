@@ -120,7 +120,25 @@ static void unmap_on_host(uint64_t off)
 	vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
 }
 
-CUresult vc_cu_pinseg_alloc(uint64_t size, void **p, uint64_t *off)
+/* The file's first @len bytes from @src: written, not mapped and copied,
+ * which would fault in and clear every page first (half the time). The
+ * kernel reads @src, so bytes around a registered range are read by no code
+ * of ours (AddressSanitizer's concern in memory.c's copy_pages()). */
+static int fill_from(int fd, const void *src, uint64_t len)
+{
+	for (uint64_t done = 0; done < len;) {
+		ssize_t w = pwrite(fd, (const uint8_t *)src + done, len - done, (off_t)done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (uint64_t)w;
+	}
+	return 0;
+}
+
+CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *off)
 {
 	uint8_t *taken[MAP_TRIES], *a = NULL;
 	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -132,7 +150,8 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, void **p, uint64_t *off)
 	fd = memfd_create("vcuda-pinned", MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (fd < 0)
 		return errno == ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
-	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0)
+	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0 ||
+	    (src && fill_from(fd, src, size)))
 		goto out;
 	while (n < MAP_TRIES) {
 		a = map_aligned(fd, size);
@@ -154,7 +173,7 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, void **p, uint64_t *off)
 	}
 	/* Mapped here too, as cudaMallocHost's pages are when it returns (the
 	 * server's driver made them when it locked them). */
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS && !src)
 		madvise(a, size, MADV_POPULATE_WRITE);
 	if (rc == CUDA_ERROR_NOT_SUPPORTED)
 		__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);

@@ -158,12 +158,13 @@ void vc_cu_pinned_free(uint64_t off, uint64_t size);
 
 /**
  * vc_cu_pinseg_alloc() - page-locked memory beyond the pool: a segment of
- * @size bytes of its own, mapped here and by the server at *@p, its pinned
- * offset in *@off (pinseg.c). CUDA_SUCCESS; CUDA_ERROR_NOT_SUPPORTED where
- * the transport has no segments (a VM); CUDA_ERROR_OUT_OF_MEMORY past the
- * server's bound or without memory.
+ * @size bytes of its own (its first bytes copied from @src unless NULL),
+ * mapped here and by the server at *@p, its pinned offset in *@off
+ * (pinseg.c). CUDA_SUCCESS; CUDA_ERROR_NOT_SUPPORTED where the transport has
+ * no segments (a VM); CUDA_ERROR_OUT_OF_MEMORY past the server's bound or
+ * without memory.
  */
-CUresult vc_cu_pinseg_alloc(uint64_t size, void **p, uint64_t *off);
+CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *off);
 
 /** vc_cu_pinseg_free() - unmap segment @off here and on the server. */
 void vc_cu_pinseg_free(uint64_t off);
