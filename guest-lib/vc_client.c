@@ -673,6 +673,15 @@ int vc_client_pinned_alias(struct vc_client *c, uint64_t off, void *addr, uint64
 	return m == MAP_FAILED ? -errno : 0;
 }
 
+int vc_client_pass_fd(struct vc_client *c, uint64_t token, int fd)
+{
+	struct vc_segfd_msg m = {.magic = VC_SEGFD_MAGIC, .token = token};
+
+	if (c->on_dev || c->sock < 0)
+		return -EOPNOTSUPP; /* no descriptor reaches the host from a VM */
+	return vc_sock_send(c->sock, &m, sizeof(m), &fd, 1);
+}
+
 int vc_client_cb_next(struct vc_client *c, uint64_t *cookie)
 {
 	return vc_ring_guest_cb_next(&c->ring, cookie);

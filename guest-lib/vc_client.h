@@ -130,6 +130,14 @@ void *vc_client_pinned(struct vc_client *c, uint64_t *size);
 int vc_client_pinned_alias(struct vc_client *c, uint64_t off, void *addr, uint64_t len);
 
 /**
+ * vc_client_pass_fd() - hand the server descriptor @fd (the memfd of a pinned
+ * segment) under @token (nonzero), for the command that names it next
+ * (vcPinnedSegment). Returns 0, -EOPNOTSUPP where the transport cannot pass
+ * descriptors (a VM), or -errno.
+ */
+int vc_client_pass_fd(struct vc_client *c, uint64_t token, int fd);
+
+/**
  * vc_client_cb_next() - wait for the next host callback queued for this
  * process (one thread only). Returns 0 with its cookie, or -errno when the
  * session ended.

@@ -232,6 +232,30 @@ struct vc_cu_req_host_register {
 struct vc_cu_rep_host_register {
 	uint64_t devptr; /* the allocation's device address */
 };
+/* vcPinnedSegment: page-locked memory beyond the pool (host-local sessions).
+ * MAP: the guest created a memfd of @size bytes, mapped it at @guest_addr and
+ * passed it on its socket under @token (struct vc_segfd_msg); the host maps
+ * it at the same address and answers where the segment lies among the pinned
+ * offsets (@off of the reply, VC_CU_PINSEG_OFF0 and up), by which
+ * vcHostRegister, copies (VC_CU_HOST_PINNED) and graph nodes name it as they
+ * name the pool's memory. CUDA_ERROR_ALREADY_MAPPED: the address is taken in
+ * the host's process (the guest may map the segment elsewhere and retry).
+ * UNMAP: the segment at @off goes (its registrations first). */
+#define VC_CU_PINSEG_MAP 0u
+#define VC_CU_PINSEG_UNMAP 1u
+#define VC_CU_PINSEG_OFF0 (1ull << 48) /* pool offsets lie below, segments' from here */
+struct vc_cu_req_pinseg {
+	uint64_t ctx;
+	uint64_t token;      /* MAP: the descriptor's token */
+	uint64_t guest_addr; /* MAP: page aligned */
+	uint64_t size;       /* MAP: a multiple of 4 KiB */
+	uint64_t off;        /* UNMAP: the segment's offset */
+	uint32_t op;         /* VC_CU_PINSEG_* */
+	uint32_t pad;
+};
+struct vc_cu_rep_pinseg {
+	uint64_t off;
+};
 
 /* ---- synchronisation ------------------------------------------------------------------ */
 /* vcSync: cuStreamSynchronize, cuEventSynchronize, cuCtxSynchronize(_v2). The

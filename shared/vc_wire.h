@@ -258,4 +258,21 @@ struct vc_welcome {
 };
 static_assert(sizeof(struct vc_welcome) == 224, "welcome ABI");
 
+/*
+ * After the handshake the client may pass the server descriptors on the same
+ * socket: the memfd of a page-locked segment it allocated beyond the pinned
+ * pool, one per message, with SCM_RIGHTS. The message names the descriptor
+ * by a token of the client's, which the ring command that uses it
+ * (vcPinnedSegment, vc_cuda_manual.h) repeats. The server sends nothing back
+ * on the socket. In a VM there is no socket, and no segment.
+ */
+#define VC_SEGFD_MAGIC 0x47455356u /* "VSEG" */
+
+struct vc_segfd_msg {
+	uint32_t magic;
+	uint32_t pad;   /* 0 */
+	uint64_t token; /* nonzero */
+};
+static_assert(sizeof(struct vc_segfd_msg) == 16, "segment descriptor message ABI");
+
 #endif /* VC_WIRE_H */

@@ -637,6 +637,10 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	p = vc_cu_pinned_alloc(rq.size, &rq.off);
+	/* Beyond the pool, a segment of its own (pinseg.c); past the server's
+	 * bound that is CUDA_ERROR_OUT_OF_MEMORY, as natively. */
+	if (!p && (rc = vc_cu_pinseg_alloc(rq.size, NULL, &p, &rq.off)) != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_SUPPORTED)
+		return rc;
 	if (p) {
 		/* From the pinned pool: registered (and mapped) on the host. */
 		rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
@@ -798,9 +802,10 @@ static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 	if ((Flags & (CU_MEMHOSTREGISTER_READ_ONLY | CU_MEMHOSTREGISTER_IOMEMORY)) || pinned_pages_overlap(lo, len))
 		return 0;
 	q = vc_cu_pinned_alloc(len, &rq.off);
-	if (!q)
-		return 0;
-	copy_pages(q, (void *)(uintptr_t)lo, len);
+	if (q)
+		copy_pages(q, (void *)(uintptr_t)lo, len);
+	else if (vc_cu_pinseg_alloc(len, (void *)(uintptr_t)lo, &q, &rq.off) != CUDA_SUCCESS)
+		return 0; /* beyond the pool, a segment filled with the pages (pinseg.c) */
 	if (vc_cu_pinned_alias(rq.off, (void *)(uintptr_t)lo, len))
 		goto err_pool;
 	if (vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))

@@ -85,6 +85,10 @@ void vc_cu_pinned_free(uint64_t off, uint64_t size)
 {
 	size_t i;
 
+	if (off >= VC_CU_PINSEG_OFF0) {
+		vc_cu_pinseg_free(off); /* a segment of its own (pinseg.c) */
+		return;
+	}
 	size = (size + PAGE - 1) & ~(uint64_t)(PAGE - 1);
 	pthread_mutex_lock(&g_pool.mu);
 	for (i = 0; i < g_pool.n && g_pool.free[i].off < off; i++)
@@ -122,6 +126,8 @@ int vc_cu_pinned_alias(uint64_t off, void *addr, uint64_t len)
 {
 	struct vc_cu_state *st = vc_cu_state();
 
+	if (off >= VC_CU_PINSEG_OFF0)
+		return vc_cu_pinseg_alias(off, addr, len);
 	return st && g_pool.base ? vc_client_pinned_alias(st->client, off, addr, len) : -ENODEV;
 }
 
@@ -129,6 +135,8 @@ void *vc_cu_pinned_addr(uint64_t off, uint64_t n)
 {
 	uint8_t *base = g_pool.base;
 
+	if (off >= VC_CU_PINSEG_OFF0)
+		return vc_cu_pinseg_addr(off, n);
 	if (!base || n > g_pool.size || off > g_pool.size - n)
 		return NULL;
 	return base + off;

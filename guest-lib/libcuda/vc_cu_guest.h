@@ -153,8 +153,27 @@ int vc_cu_pinned_init(void);
 /** vc_cu_pinned_alloc() - @size bytes of the pinned pool (page rounded), offset in *@off; or NULL. */
 void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off);
 
-/** vc_cu_pinned_free() - give an allocation of the pinned pool back. */
+/** vc_cu_pinned_free() - give an allocation of the pinned pool, or a segment (pinseg.c), back. */
 void vc_cu_pinned_free(uint64_t off, uint64_t size);
+
+/**
+ * vc_cu_pinseg_alloc() - page-locked memory beyond the pool: a segment of
+ * @size bytes of its own (its first bytes copied from @src unless NULL),
+ * mapped here and by the server at *@p, its pinned offset in *@off
+ * (pinseg.c). CUDA_SUCCESS; CUDA_ERROR_NOT_SUPPORTED where the transport has
+ * no segments (a VM); CUDA_ERROR_OUT_OF_MEMORY past the server's bound or
+ * without memory.
+ */
+CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *off);
+
+/** vc_cu_pinseg_free() - unmap segment @off here and on the server. */
+void vc_cu_pinseg_free(uint64_t off);
+
+/** vc_cu_pinseg_addr() - the guest address of pinned offsets [@off, @off + @n) of a segment, or NULL. */
+void *vc_cu_pinseg_addr(uint64_t off, uint64_t n);
+
+/** vc_cu_pinseg_alias() - map a segment's pages [@off, @off + @len) again at @addr (MAP_FIXED). 0 or -errno. */
+int vc_cu_pinseg_alias(uint64_t off, void *addr, uint64_t len);
 
 /**
  * vc_cu_host_classify() - may [@p, @p + @n) be registered with @flags

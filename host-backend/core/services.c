@@ -59,6 +59,15 @@ static uint32_t svc_cb_done(void *arg)
 	return vc_ring_host_cb_done(&s->ring);
 }
 
+static int svc_take_fd(void *arg, uint64_t token)
+{
+	struct vc_session *s = arg;
+
+	if (!s->pass_fds)
+		return -EOPNOTSUPP;
+	return vc_fdbox_take(&s->fdbox, s->hangup_fd, token);
+}
+
 static void svc_console(void *arg, uint64_t total)
 {
 	struct vc_session *s = arg;
@@ -76,8 +85,10 @@ void vc_session_services_init(struct vc_session *s, uint8_t *base)
 	v->cb_push = svc_cb_push;
 	v->cb_done = svc_cb_done;
 	v->console = svc_console;
+	v->take_fd = svc_take_fd;
 	v->pinned.size = s->layout.pinned_size;
 	v->pinned.base = s->layout.pinned_size ? base + s->layout.pinned_off : NULL;
 	v->pinned.fd = s->mem_fd;
 	v->pinned.fd_off = s->mem_off + s->layout.pinned_off;
+	v->pinned.seg_max = s->pass_fds ? s->pinned_max : 0;
 }

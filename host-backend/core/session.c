@@ -62,6 +62,9 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->hangup_fd = p->hangup_fd;
 	s->mem_fd = p->mem_fd;
 	s->mem_off = p->mem_off;
+	s->pass_fds = p->pass_fds && p->hangup_fd >= 0;
+	s->pinned_max = p->pinned_max;
+	vc_fdbox_init(&s->fdbox);
 	s->id = p->id;
 	s->spin_us = p->spin_us ? p->spin_us : DEFAULT_SPIN_US;
 	s->verbose = p->verbose;
@@ -132,7 +135,9 @@ bool vc_session_busy(struct vc_session *s)
 }
 
 /* True when the client end of hangup_fd is gone. Data it sends after the
- * handshake has no meaning; it is read and dropped, with a bound per call. */
+ * handshake has no meaning, but for the descriptors of pinned segments
+ * (fdbox.h), which wait for the command naming them; the rest is read and
+ * dropped, with a bound per call. */
 static bool client_gone(struct vc_session *s, short revents)
 {
 	char buf[256];
@@ -142,6 +147,8 @@ static bool client_gone(struct vc_session *s, short revents)
 		return true;
 	if (!(revents & POLLIN))
 		return false;
+	if (s->pass_fds)
+		return vc_fdbox_pump(&s->fdbox, s->hangup_fd);
 	r = recv(s->hangup_fd, buf, sizeof(buf), MSG_DONTWAIT);
 	return r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR);
 }
@@ -264,6 +271,7 @@ void vc_session_destroy(struct vc_session *s)
 	if (s->started)
 		vc_session_stop(s);
 	release_exec(s);
+	vc_fdbox_fini(&s->fdbox);
 	close(s->stop_fd);
 	vc_ring_host_fini(&s->ring);
 	free(s);

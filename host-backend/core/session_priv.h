@@ -6,6 +6,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
+#include "core/fdbox.h"
 #include "vc_ring_host.h"
 #include "vcuda/server.h"
 
@@ -17,6 +18,9 @@ struct vc_session {
 	uint64_t seq; /* host-counted sequence number of the last command decoded */
 	int doorbell_fd, complete_fd, hangup_fd, stop_fd, mem_fd;
 	uint64_t mem_off;
+	bool pass_fds;            /* hangup_fd is the client's socket, which may carry segments */
+	struct vc_fdbox fdbox;    /* descriptors it passed, not taken yet */
+	uint64_t pinned_max;      /* bytes of segments mapped at once */
 	struct vc_session_services svc; /* handed to the executor at open */
 	uint32_t id, spin_us;
 	int verbose;

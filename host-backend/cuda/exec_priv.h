@@ -119,6 +119,7 @@ struct vc_cu_session {
 	bool pinned_identity;   /* mapped at the guest's own address */
 	struct vc_cu_preg *pregs; /* registered ranges, charged as pinned memory */
 	uint32_t npregs, cappregs;
+	struct vc_cu_psegs *psegs; /* segments beyond the pool (pinseg.c), NULL until the first */
 	/* compute weights: the tracker of work in flight (sched.c), NULL until needed */
 	struct vc_cu_sched *sched;
 	/* synchronisations waiting off the serving thread (sync.c) */
@@ -155,6 +156,29 @@ void vc_cu_capture_relaxed(struct vc_cu_session *x);
  * or NULL when it lies outside.
  */
 void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
+/**
+ * vc_cu_pinned_off() - the pinned offset of host address @host of this
+ * process (the pool, wherever it is mapped, or a segment), in *@off.
+ * Returns 0, or -ENOENT when it is neither.
+ */
+int vc_cu_pinned_off(struct vc_cu_session *x, const void *host, uint64_t *off);
+
+/**
+ * vc_cu_pinned_at() - [@ptr, @ptr + @len) as a device address of mapped
+ * pinned memory: the pool where it is mapped at the guest's address, or a
+ * segment (always so mapped). Its pinned offset in *@off; 0 or -ENOENT.
+ */
+int vc_cu_pinned_at(struct vc_cu_session *x, uint64_t ptr, uint64_t len, uint64_t *off);
+
+/** vc_cu_pinseg_ptr() - host address of [@off, @off + @len) of one segment (pinseg.c), or NULL. */
+void *vc_cu_pinseg_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
+/** vc_cu_pinseg_find() - the segment holding [@addr, @addr + @len): its pinned offset in *@off; 0 or -ENOENT. */
+int vc_cu_pinseg_find(struct vc_cu_session *x, uint64_t addr, uint64_t len, uint64_t *off);
+
+/** vc_cu_pinseg_fini() - unmap every segment (session teardown, after the contexts). */
+void vc_cu_pinseg_fini(struct vc_cu_session *x);
 
 /**
  * vc_cu_quota_charge() - count @bytes of device memory against the quota

@@ -232,11 +232,9 @@ static int side_back(struct vc_cu_session *x, CUmemorytype type, const void *hos
 		w->addr = dev;
 		return 0;
 	}
-	if (type != CU_MEMORYTYPE_HOST || !x->pinned || (const uint8_t *)host < x->pinned ||
-	    (uint64_t)((const uint8_t *)host - x->pinned) >= x->pinned_size)
+	if (type != CU_MEMORYTYPE_HOST || vc_cu_pinned_off(x, host, &w->addr))
 		return CUDA_ERROR_NOT_SUPPORTED; /* never made by the guest */
 	w->kind = VC_CU_MEM_PINNED;
-	w->addr = (uint64_t)((const uint8_t *)host - x->pinned);
 	return 0;
 }
 

@@ -20,16 +20,13 @@
 
 int vc_cu_check_memop_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 {
-	uint64_t base = (uint64_t)(uintptr_t)x->pinned, off;
+	uint64_t off;
 
 	if (vc_cu_check_range(x, ptr, len) == 0)
 		return 0;
-	/* Mapped host memory of the pool: a device address only where the
-	 * worker mapped the pool at the guest's own address. */
-	if (!x->pinned || !x->pinned_identity || ptr < base || len > x->pinned_size ||
-	    ptr - base > x->pinned_size - len)
+	/* Mapped host memory of the pool or a segment (pinned.c). */
+	if (vc_cu_pinned_at(x, ptr, len, &off))
 		return CUDA_ERROR_INVALID_VALUE;
-	off = ptr - base;
 	for (uint32_t i = 0; i < x->npregs; i++)
 		if (off >= x->pregs[i].off && len <= x->pregs[i].size && off - x->pregs[i].off <= x->pregs[i].size - len)
 			return 0;

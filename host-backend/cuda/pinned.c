@@ -20,9 +20,36 @@
 
 void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len)
 {
+	if (off >= VC_CU_PINSEG_OFF0)
+		return vc_cu_pinseg_ptr(x, off, len); /* a segment beyond the pool (pinseg.c) */
 	if (!x->pinned || !(len <= x->pinned_size && off <= x->pinned_size - len))
 		return NULL;
 	return x->pinned + off;
+}
+
+int vc_cu_pinned_off(struct vc_cu_session *x, const void *host, uint64_t *off)
+{
+	const uint8_t *h = host;
+
+	if (x->pinned && h >= x->pinned && (uint64_t)(h - x->pinned) < x->pinned_size) {
+		*off = (uint64_t)(h - x->pinned);
+		return 0;
+	}
+	return vc_cu_pinseg_find(x, (uint64_t)(uintptr_t)host, 1, off);
+}
+
+int vc_cu_pinned_at(struct vc_cu_session *x, uint64_t ptr, uint64_t len, uint64_t *off)
+{
+	uint64_t base = (uint64_t)(uintptr_t)x->pinned;
+
+	/* The pool is a device address only where the worker mapped it at the
+	 * guest's own address; segments always are. */
+	if (x->pinned && x->pinned_identity && ptr >= base && len <= x->pinned_size &&
+	    ptr - base <= x->pinned_size - len) {
+		*off = ptr - base;
+		return 0;
+	}
+	return vc_cu_pinseg_find(x, ptr, len, off);
 }
 
 void vc_cu_pinned_fini(struct vc_cu_session *x)
@@ -30,6 +57,7 @@ void vc_cu_pinned_fini(struct vc_cu_session *x)
 	if (x->pinned && x->pinned_identity)
 		munmap(x->pinned, x->pinned_size);
 	x->pinned = NULL;
+	vc_cu_pinseg_fini(x);
 }
 
 int vc_cu_manual_vcPinnedBase(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)

@@ -19,6 +19,7 @@ struct vc_server_config {
 	const char *admin_path;     /* the admin socket (docs/MGMT.md), or NULL */
 	const char *gpu;            /* CUDA_VISIBLE_DEVICES for the workers, or NULL */
 	uint64_t mem_quota, pinned_quota; /* 0: none */
+	uint64_t pinned_max; /* page-locked segments beyond the pool, per host-local session */
 	uint32_t weight, idle_timeout_s;
 	const char *sched_path;     /* compute weights: the GPU's scheduling file, or NULL */
 	const char *executor; /* "cuda" or "ci-standin" */

@@ -266,6 +266,8 @@ static void usage(FILE *f)
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
 		"      --arena-size BYTES   staging arena per session (default 64M)\n"
 		"      --pinned-size BYTES  pool for the guest's page-locked memory (default 256M, 0: none)\n"
+		"      --pinned-max BYTES   page-locked memory beyond the pool, per host-local session\n"
+		"                           (default: half the host's RAM; 0: none)\n"
 		"      --chunk-size BYTES   arena chunk (default 512K)\n"
 		"      --slots N            reply slots per session (default 64)\n"
 		"      --slot-size BYTES    reply slot size (default 8K)\n"
@@ -315,7 +317,7 @@ static int parse_args(int argc, char **argv)
 {
 	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
 	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE, O_SCHED, O_PEND,
-	       O_PENDPEER };
+	       O_PENDPEER, O_PINMAX };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -331,6 +333,7 @@ static int parse_args(int argc, char **argv)
 		{"standin-mem", required_argument, NULL, O_SMEM},
 		{"driver", required_argument, NULL, O_DRIVER},
 		{"pinned-size", required_argument, NULL, O_PINNED},
+		{"pinned-max", required_argument, NULL, O_PINMAX},
 		{"vm-socket", required_argument, NULL, O_VMSOCK},
 		{"vm-conn-fd", required_argument, NULL, O_VMFD},
 		{"vm-name", required_argument, NULL, O_VMNAME},
@@ -353,6 +356,7 @@ static int parse_args(int argc, char **argv)
 	g_cfg.max_pending = 64;
 	g_cfg.max_pending_per_peer = 16;
 	g_cfg.lreq.pinned_size = 256ull << 20;
+	g_cfg.pinned_max = (uint64_t)sysconf(_SC_PHYS_PAGES) * (uint64_t)sysconf(_SC_PAGESIZE) / 2;
 	g_cfg.weight = 100;
 	g_cfg.vm_conn_fd = -1;
 	while ((o = getopt_long(argc, argv, "s:e:vh", opts, NULL)) != -1) {
@@ -423,6 +427,12 @@ static int parse_args(int argc, char **argv)
 		case O_PINNED:
 			if (parse_size(optarg, &g_cfg.lreq.pinned_size)) {
 				fprintf(stderr, "vcuda-server: --pinned-size: bad value '%s'\n", optarg);
+				return -1;
+			}
+			break;
+		case O_PINMAX:
+			if (parse_size(optarg, &g_cfg.pinned_max)) {
+				fprintf(stderr, "vcuda-server: --pinned-max: bad value '%s'\n", optarg);
 				return -1;
 			}
 			break;

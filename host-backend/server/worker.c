@@ -233,6 +233,8 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, co
 		.complete_fd = region.complete_fd,
 		.hangup_fd = sock,
 		.mem_fd = region.mem_fd,
+		.pass_fds = true,
+		.pinned_max = cfg->pinned_max,
 		.exec = ops,
 		.exec_factory = factory,
 		.id = id,

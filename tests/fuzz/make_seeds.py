@@ -49,6 +49,8 @@ EXPORT_SLOT = "<QIIQQiI"        # vc_cu_req_vcExportSlot
 DEVICE_INFO = "<QiI"            # vc_cu_req_vcDeviceInfo
 PINNED_BASE = "<QQ"             # vc_cu_req_pinned_base
 HOST_REGISTER = "<QQQII"        # vc_cu_req_host_register
+PINSEG = "<QQQQQII"             # vc_cu_req_pinseg: ctx, token, guest_addr, size, off, op
+PINSEG_OFF0 = 1 << 48           # VC_CU_PINSEG_OFF0
 LIST = "<QQII"                  # vc_cu_req_list
 HANDLE = "<QQ"                  # vc_cu_req_handle
 CAPTURE_INFO = "<QQII"          # vc_cu_req_capture_info
@@ -307,6 +309,7 @@ def manual_payload(s, name):
         "vcMemAlloc": ALLOC, "vcMemFree": FREE, "vcMemcpy": MEMCPY, "vcMemset": MEMSET, "vcHostFunc": HOSTFUNC,
         "vcMemcpy2D": MEMCPY2D, "vcSync": SYNC, "vcOccupancyClusters": LAUNCH, "vcPinnedBase": PINNED_BASE,
         "vcHostRegister": HOST_REGISTER, "vcHostUnregister": HOST_REGISTER, "vcConsole": CONSOLE,
+        "vcPinnedSegment": PINSEG,
         "cuModuleEnumerateFunctions": LIST, "cuLibraryEnumerateKernels": LIST, "cuGraphGetNodes": LIST,
         "cuKernelGetName": HANDLE, "cuFuncGetName": HANDLE, "cuGraphKernelNodeGetParams_v2": HANDLE,
         "cuGraphDestroy": HANDLE, "cuStreamGetCaptureInfo_v3": CAPTURE_INFO, "cuMemPoolSetAttribute": POOL_ATTR,
@@ -655,6 +658,14 @@ def main():
          + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 2, 0, 0, 0, 16), REPLY, 1)
          + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 4, 0, 0, 0, 0), REPLY, 1)
          + s.cmd("vcLogs", struct.pack(LOGS, CTX0, 0, 3, 0, 0, 0, 0), REPLY, 1))
+    # ---- pinned segments: map (the fuzzer's session passes no descriptors), register, copy,
+    # unmap, a forged offset ----------------------------------------------------------------
+    seed("pinned_segment", s.retain() + s.alloc(4096)
+         + s.cmd("vcPinnedSegment", struct.pack(PINSEG, CTX0, 1, 0x7F0000000000, 1 << 20, 0, 0, 0), REPLY, 2)
+         + s.cmd("vcHostRegister", struct.pack(HOST_REGISTER, CTX0, PINSEG_OFF0, 1 << 20, 0, 0), REPLY, 2)
+         + s.memcpy(0, dst=a, length=64, host=2, arena_off=PINSEG_OFF0 + 4096)
+         + s.cmd("vcPinnedSegment", struct.pack(PINSEG, CTX0, 0, 0, 0, PINSEG_OFF0, 1, 0), REPLY, 2)
+         + s.cmd("vcPinnedSegment", struct.pack(PINSEG, CTX0, 0, 0, 0, 12345, 1, 0), REPLY, 2))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()

@@ -314,6 +314,55 @@ START_TEST(pinned_memory_quota)
 }
 END_TEST
 
+/* The server's page-locked bytes in use, over all sessions. */
+static uint64_t pinned_used(void)
+{
+	json_t *r = ask_raw("{\"op\":\"status\"}\n");
+	uint64_t u;
+
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	u = (uint64_t)json_integer_value(json_object_get(r, "pinned_used"));
+	json_decref(r);
+	return u;
+}
+
+/* Segments beyond the pool (the default 256 MiB) are charged like pool
+ * memory, refused past the quota, and given back at a free and when the
+ * session ends holding them. */
+START_TEST(pinned_segments_charge_the_quota)
+{
+	void *a, *b;
+	json_t *s;
+	pid_t pid;
+	int st;
+
+	set_limits(0, 512 * MiB, 0);
+	pid = fork(); /* first, a session (of a process of its own) that ends holding a segment */
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		cuda_up();
+		_exit(cuMemHostAlloc(&a, 400 * MiB, 0) == CUDA_SUCCESS && pinned_used() == 400 * MiB ? 0 : 1);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	for (int i = 0; i < 100 && pinned_used(); i++)
+		usleep(20000);
+	ck_assert_uint_eq(pinned_used(), 0);
+	cuda_up();
+	CK(cuMemHostAlloc(&a, 300 * MiB, 0));
+	s = my_session(getpid(), NULL);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_uint_eq(json_integer_value(json_object_get(s, "pinned_bytes")), 300 * MiB);
+	json_decref(s);
+	ck_assert_int_eq(cuMemHostAlloc(&b, 300 * MiB, 0), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuMemFreeHost(a));
+	ck_assert_uint_eq(pinned_used(), 0);
+	CK(cuMemHostAlloc(&b, 500 * MiB, 0));
+	CK(cuMemFreeHost(b));
+	set_limits(0, 0, 0);
+}
+END_TEST
+
 /* The next session-closed event for guest pid @pid on subscription @fd. */
 static json_t *closed_event(int fd, pid_t pid, int ms)
 {
@@ -554,6 +603,7 @@ int main(void)
 	tcase_add_test(t, array_memory_quota);
 	tcase_add_test(t, graph_memory_quota);
 	tcase_add_test(t, pinned_memory_quota);
+	tcase_add_test(t, pinned_segments_charge_the_quota);
 	tcase_add_test(t, events_say_what_was_freed);
 	tcase_add_test(t, idle_sessions_are_reclaimed);
 	tcase_add_test(t, admin_refuses_bad_requests);

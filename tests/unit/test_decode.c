@@ -11,7 +11,11 @@
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "resources/ipc.h"
 #include "standin/standin.h"
@@ -25,6 +29,7 @@
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
+#include "vc_sock.h"
 #include "vcuda/server.h"
 #include "vt_kernels.h"
 
@@ -37,6 +42,7 @@ static struct vc_session *g_s;
 static struct vc_ring_guest g_g;
 static uint64_t g_ctx;                       /* device 0's primary context, retained in setup */
 static uint64_t g_launches0, g_bytes0, g_allocs0; /* the stand-in before the session did anything */
+static int g_seg_host = -1, g_seg_guest = -1; /* the session socket's ends, for pinned segments */
 
 static int t_kick(void *ctx)
 {
@@ -183,6 +189,11 @@ static void setup(void)
 	p.base = g_base;
 	p.layout = &g_l;
 	p.doorbell_fd = p.complete_fd = p.hangup_fd = p.mem_fd = -1;
+	if (g_seg_host >= 0) { /* a host-local client's socket, which may pass segments */
+		p.hangup_fd = g_seg_host;
+		p.pass_fds = true;
+		p.pinned_max = 4 << 20;
+	}
 	p.exec = &vc_exec_cuda_ops;
 	/* 1 MiB of "device" memory (the first call in the process sets it;
 	 * each test runs in a process of its own). */
@@ -1974,6 +1985,201 @@ START_TEST(green_count_lies_are_fatal)
 }
 END_TEST
 
+/* ---- pinned segments (vcPinnedSegment): descriptors passed on the socket ---------- */
+
+static void setup_segments(void)
+{
+	int sv[2];
+
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	g_seg_host = sv[0];
+	g_seg_guest = sv[1];
+	setup();
+}
+
+static void teardown_segments(void)
+{
+	teardown();
+	close(g_seg_host);
+	close(g_seg_guest);
+}
+
+/* A sealable memfd of @size bytes. */
+static int seg_memfd(uint64_t size)
+{
+	int fd = memfd_create("test-seg", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	return fd;
+}
+
+/* Pass @fd under @token as the guest library does (then closes its copy). */
+static void seg_pass(int fd, uint64_t token)
+{
+	struct vc_segfd_msg m = {.magic = VC_SEGFD_MAGIC, .token = token};
+
+	ck_assert_int_eq(vc_sock_send(g_seg_guest, &m, sizeof(m), &fd, 1), 0);
+	close(fd);
+}
+
+/* An address range of @size bytes free in this process (the "guest's"). */
+static uint64_t free_range(uint64_t size)
+{
+	void *r = mmap(NULL, size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(r, MAP_FAILED);
+	munmap(r, size);
+	return (uint64_t)(uintptr_t)r;
+}
+
+static int seg_map(uint64_t token, uint64_t addr, uint64_t size, uint64_t *off)
+{
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = VC_CU_PINSEG_MAP, .token = token, .guest_addr = addr,
+				     .size = size};
+	struct vc_cu_rep_pinseg rp = {0};
+	int rc = cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, &rp, sizeof(rp));
+
+	if (off)
+		*off = rp.off;
+	return rc;
+}
+
+static int seg_unmap(uint64_t off)
+{
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = VC_CU_PINSEG_UNMAP, .off = off};
+
+	return cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, NULL, 0);
+}
+
+/* A segment mapped at the guest's address, registered, copied through as
+ * pinned memory (offset), unmapped; the file can no longer shrink. */
+START_TEST(segment_map_register_copy_unmap)
+{
+	const uint64_t size = 1 << 20;
+	uint64_t addr = free_range(size), off = 0, d = alloc(4096);
+	uint8_t back[64];
+	int fd = seg_memfd(size), keep = dup(fd);
+
+	seg_pass(fd, 7);
+	ck_assert_int_eq(seg_map(7, addr, size, &off), 0);
+	ck_assert_uint_ge(off, VC_CU_PINSEG_OFF0);
+	/* Mapped at the very address, the same pages as the guest's file. */
+	memset((void *)(uintptr_t)(addr + 8192), 0x3c, 64);
+	ck_assert_int_eq(pread(keep, back, 64, 8192), 64);
+	ck_assert_uint_eq(back[63], 0x3c);
+	ck_assert_int_ne(ftruncate(keep, 4096), 0); /* sealed against shrinking */
+	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .off = off, .size = size};
+	struct vc_cu_rep_host_register hp = {0};
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
+	ck_assert_uint_eq(hp.devptr, addr);
+	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 64,
+				     .host = VC_CU_HOST_PINNED, .arena_off = off + 8192};
+	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(dtoh(d, 64, back), 0);
+	ck_assert_uint_eq(back[0], 0x3c);
+	/* A copy reaching past the segment's end is refused. */
+	c.arena_off = off + size - 32;
+	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	/* Unmapped with its registration; then it is no segment. */
+	ck_assert_int_eq(seg_unmap(off), 0);
+	ck_assert_int_eq(seg_unmap(off), CUDA_ERROR_INVALID_VALUE);
+	c.arena_off = off;
+	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)),
+			 CUDA_ERROR_INVALID_VALUE);
+	close(keep);
+}
+END_TEST
+
+/* What a hostile guest can send: each a CUDA error, the session lives on. */
+START_TEST(segment_lies_are_refused)
+{
+	const uint64_t size = 1 << 20;
+	uint64_t addr = free_range(3 * size), off = 0, off2;
+	struct vc_session_stats st;
+	int fd, pp[2];
+
+	switch (_i) {
+	case 0: /* wrong size: the file is smaller than claimed */
+		seg_pass(seg_memfd(size / 2), 1);
+		ck_assert_int_eq(seg_map(1, addr, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		break;
+	case 1: /* not a memfd: a pipe, then a plain file (no seals) */
+		ck_assert_int_eq(pipe(pp), 0);
+		close(pp[1]);
+		seg_pass(pp[0], 1);
+		ck_assert_int_eq(seg_map(1, addr, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+		ck_assert_int_ge(fd, 0);
+		seg_pass(fd, 2);
+		ck_assert_int_eq(seg_map(2, addr, 4096, NULL), CUDA_ERROR_INVALID_VALUE);
+		break;
+	case 2: /* a memfd sealed so that it can still shrink */
+		fd = seg_memfd(size);
+		ck_assert_int_eq(fcntl(fd, F_ADD_SEALS, F_SEAL_SEAL), 0);
+		seg_pass(fd, 1);
+		ck_assert_int_eq(seg_map(1, addr, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		break;
+	case 3: /* overlapping address: another segment's range */
+		seg_pass(seg_memfd(size), 1);
+		ck_assert_int_eq(seg_map(1, addr + size, size, &off), 0);
+		seg_pass(seg_memfd(size), 2);
+		ck_assert_int_eq(seg_map(2, addr + size / 2, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_unmap(off), 0);
+		break;
+	case 4: /* an address taken by something else of the host's */
+		seg_pass(seg_memfd(size), 1);
+		ck_assert_int_eq(seg_map(1, (uint64_t)(uintptr_t)g_base, size, NULL), CUDA_ERROR_ALREADY_MAPPED);
+		break;
+	case 5: /* forged ids: a token never passed, a segment offset never issued */
+		ck_assert_int_eq(seg_map(99, addr, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_unmap(VC_CU_PINSEG_OFF0), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_unmap(12345), CUDA_ERROR_INVALID_VALUE);
+		break;
+	case 6: /* shapes no library sends: unaligned, empty, wrapping */
+		seg_pass(seg_memfd(size), 1);
+		ck_assert_int_eq(seg_map(1, addr + 1, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map(1, addr, 100, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map(1, addr, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map(1, UINT64_MAX - 4095, 8192, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map(1, addr, size, &off), 0); /* the descriptor still waits */
+		ck_assert_int_eq(seg_unmap(off), 0);
+		break;
+	default: /* past the session's bound (4 MiB): as the driver out of memory */
+		seg_pass(seg_memfd(3 * size), 1);
+		ck_assert_int_eq(seg_map(1, addr, 3 * size, &off), 0);
+		seg_pass(seg_memfd(2 * size), 2);
+		ck_assert_int_eq(seg_map(2, free_range(2 * size), 2 * size, NULL), CUDA_ERROR_OUT_OF_MEMORY);
+		seg_pass(seg_memfd(size), 3);
+		ck_assert_int_eq(seg_map(3, free_range(size), size, &off2), 0);
+		ck_assert_int_eq(seg_unmap(off), 0);
+		ck_assert_int_eq(seg_unmap(off2), 0);
+		break;
+	}
+	vc_session_get_stats(g_s, &st);
+	ck_assert_uint_eq(st.fatal, 0);
+	ck_assert_int_eq(sync_ctx(), 0);
+}
+END_TEST
+
+/* Without a socket that passes descriptors (a VM, here the plain fixture)
+ * there are no segments; a bad selector or a short request is a violation. */
+START_TEST(segments_without_a_socket)
+{
+	ck_assert_int_eq(seg_map(1, free_range(4096), 4096, NULL), CUDA_ERROR_NOT_SUPPORTED);
+}
+END_TEST
+
+START_TEST(segment_requests_that_are_fatal)
+{
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = 2};
+
+	raw_cmd(VC_CU_vcPinnedSegment, VC_CMD_F_REPLY, 0, &r, _i ? sizeof(r) : sizeof(r) - 8);
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -2049,6 +2255,13 @@ static Suite *decode_suite(void)
 			    sizeof(short_texref_ops) / sizeof(short_texref_ops[0]));
 	tcase_add_loop_test(t, green_short_requests_are_fatal, 0, sizeof(green_short_ops) / sizeof(green_short_ops[0]));
 	tcase_add_loop_test(t, green_count_lies_are_fatal, 0, 3);
+	tcase_add_test(t, segments_without_a_socket);
+	tcase_add_loop_test(t, segment_requests_that_are_fatal, 0, 2);
+	suite_add_tcase(s, t);
+	t = tcase_create("segments");
+	tcase_add_checked_fixture(t, setup_segments, teardown_segments);
+	tcase_add_test(t, segment_map_register_copy_unmap);
+	tcase_add_loop_test(t, segment_lies_are_refused, 0, 8);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -756,3 +756,5 @@ fn("cuDeviceGetNvSciSyncAttributes", SYNC, refused="NvSci (Tegra and DRIVE OS) d
 ASYNCN = "the host driver's device events (async notifications) are not forwarded to guests"
 fn("cuDeviceRegisterAsyncNotification", SYNC, refused=ASYNCN, err="CUDA_ERROR_NOT_SUPPORTED")
 fn("cuDeviceUnregisterAsyncNotification", SYNC, refused=ASYNCN, err="CUDA_ERROR_NOT_SUPPORTED")
+# ---- pinned memory beyond the pool (host-local memfd segments) ---------------
+fn("vcPinnedSegment", SYNC, virtual=True)  # map or unmap a page-locked segment

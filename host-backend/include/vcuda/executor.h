@@ -68,6 +68,13 @@ struct vc_session_services {
 	uint32_t (*cb_done)(void *arg);
 	/** console() - publish the bytes of device printf captured so far. */
 	void (*console)(void *arg, uint64_t total);
+	/**
+	 * take_fd() - the descriptor the client passed on its socket under
+	 * @token (the memfd of a pinned segment), now the caller's to close.
+	 * Serving thread only. Returns it, -ENOENT, or -EOPNOTSUPP when the
+	 * session has no such socket (a VM, a test).
+	 */
+	int (*take_fd)(void *arg, uint64_t token);
 	/** pinned - the region's pinned pool: the session's own mapping of it,
 	 * and where it lies in the memfd (@fd -1: no memfd to map it again). */
 	struct {
@@ -75,6 +82,7 @@ struct vc_session_services {
 		uint64_t size;
 		int fd;
 		uint64_t fd_off;
+		uint64_t seg_max; /* bytes of segments (take_fd) mapped at once; 0: none */
 	} pinned;
 };
 

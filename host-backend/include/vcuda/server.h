@@ -60,6 +60,9 @@ struct vc_session_params {
 	int hangup_fd;    /* readable/HUP when the client goes away (its socket); -1 none */
 	int mem_fd;       /* the region's memfd (to map the pinned pool again); -1 none */
 	uint64_t mem_off; /* where the region starts in mem_fd (a VM's session slot) */
+	bool pass_fds;    /* hangup_fd is the client's socket, on which it may pass the
+			   * memfds of pinned segments (host-local sessions) */
+	uint64_t pinned_max; /* with pass_fds: bytes of segments mapped at once */
 	const struct vc_executor_ops *exec;
 	void *exec_factory;
 	uint32_t id;      /* for logs */

@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinseg.c - page-locked memory beyond the pinned pool: segments.
+ *
+ * An allocation the pool has no room for (cuMemHostAlloc, cudaMallocHost,
+ * pin_memory of gigabytes; cuMemHostRegister of a large range, whose pages
+ * move as into the pool) gets a memfd of its own: mapped here at a 2 MiB
+ * aligned address, passed to the server on the session's socket
+ * (SCM_RIGHTS), which maps it at the same address and registers it with its
+ * driver like pool memory. Copies from and to it are DMA, and its pointer is
+ * its own device address. The server names it by an offset among the pinned
+ * offsets (above VC_CU_PINSEG_OFF0), so that the copy paths, which name
+ * pinned memory by offset, take it unchanged.
+ *
+ * Where the address is taken in the server's process, the segment is mapped
+ * elsewhere here and offered again (a few times). The server bounds the
+ * segments of a session (--pinned-max) and answers CUDA_ERROR_OUT_OF_MEMORY
+ * past it, as the driver does when it cannot lock more. In a VM no
+ * descriptor reaches the host: segments are not supported there, and the
+ * pool stays the limit (docs/ARCHITECTURE.md, page-locked memory).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vc_client.h"
+#include "vc_cu_guest.h"
+
+#define SEG_ALIGN (2ull << 20)
+#define MAP_TRIES 4
+
+struct seg {
+	uint64_t off, size;
+	uint8_t *addr;
+};
+
+static struct {
+	struct seg *v;
+	size_t n, cap;
+	int unsupported; /* the transport passes no descriptors (a VM) */
+	uint64_t token;
+	pthread_mutex_t mu;
+} g_seg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+/* @fd mapped at a 2 MiB aligned address (huge pages where the kernel gives
+ * them to shmem), or NULL. */
+static uint8_t *map_aligned(int fd, uint64_t size)
+{
+	uint8_t *r = mmap(NULL, size + SEG_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	uint8_t *a;
+
+	if (r == MAP_FAILED)
+		return NULL;
+	a = (uint8_t *)(((uintptr_t)r + SEG_ALIGN - 1) & ~(uintptr_t)(SEG_ALIGN - 1));
+	if (mmap(a, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
+		munmap(r, size + SEG_ALIGN);
+		return NULL;
+	}
+	if (a > r)
+		munmap(r, (size_t)(a - r));
+	if (r + size + SEG_ALIGN > a + size)
+		munmap(a + size, (size_t)(r + SEG_ALIGN - a));
+	madvise(a, size, MADV_HUGEPAGE);
+	return a;
+}
+
+/* Offer segment @fd, mapped at @a, to the server: its offset in *@off. */
+static CUresult offer(int fd, uint8_t *a, uint64_t size, uint64_t *off)
+{
+	struct vc_cu_state *st = vc_cu_state();
+	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_MAP, .guest_addr = (uint64_t)(uintptr_t)a, .size = size};
+	struct vc_cu_rep_pinseg rp;
+	CUresult rc;
+	int e;
+
+	pthread_mutex_lock(&g_seg.mu);
+	rq.token = ++g_seg.token;
+	pthread_mutex_unlock(&g_seg.mu);
+	e = vc_client_pass_fd(st->client, rq.token, fd);
+	if (e == -EOPNOTSUPP)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (e)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	if (rc == CUDA_SUCCESS)
+		*off = rp.off;
+	return rc;
+}
+
+static int remember(uint8_t *a, uint64_t size, uint64_t off)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&g_seg.mu);
+	if (g_seg.n == g_seg.cap) {
+		size_t cap = g_seg.cap ? g_seg.cap * 2 : 16;
+		struct seg *v = realloc(g_seg.v, cap * sizeof(*v));
+
+		if (v) {
+			g_seg.v = v;
+			g_seg.cap = cap;
+		}
+	}
+	if (g_seg.n < g_seg.cap)
+		g_seg.v[g_seg.n++] = (struct seg){.off = off, .size = size, .addr = a};
+	else
+		rc = -ENOMEM;
+	pthread_mutex_unlock(&g_seg.mu);
+	return rc;
+}
+
+static void unmap_on_host(uint64_t off)
+{
+	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_UNMAP, .off = off};
+	struct vc_cu_prefix none;
+
+	vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+}
+
+/* The file's first @len bytes from @src: written, not mapped and copied,
+ * which would fault in and clear every page first (half the time). The
+ * kernel reads @src, so bytes around a registered range are read by no code
+ * of ours (AddressSanitizer's concern in memory.c's copy_pages()). */
+static int fill_from(int fd, const void *src, uint64_t len)
+{
+	for (uint64_t done = 0; done < len;) {
+		ssize_t w = pwrite(fd, (const uint8_t *)src + done, len - done, (off_t)done);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		done += (uint64_t)w;
+	}
+	return 0;
+}
+
+CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *off)
+{
+	uint8_t *taken[MAP_TRIES], *a = NULL;
+	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+	int fd, n = 0;
+
+	size = (size + 4095) & ~4095ull;
+	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	fd = memfd_create("vcuda-pinned", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return errno == ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
+	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0 ||
+	    (src && fill_from(fd, src, size)))
+		goto out;
+	while (n < MAP_TRIES) {
+		a = map_aligned(fd, size);
+		if (!a) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			break;
+		}
+		rc = offer(fd, a, size, off);
+		if (rc != CUDA_ERROR_ALREADY_MAPPED)
+			break;
+		taken[n++] = a; /* held, so that the next mapping lands elsewhere */
+		a = NULL;
+	}
+	if (rc == CUDA_ERROR_ALREADY_MAPPED)
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc == CUDA_SUCCESS && remember(a, size, *off)) {
+		unmap_on_host(*off);
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	/* Mapped here too, as cudaMallocHost's pages are when it returns (the
+	 * server's driver made them when it locked them). */
+	if (rc == CUDA_SUCCESS && !src)
+		madvise(a, size, MADV_POPULATE_WRITE);
+	if (rc == CUDA_ERROR_NOT_SUPPORTED)
+		__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
+	if (rc != CUDA_SUCCESS && a)
+		munmap(a, size);
+	while (n)
+		munmap(taken[--n], size);
+out:
+	close(fd); /* the mappings keep the file */
+	if (rc == CUDA_SUCCESS)
+		*p = a;
+	return rc;
+}
+
+/* The segment holding pinned offsets [@off, @off + @n): a copy in *@s. */
+static int find(uint64_t off, uint64_t n, struct seg *s)
+{
+	int rc = -ENOENT;
+
+	pthread_mutex_lock(&g_seg.mu);
+	for (size_t i = 0; i < g_seg.n; i++) {
+		const struct seg *e = &g_seg.v[i];
+
+		if (off >= e->off && off - e->off < e->size && n <= e->size - (off - e->off)) {
+			*s = *e;
+			rc = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g_seg.mu);
+	return rc;
+}
+
+void vc_cu_pinseg_free(uint64_t off)
+{
+	struct seg s = {0};
+	size_t i;
+
+	pthread_mutex_lock(&g_seg.mu);
+	for (i = 0; i < g_seg.n && g_seg.v[i].off != off; i++)
+		;
+	if (i < g_seg.n) {
+		s = g_seg.v[i];
+		g_seg.v[i] = g_seg.v[--g_seg.n];
+	}
+	pthread_mutex_unlock(&g_seg.mu);
+	if (!s.addr)
+		return;
+	unmap_on_host(off);
+	munmap(s.addr, s.size);
+}
+
+void *vc_cu_pinseg_addr(uint64_t off, uint64_t n)
+{
+	struct seg s;
+
+	return find(off, n ? n : 1, &s) ? NULL : s.addr + (off - s.off);
+}
+
+int vc_cu_pinseg_alias(uint64_t off, void *addr, uint64_t len)
+{
+	struct seg s;
+
+	if (find(off, len, &s) || ((uintptr_t)addr | len) & 4095)
+		return -EINVAL;
+	/* A second mapping of the same shared pages (old size 0). */
+	if (mremap(s.addr + (off - s.off), 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == MAP_FAILED)
+		return -errno;
+	return 0;
+}

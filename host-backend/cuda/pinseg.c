@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * pinseg.c - page-locked memory beyond the pinned pool: segments.
+ *
+ * A host-local guest whose page-locked allocation does not fit the pool
+ * makes a memfd of its own, maps it, and passes it on its socket (the
+ * session's take_fd service). The worker maps it at the guest's very address
+ * (MAP_FIXED_NOREPLACE, as the pool), so that a pinned pointer means the same
+ * on both sides and, registered with the driver (vcHostRegister, pinned.c),
+ * is its own device address; copies from and to it are DMA. A segment is
+ * named by an offset of the pinned offsets above VC_CU_PINSEG_OFF0, handed
+ * out by the host and never reused in the session, so every path that takes
+ * pool offsets (copies, 3D copies, graph nodes, registrations) takes
+ * segments unchanged.
+ *
+ * Nothing of the guest's is trusted: the descriptor must be a sealable shmem
+ * file (a memfd; anything else cannot take F_SEAL_SHRINK, and we seal it so
+ * that it can never shrink under our mapping: SIGBUS), at least as large as
+ * the claimed size once sealed; the range must not wrap or overlap the pool's
+ * or another segment's, and the kernel refuses to map over anything of ours.
+ * The segments of a session are bounded together (svc->pinned.seg_max, the
+ * server's --pinned-max); past it MAP answers CUDA_ERROR_OUT_OF_MEMORY, as the
+ * driver does when it cannot lock more. Registrations are charged to the
+ * pinned quota like the pool's.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "resources/acct.h"
+#include "cuda/exec_priv.h"
+
+#define SEG_ALIGN (2ull << 20)    /* offsets advance in 2 MiB steps, a gap between segments */
+#define SEG_MAX_COUNT 65536u      /* segments of one session at once */
+#define SEG_OFF_END (1ull << 62)  /* offsets are never reused; past this the session has no more */
+
+struct vc_cu_pseg {
+	uint64_t off, size;
+	uint8_t *addr; /* ours, equal to the guest's */
+};
+
+struct vc_cu_psegs {
+	struct vc_cu_pseg *v;
+	uint32_t n, cap;
+	uint64_t next_off; /* the next segment's offset */
+	uint64_t total;    /* bytes mapped */
+};
+
+static struct vc_cu_pseg *by_off(struct vc_cu_session *x, uint64_t off, uint64_t len)
+{
+	struct vc_cu_psegs *g = x->psegs;
+
+	for (uint32_t i = 0; g && i < g->n; i++) {
+		struct vc_cu_pseg *s = &g->v[i];
+
+		if (off >= s->off && off - s->off < s->size && len <= s->size - (off - s->off))
+			return s;
+	}
+	return NULL;
+}
+
+void *vc_cu_pinseg_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len)
+{
+	struct vc_cu_pseg *s = by_off(x, off, len ? len : 1);
+
+	return s ? s->addr + (off - s->off) : NULL;
+}
+
+int vc_cu_pinseg_find(struct vc_cu_session *x, uint64_t addr, uint64_t len, uint64_t *off)
+{
+	struct vc_cu_psegs *g = x->psegs;
+
+	for (uint32_t i = 0; g && i < g->n; i++) {
+		uint64_t a = (uint64_t)(uintptr_t)g->v[i].addr;
+
+		if (addr >= a && addr - a < g->v[i].size && len <= g->v[i].size - (addr - a)) {
+			*off = g->v[i].off + (addr - a);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+/* Whether [@a, @a + @n) meets the pool's guest range or a segment. */
+static bool overlaps(struct vc_cu_session *x, uint64_t a, uint64_t n)
+{
+	struct vc_cu_psegs *g = x->psegs;
+	uint64_t p = (uint64_t)(uintptr_t)x->pinned;
+
+	if (x->pinned && x->pinned_identity && a < p + x->pinned_size && p < a + n)
+		return true;
+	for (uint32_t i = 0; g && i < g->n; i++) {
+		uint64_t s = (uint64_t)(uintptr_t)g->v[i].addr;
+
+		if (a < s + g->v[i].size && s < a + n)
+			return true;
+	}
+	return false;
+}
+
+/* The guest's descriptor, fit to map @size bytes of: a shmem file we could
+ * seal against shrinking, that large once sealed. 0 or a CUresult. */
+static int check_fd(int fd, uint64_t size)
+{
+	struct stat st;
+	int seals;
+
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+		return CUDA_ERROR_INVALID_VALUE;
+	seals = fcntl(fd, F_GET_SEALS);
+	if (seals < 0) /* not a memfd (no seals on other files) */
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(seals & F_SEAL_SHRINK) && fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK) < 0)
+		return CUDA_ERROR_INVALID_VALUE; /* sealed against new seals, or not sealable */
+	if (fstat(fd, &st) < 0 || st.st_size < 0 || (uint64_t)st.st_size < size)
+		return CUDA_ERROR_INVALID_VALUE;
+	return 0;
+}
+
+static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, struct vc_cu_out *out)
+{
+	struct vc_cu_rep_pinseg rp = {0};
+	struct vc_cu_psegs *g;
+	uint64_t step;
+	void *m;
+	int fd, rc;
+
+	/* The shape first: nothing is taken from the socket for a request no
+	 * correct library sends. */
+	if (!rq->size || rq->size % 4096 || !rq->guest_addr || rq->guest_addr % 4096 ||
+	    rq->size > UINT64_MAX - rq->guest_addr || rq->size > SEG_OFF_END)
+		return CUDA_ERROR_INVALID_VALUE;
+	fd = x->svc->take_fd ? x->svc->take_fd(x->svc->arg, rq->token) : -EOPNOTSUPP;
+	if (fd < 0)
+		return fd == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	if (!x->psegs && !(x->psegs = calloc(1, sizeof(*x->psegs)))) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	g = x->psegs;
+	if (!g->next_off)
+		g->next_off = VC_CU_PINSEG_OFF0;
+	step = (rq->size + 2 * SEG_ALIGN - 1) & ~(SEG_ALIGN - 1); /* its size and a gap */
+	if (rq->size > x->svc->pinned.seg_max || g->total > x->svc->pinned.seg_max - rq->size ||
+	    g->n == SEG_MAX_COUNT || step > SEG_OFF_END - g->next_off) {
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+		goto out;
+	}
+	if ((rc = check_fd(fd, rq->size)))
+		goto out;
+	if (overlaps(x, rq->guest_addr, rq->size)) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if (g->n == g->cap) {
+		uint32_t cap = g->cap ? g->cap * 2 : 16;
+		struct vc_cu_pseg *v = realloc(g->v, cap * sizeof(*v));
+
+		if (!v) {
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+			goto out;
+		}
+		g->v = v;
+		g->cap = cap;
+	}
+	m = mmap((void *)(uintptr_t)rq->guest_addr, rq->size, PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	if (m == MAP_FAILED) {
+		rc = errno == EEXIST ? CUDA_ERROR_ALREADY_MAPPED
+		     : errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+		goto out;
+	}
+	if ((uintptr_t)m != rq->guest_addr) { /* an old kernel took the address as a hint */
+		munmap(m, rq->size);
+		rc = CUDA_ERROR_ALREADY_MAPPED;
+		goto out;
+	}
+	/* Huge pages where the host's shmem allows them (shmem_enabled=advise):
+	 * fewer pages for the driver to lock. */
+	madvise(m, rq->size, MADV_HUGEPAGE);
+	g->v[g->n++] = (struct vc_cu_pseg){.off = g->next_off, .size = rq->size, .addr = m};
+	rp.off = g->next_off;
+	g->next_off += step;
+	g->total += rq->size;
+	REPLY(rp);
+	rc = 0;
+out:
+	close(fd);
+	return rc;
+}
+
+/* Drop the registrations inside [@off, @off + @size) (the guest unregisters
+ * first; these are a buggy or hostile guest's). */
+static void drop_regs(struct vc_cu_session *x, uint64_t ctx, uint64_t off, uint64_t size)
+{
+	bool entered = false;
+
+	for (uint32_t i = 0; i < x->npregs;) {
+		struct vc_cu_preg *r = &x->pregs[i];
+
+		if (r->off < off || r->off - off >= size) {
+			i++;
+			continue;
+		}
+		if (!entered) {
+			vc_cu_enter(x, ctx);
+			entered = true;
+		}
+		/* Whatever it answers (its context may be gone, and the
+		 * registration with it), the range is ours no more. */
+		x->drv->cuMemHostUnregister(vc_cu_pinseg_ptr(x, r->off, 1));
+		vc_acct_uncharge(VC_ACCT_PINNED, r->size);
+		*r = x->pregs[--x->npregs];
+	}
+}
+
+static int seg_unmap(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq)
+{
+	struct vc_cu_psegs *g = x->psegs;
+	uint32_t i;
+
+	for (i = 0; g && i < g->n && g->v[i].off != rq->off; i++)
+		;
+	if (!g || i == g->n)
+		return CUDA_ERROR_INVALID_VALUE; /* no segment starts there */
+	drop_regs(x, rq->ctx, g->v[i].off, g->v[i].size);
+	munmap(g->v[i].addr, g->v[i].size);
+	g->total -= g->v[i].size;
+	g->v[i] = g->v[--g->n];
+	return 0;
+}
+
+int vc_cu_manual_vcPinnedSegment(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
+{
+	struct vc_cu_req_pinseg rq;
+
+	TAKE(rq);
+	if (rq.op == VC_CU_PINSEG_MAP)
+		return seg_map(x, &rq, out);
+	if (rq.op == VC_CU_PINSEG_UNMAP)
+		return seg_unmap(x, &rq);
+	return -VC_FATAL_PAYLOAD;
+}
+
+void vc_cu_pinseg_fini(struct vc_cu_session *x)
+{
+	struct vc_cu_psegs *g = x->psegs;
+
+	for (uint32_t i = 0; g && i < g->n; i++)
+		munmap(g->v[i].addr, g->v[i].size);
+	if (g)
+		free(g->v);
+	free(g);
+	x->psegs = NULL;
+}
