@@ -51,7 +51,8 @@ SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c sh
 # core, the CUDA executor and the resources it charges make the server library;
 # the CI stand-in for the driver is a library of its own; server/ is the
 # vcuda-server program around them.
-SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c host-backend/resources/*.c))
+SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c host-backend/resources/*.c \
+                              host-backend/nvml/*.c))
 STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
 PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
@@ -113,6 +114,7 @@ GEN_STAMP  := $(BUILD)/gen/.stamp
 ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h shared/vc_cuda_array.h $(GEN_INPUTS)
 ABI_FILES  += shared/vc_cuda_vmm.h
 ABI_FILES  += shared/vc_cuda_graph.h
+ABI_FILES  += shared/vc_nvml_wire.h
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \
