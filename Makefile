@@ -72,6 +72,10 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
+# The guest's libnvidia-ml.so.1 (guest-lib/nvml): NVML over the same
+# transport client; every NVML entry point it does not serve is a generated
+# NOT_SUPPORTED stub (tools/gen/gen_nvml.py).
+NVML_SRC := guest-lib/nvml/nvml.c guest-lib/nvml/device.c guest-lib/nvml/values.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -82,6 +86,7 @@ LIBCLIENT := $(BUILD)/lib/libvcclient.a
 LIBEXPTAB := $(BUILD)/lib/libvcexptab.a
 ABI_HASH  := $(BUILD)/gen/vc_abi_hash.h
 LIBCUDA   := $(BUILD)/guest/libcuda.so.1
+LIBNVML   := $(BUILD)/guest/libnvidia-ml.so.1
 
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
@@ -97,9 +102,10 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed \
+       $(LIBNVML) $(BUILD)/tests/test_nvml \
        $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs $(BUILD)/tests/test_hostile_api
 else
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(LIBNVML) $(BUILD)/tests/test_cuda_api \
        $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
 endif
 
@@ -165,6 +171,31 @@ $(LIBCUDA): $(call obj,$(LIBCUDA_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.o,$(LIBCU
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=guest-lib/libcuda/libcuda.map \
 		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+# The guest's libnvidia-ml.so.1: NVML over the transport client. Its
+# exports and NOT_SUPPORTED stubs come from the entry-point list and the
+# hand-written objects.
+NVML_OBJ := $(call obj,$(NVML_SRC))
+NVML_GEN_STAMP := $(BUILD)/gen/.nvml-stamp
+$(NVML_GEN_STAMP): tools/gen/gen_nvml.py guest-lib/nvml/nvml.symbols $(NVML_OBJ)
+	python3 tools/gen/gen_nvml.py --symbols guest-lib/nvml/nvml.symbols --out $(BUILD)/gen $(NVML_OBJ)
+	@touch $@
+$(BUILD)/gen/vc_nvml_unsup_gen.c $(BUILD)/gen/libnvidia-ml.map: $(NVML_GEN_STAMP)
+	@:
+$(LIBNVML): $(NVML_OBJ) $(BUILD)/obj/gen/vc_nvml_unsup_gen.o $(call obj,$(CLIENT_SRC) $(SHARED_SRC)) $(NVML_GEN_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -Wl,--version-script=$(BUILD)/gen/libnvidia-ml.map \
+		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
+	ln -sf libnvidia-ml.so.1 $(@D)/libnvidia-ml.so
+
+# The guest NVML's suite: an NVML program (and a CUDA one, for the
+# processes and memory it shows) over both guest libraries.
+$(BUILD)/obj/tests/integration/test_nvml.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/obj/tests/integration/test_nvml.o: CFLAGS += $(CHECK_CFLAGS) -Iguest-lib/nvml
+$(BUILD)/tests/test_nvml: $(BUILD)/obj/tests/integration/test_nvml.o $(LIBNVML) $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lnvidia-ml -lcuda -ljansson \
+		$(CHECK_LIBS) $(LDLIBS)
 
 # The listener's admin socket speaks JSON (Jansson); nothing else links it.
 $(SERVER_BIN): $(call obj,$(PROGRAM_SRC)) $(LIBSTANDIN) $(LIBSERVER) $(LIBSHARED)

@@ -82,7 +82,7 @@ int vc_cu_manual_vcNvmlProcs(struct vc_cu_session *x, const uint8_t *p, uint32_t
 {
 	struct vc_nv_req_dev rq;
 	struct vc_nv_rep_procs rp = {0};
-	struct vc_acct_proc procs[64];
+	struct vc_acct_proc procs[VC_NV_PROCS_MAX];
 	struct vc_nv_proc *e;
 	uint32_t cap, n;
 	char bus[32];
