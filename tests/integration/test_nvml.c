@@ -6,7 +6,8 @@
  * server's quota (set through the admin socket, $VCUDA_ADMIN_SOCKET) and
  * what its sessions hold, the processes list this one, unserved entry points
  * answer NVML_ERROR_NOT_SUPPORTED. Each test forks (Check): a fresh process,
- * uninitialised.
+ * uninitialised. The processes are the server's (a VM's): inside the test
+ * VM the pid they list is the guest's own.
  */
 #define _DEFAULT_SOURCE
 #include <check.h>
@@ -298,7 +299,6 @@ START_TEST(processes_list_this_one)
 	CUdeviceptr p;
 	nvmlDevice_t d;
 
-	set_mem_quota(0);
 	cuda_up();
 	CK(cuMemAlloc(&p, 16 * MiB));
 	d = dev0();
@@ -377,15 +377,20 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
+	/* "guest" needs only the server (it also runs inside the test VM:
+	 * tests/vm/run.sh); "quota" sets limits through the admin socket. */
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, use_before_init_is_uninitialized);
 	tcase_add_test(t, init_and_shutdown_nest);
 	tcase_add_test(t, count_and_handles);
 	tcase_add_test(t, name_uuid_pci_agree_with_cuda);
-	tcase_add_test(t, memory_without_quota_is_the_device);
-	tcase_add_test(t, memory_with_quota_shows_the_quota);
 	tcase_add_test(t, processes_list_this_one);
 	tcase_add_test(t, unserved_calls_are_not_supported);
+	suite_add_tcase(s, t);
+	t = tcase_create("quota");
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, memory_without_quota_is_the_device);
+	tcase_add_test(t, memory_with_quota_shows_the_quota);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
