@@ -51,7 +51,8 @@ SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c sh
 # core, the CUDA executor and the resources it charges make the server library;
 # the CI stand-in for the driver is a library of its own; server/ is the
 # vcuda-server program around them.
-SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c host-backend/resources/*.c))
+SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c host-backend/resources/*.c \
+                              host-backend/nvml/*.c))
 STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
 PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
@@ -77,6 +78,10 @@ LIBCUDA_SRC += guest-lib/libcuda/stats.c guest-lib/libcuda/fastpath.c
 LIBCUDA_SRC += guest-lib/libcuda/pinseg.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 LIBCUDA_GEN += vc_cuda_opnames_gen
+# The guest's libnvidia-ml.so.1 (guest-lib/nvml): NVML over the same
+# transport client; every NVML entry point it does not serve is a generated
+# NOT_SUPPORTED stub (tools/gen/gen_nvml.py).
+NVML_SRC := guest-lib/nvml/nvml.c guest-lib/nvml/device.c guest-lib/nvml/values.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 
@@ -87,6 +92,7 @@ LIBCLIENT := $(BUILD)/lib/libvcclient.a
 LIBEXPTAB := $(BUILD)/lib/libvcexptab.a
 ABI_HASH  := $(BUILD)/gen/vc_abi_hash.h
 LIBCUDA   := $(BUILD)/guest/libcuda.so.1
+LIBNVML   := $(BUILD)/guest/libnvidia-ml.so.1
 
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
@@ -102,10 +108,11 @@ else ifeq ($(VARIANT),tsan)
 ALL := $(BUILD)/tests/test_threads
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed \
+       $(LIBNVML) $(BUILD)/tests/test_nvml \
        $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs $(BUILD)/tests/test_hostile_api
 ALL += $(BUILD)/tests/test_pinned
 else
-ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api \
+ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(LIBNVML) $(BUILD)/tests/test_cuda_api \
        $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
 endif
 
@@ -123,6 +130,7 @@ ABI_FILES  += shared/vc_cuda_graph.h
 ABI_FILES  += shared/vc_cuda_memmisc.h
 ABI_FILES  += shared/vc_cuda_texref.h
 ABI_FILES  += shared/vc_cuda_green.h
+ABI_FILES  += shared/vc_nvml_wire.h
 
 GEN_FILES  := $(addprefix $(BUILD)/gen/,vc_cuda_wire.h vc_cuda_driver_gen.h vc_cuda_manual_gen.h \
               vc_cuda_host_gen.c vc_cuda_guest_gen.c vc_cuda_exports_gen.c vc_cuda_unsup_gen.c \
@@ -173,6 +181,31 @@ $(LIBCUDA): $(call obj,$(LIBCUDA_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.o,$(LIBCU
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=guest-lib/libcuda/libcuda.map \
 		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+# The guest's libnvidia-ml.so.1: NVML over the transport client. Its
+# exports and NOT_SUPPORTED stubs come from the entry-point list and the
+# hand-written objects.
+NVML_OBJ := $(call obj,$(NVML_SRC))
+NVML_GEN_STAMP := $(BUILD)/gen/.nvml-stamp
+$(NVML_GEN_STAMP): tools/gen/gen_nvml.py guest-lib/nvml/nvml.symbols $(NVML_OBJ)
+	python3 tools/gen/gen_nvml.py --symbols guest-lib/nvml/nvml.symbols --out $(BUILD)/gen $(NVML_OBJ)
+	@touch $@
+$(BUILD)/gen/vc_nvml_unsup_gen.c $(BUILD)/gen/libnvidia-ml.map: $(NVML_GEN_STAMP)
+	@:
+$(LIBNVML): $(NVML_OBJ) $(BUILD)/obj/gen/vc_nvml_unsup_gen.o $(call obj,$(CLIENT_SRC) $(SHARED_SRC)) $(NVML_GEN_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libnvidia-ml.so.1 -Wl,--version-script=$(BUILD)/gen/libnvidia-ml.map \
+		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
+	ln -sf libnvidia-ml.so.1 $(@D)/libnvidia-ml.so
+
+# The guest NVML's suite: an NVML program (and a CUDA one, for the
+# processes and memory it shows) over both guest libraries.
+$(BUILD)/obj/tests/integration/test_nvml.o: CSTD := -std=c11 -D_GNU_SOURCE
+$(BUILD)/obj/tests/integration/test_nvml.o: CFLAGS += $(CHECK_CFLAGS) -Iguest-lib/nvml
+$(BUILD)/tests/test_nvml: $(BUILD)/obj/tests/integration/test_nvml.o $(LIBNVML) $(LIBCUDA)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lnvidia-ml -lcuda -ljansson \
+		$(CHECK_LIBS) $(LDLIBS)
 
 # The listener's admin socket speaks JSON (Jansson); nothing else links it.
 $(SERVER_BIN): $(call obj,$(PROGRAM_SRC)) $(LIBSTANDIN) $(LIBSERVER) $(LIBSHARED)

@@ -81,6 +81,8 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	build/release/tests/test_hostile_api || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
+	echo "== the guest NVML (libnvidia-ml.so.1): devices, memory within the quota, processes"
+	build/release/tests/test_nvml || rc=1
 	for v in static shared; do
 		echo "== NVIDIA cudart ($v) over the guest library"
 		LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_$v || rc=1

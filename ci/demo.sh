@@ -34,6 +34,10 @@ if [ -x build/release/tests/cudart_smoke_static ]; then
 	echo "== an nvcc-built program (static cudart) over the guest libcuda.so.1"
 	LD_LIBRARY_PATH=$PWD/build/release/guest build/release/tests/cudart_smoke_static
 fi
+if [ $executor = cuda ] && command -v nvidia-smi >/dev/null; then
+	echo "== nvidia-smi through the guest NVML (libnvidia-ml.so.1): the GPU as a guest sees it"
+	LD_LIBRARY_PATH=$PWD/build/release/guest nvidia-smi || true
+fi
 stop_server
 echo "== server log"
 sed 's/^/   server: /' "$VC_TMP/server.log"

@@ -44,13 +44,16 @@ MAX_LINES = 800
 # The server program assembles everything; the session core and the CUDA
 # executor only meet through include/vcuda/executor.h (the core hands its
 # services at open, the server picks the executor), and both charge the
-# resources; the stand-in is a driver table and knows nothing of the rest.
+# resources; the stand-in is a driver table and knows nothing of the rest;
+# nvml/ is the host's NVML loaded at run time, asked by the executor for the
+# guest's NVML and configured by the server program, and uses nothing.
 FOLDER_RULES = {
     "core": {"resources"},
-    "cuda": {"resources"},
+    "cuda": {"resources", "nvml"},
     "standin": set(),
     "resources": set(),
-    "server": {"core", "cuda", "standin", "resources"},
+    "nvml": set(),
+    "server": {"core", "cuda", "standin", "resources", "nvml"},
 }
 PUBLIC = "include"
 

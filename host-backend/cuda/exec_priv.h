@@ -202,6 +202,14 @@ void vc_cu_quota_untrack(struct vc_cu_session *x, uint64_t dptr);
 /** vc_cu_quota_ctx_gone() - context @ctx was destroyed with its allocations: refund them. */
 void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
 
+/**
+ * vc_cu_quota_meminfo() - cuMemGetInfo's answer seen through the server's
+ * quota (generated decoder's host_post): with a quota, *@total becomes
+ * min(quota, device total) and *@free min(device free, total - what the
+ * server's sessions hold). Returns CUDA_SUCCESS.
+ */
+int vc_cu_quota_meminfo(struct vc_cu_session *x, size_t *free, size_t *total);
+
 /** vc_cu_quota_fini() - free the table (the process or context teardown freed the memory). */
 void vc_cu_quota_fini(struct vc_cu_session *x);
 

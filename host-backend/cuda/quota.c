@@ -140,3 +140,19 @@ void vc_cu_quota_fini(struct vc_cu_session *x)
 	x->allocs = NULL;
 	x->acap = x->nalloc = 0;
 }
+
+int vc_cu_quota_meminfo(struct vc_cu_session *x, size_t *free, size_t *total)
+{
+	uint64_t quota, used;
+
+	(void)x;
+	vc_acct_mem_view(&quota, &used);
+	if (!quota)
+		return CUDA_SUCCESS;
+	if (quota < *total)
+		*total = (size_t)quota;
+	used = used < *total ? used : *total;
+	if (*free > *total - used)
+		*free = *total - (size_t)used;
+	return CUDA_SUCCESS;
+}

@@ -171,3 +171,54 @@ void vc_acct_activity(uint64_t n)
 		vc_shm_add64(&g_self->commands, n, VC_RELAXED);
 	vc_shm_store64(&g_self->active_ns, vc_now_ns(), VC_RELAXED);
 }
+
+void vc_acct_mem_view(uint64_t *quota, uint64_t *used)
+{
+	*quota = *used = 0;
+	if (!g_acct)
+		return;
+	/* Figures, as in charge(): the quota the listener stored, the total
+	 * every worker counts with relaxed RMWs; they publish nothing. */
+	*quota = vc_shm_load64(&g_acct->quota[VC_ACCT_MEM], VC_RELAXED);
+	*used = vc_shm_load64(&g_acct->used[VC_ACCT_MEM], VC_RELAXED);
+}
+
+void vc_acct_monitor(void)
+{
+	if (!g_self)
+		return;
+	/* A flag other workers read relaxed in vc_acct_procs(): a late view
+	 * lists a monitor once, nothing more. */
+	vc_shm_store32(&g_self->monitor, 1, VC_RELAXED);
+}
+
+uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap)
+{
+	uint32_t n = 0;
+
+	if (!g_acct)
+		return 0;
+	for (uint32_t i = 0; i < VC_ACCT_MAX; i++) {
+		struct vc_acct_entry *e = &g_acct->e[i];
+		uint32_t pid, k;
+		uint64_t used;
+
+		/* Acquire pairs with the release store of state in
+		 * vc_acct_client(): an entry read as open has its pid. */
+		if (vc_shm_load32(&e->state, VC_ACQUIRE) != 2 || vc_shm_load32(&e->monitor, VC_RELAXED))
+			continue;
+		pid = e->pid;
+		used = vc_shm_load64(&e->used[VC_ACCT_MEM], VC_RELAXED); /* a count, as in charge() */
+		for (k = 0; k < n && k < cap; k++)
+			if (out[k].pid == pid)
+				break;
+		if (k < n && k < cap) {
+			out[k].used += used;
+			continue;
+		}
+		if (n < cap)
+			out[n] = (struct vc_acct_proc){.pid = pid, .used = used};
+		n++;
+	}
+	return n;
+}

@@ -42,6 +42,7 @@ struct vc_acct_entry {
 	/* the listener's own bookkeeping */
 	uint32_t announced;  /* session-opened reported */
 	uint32_t stop_why;   /* enum vc_acct_stop: why the listener stopped it */
+	uint32_t monitor;    /* the worker: an NVML session (no CUDA work; not a process of the GPU) */
 };
 
 enum vc_acct_stop { VC_ACCT_STOP_NONE = 0, VC_ACCT_STOP_IDLE, VC_ACCT_STOP_SERVER };
@@ -98,5 +99,27 @@ void vc_acct_uncharge(enum vc_acct_res res, uint64_t bytes);
 
 /** vc_acct_activity() - @n commands executed, or pending work (n = 0): not idle now. */
 void vc_acct_activity(uint64_t n);
+
+/**
+ * vc_acct_mem_view() - the server's device-memory quota (0: none) and what
+ * all its sessions hold, for the memory a guest is shown (cuMemGetInfo,
+ * NVML). Zeros when no page is bound (tests).
+ */
+void vc_acct_mem_view(uint64_t *quota, uint64_t *used);
+
+/** vc_acct_monitor() - in a worker: this session only monitors (the guest's NVML). */
+void vc_acct_monitor(void);
+
+struct vc_acct_proc {
+	uint32_t pid;  /* the client process */
+	uint64_t used; /* device memory its session holds */
+};
+
+/**
+ * vc_acct_procs() - the server's open sessions that are not monitors, one
+ * per client process (a process's sessions added up), at most @cap into
+ * @out. Returns how many there are (more than @cap when they did not fit).
+ */
+uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap);
 
 #endif /* VC_ACCT_H */

@@ -24,6 +24,7 @@ struct vc_server_config {
 	const char *sched_path;     /* compute weights: the GPU's scheduling file, or NULL */
 	const char *executor; /* "cuda" or "ci-standin" */
 	const char *driver;   /* NVIDIA libcuda.so.1 to load, or NULL */
+	const char *nvml_lib; /* the host's libnvidia-ml.so.1 for the guest's NVML, "none", or NULL: the default */
 	struct vc_layout_req lreq;
 	unsigned max_sessions;
 	unsigned max_pending, max_pending_per_peer; /* connections before their hello */

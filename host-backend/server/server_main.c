@@ -263,6 +263,8 @@ static void usage(FILE *f)
 		"      --sched FILE         share the GPU by weight with the servers using the same FILE\n"
 		"  -e, --executor NAME      cuda (default) or ci-standin (tests without a GPU only)\n"
 		"      --driver PATH        the NVIDIA libcuda.so.1 to load (default: the usual places)\n"
+		"      --nvml-lib PATH      the host's libnvidia-ml.so.1 for the guest's NVML, or none\n"
+		"                           (default: libnvidia-ml.so.1; none with the CI stand-in)\n"
 		"      --ring-size BYTES    command ring per session (power of two; default 1M)\n"
 		"      --arena-size BYTES   staging arena per session (default 64M)\n"
 		"      --pinned-size BYTES  pool for the guest's page-locked memory (default 256M, 0: none)\n"
@@ -317,7 +319,7 @@ static int parse_args(int argc, char **argv)
 {
 	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
 	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE, O_SCHED, O_PEND,
-	       O_PENDPEER, O_PINMAX };
+	       O_PENDPEER, O_PINMAX, O_NVML };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -332,6 +334,7 @@ static int parse_args(int argc, char **argv)
 		{"spin-us", required_argument, NULL, O_SPIN},
 		{"standin-mem", required_argument, NULL, O_SMEM},
 		{"driver", required_argument, NULL, O_DRIVER},
+		{"nvml-lib", required_argument, NULL, O_NVML},
 		{"pinned-size", required_argument, NULL, O_PINNED},
 		{"pinned-max", required_argument, NULL, O_PINMAX},
 		{"vm-socket", required_argument, NULL, O_VMSOCK},
@@ -365,6 +368,7 @@ static int parse_args(int argc, char **argv)
 		case 'e': g_cfg.executor = optarg; break;
 		case 'v': g_cfg.verbose++; break;
 		case O_DRIVER: g_cfg.driver = optarg; break;
+		case O_NVML: g_cfg.nvml_lib = optarg; break;
 		case O_VMSOCK: g_cfg.vm_socket_path = optarg; break;
 		case O_VMNAME: g_cfg.vm_name = optarg; break;
 		case O_ADMIN: g_cfg.admin_path = optarg; break;

@@ -27,6 +27,7 @@
 #include "cuda/console.h"
 #include "core/crash.h"
 #include "core/region.h"
+#include "nvml/host_nvml.h"
 #include "server/server_config.h"
 #include "standin/standin.h"
 #include "server/worker_priv.h"
@@ -80,8 +81,14 @@ static void refuse(int sock, int status, const char *fmt, ...)
 int vc_worker_open_executor(const struct vc_server_config *cfg, const struct vc_executor_ops **ops,
 			 void **factory, char *err, size_t errlen)
 {
-	/* One executor; the CI stand-in is only a driver table under it. */
+	/* One executor; the CI stand-in is only a driver table under it. The
+	 * guest's NVML asks the host's (loaded at first use), never beside the
+	 * stand-in unless named: its GPU would not be the stand-in's. */
 	*ops = &vc_exec_cuda_ops;
+	if (cfg->nvml_lib && strcmp(cfg->nvml_lib, "none"))
+		vc_host_nvml_configure(cfg->nvml_lib);
+	else if (!cfg->nvml_lib && strcmp(cfg->executor, "ci-standin"))
+		vc_host_nvml_configure("libnvidia-ml.so.1");
 	if (!strcmp(cfg->executor, "ci-standin")) {
 		*factory = (void *)vc_cuda_driver_standin(cfg->standin.mem_limit);
 		return 0;

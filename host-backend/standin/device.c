@@ -3,6 +3,7 @@
  * device.c - the CI stand-in's driver and device queries: one device, whose
  * attributes and driver version are a real H200's recorded profile (standin.h).
  */
+#include <stdio.h>
 #include <string.h>
 
 #include "standin/standin_priv.h"
@@ -76,9 +77,19 @@ static CUresult s_pci(char *id, int len, CUdevice d)
 {
 	if (d != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
+	int dom = 0, bus = 0, dev = 0;
+	char buf[32];
+
 	if (len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	strncpy(id, "0000:00:00.0", (size_t)len - 1);
+	/* The location the recorded attributes give, as the driver writes it
+	 * (the guest NVML's PCI info and bus-id lookups must agree with it). */
+	s_attr(&dom, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, d);
+	s_attr(&bus, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, d);
+	s_attr(&dev, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, d);
+	snprintf(buf, sizeof(buf), "%04x:%02x:%02x.0", (unsigned)dom & 0xffffu, (unsigned)bus & 0xffu,
+		 (unsigned)dev & 0xffu);
+	strncpy(id, buf, (size_t)len - 1);
 	id[len - 1] = 0;
 	return CUDA_SUCCESS;
 }

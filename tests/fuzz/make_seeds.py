@@ -47,6 +47,8 @@ HOSTFUNC = "<QQQ"               # vc_cu_req_hostfunc
 CONSOLE = "<QII"                # vc_cu_req_vcConsole
 EXPORT_SLOT = "<QIIQQiI"        # vc_cu_req_vcExportSlot
 DEVICE_INFO = "<QiI"            # vc_cu_req_vcDeviceInfo
+NV_DEV = "<QiI"                 # vc_nv_req_dev (vcNvmlMemory, vcNvmlProcs)
+NV_VALUE = "<QiIII"             # vc_nv_req_value
 PINNED_BASE = "<QQ"             # vc_cu_req_pinned_base
 HOST_REGISTER = "<QQQII"        # vc_cu_req_host_register
 PINSEG = "<QQQQQII"             # vc_cu_req_pinseg: ctx, token, guest_addr, size, off, op
@@ -337,6 +339,7 @@ def manual_payload(s, name):
         "cuDeviceGetDevResource": RES_GET, "cuCtxGetDevResource": RES_GET, "cuGreenCtxGetDevResource": RES_GET,
         "cuDevSmResourceSplitByCount": RES_SPLIT, "vcGreenSplitRead": RES_READ,
         "cuDevResourceGenerateDesc": RES_DESC, "cuGreenCtxCreate": GREEN, "cuGreenCtxDestroy": GREEN,
+        "vcNvmlSystem": "<Q", "vcNvmlMemory": NV_DEV, "vcNvmlProcs": NV_DEV, "vcNvmlValue": NV_VALUE,
     }
     fmt.update({n: VMM for n in VMM_OPS})
     fmt.update({n: IPC for n in IPC_OPS})
@@ -558,6 +561,14 @@ def main():
                        REPLY, 1)
                + s.cmd("cuIpcOpenEventHandle", struct.pack(IPC, CTX0, 0, 0, 0, 0, 0, b"vcudaIPC\2"), REPLY, 1)
                + s.free(a))
+    # ---- the guest NVML: system, memory view, processes, host-NVML values ------------------
+    seed("nvml", s.cmd("vcNvmlSystem", struct.pack("<Q", 0), REPLY, 1)
+         + s.cmd("vcNvmlMemory", struct.pack(NV_DEV, 0, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlProcs", struct.pack(NV_DEV, 0, 0, 0), REPLY, 2)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 1, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 18, 1, 1), REPLY, 1)
+         + s.retain() + s.alloc(4096)
+         + s.cmd("vcNvmlMemory", struct.pack(NV_DEV, 0, 0, 0), REPLY, 1))
     seed("hostfn_console", s.retain()
          + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, 77))
          + s.cmd("vcConsole", struct.pack(CONSOLE, CTX0, 256, 0), REPLY, 1))

@@ -588,6 +588,61 @@ START_TEST(graph_memory_quota)
 }
 END_TEST
 
+/* cuMemGetInfo shows the quota: total = the quota, free = what the server's
+ * sessions leave of it (a second process's memory counts too); without a
+ * quota, the device's own figures. */
+START_TEST(mem_get_info_within_quota)
+{
+	CUdeviceptr a;
+	size_t f, t, dev_total;
+	int go[2], done[2];
+	char b;
+	pid_t pid;
+
+	set_limits(64 * MiB, 0, 0);
+	wait_used(0, 3000);
+	/* another process of the same server (VM) holds 16 MiB (forked before
+	 * this one's first CUDA call, as a CUDA process must be) */
+	ck_assert_int_eq(pipe(go), 0);
+	ck_assert_int_eq(pipe(done), 0);
+	pid = fork();
+	if (pid == 0) {
+		CUdeviceptr c;
+
+		cuda_up();
+		if (cuMemAlloc(&c, 16 * MiB) != CUDA_SUCCESS)
+			_exit(1);
+		(void)!write(done[1], "x", 1);
+		(void)!read(go[0], &b, 1);
+		_exit(0);
+	}
+	ck_assert_int_eq(read(done[0], &b, 1), 1);
+	cuda_up();
+	CK(cuDeviceTotalMem(&dev_total, 0));
+	CK(cuMemGetInfo(&f, &t));
+	ck_assert_uint_eq(t, 64 * MiB);
+	ck_assert_uint_eq(f, 48 * MiB);
+	CK(cuMemAlloc(&a, 24 * MiB));
+	CK(cuMemGetInfo(&f, &t));
+	ck_assert_uint_eq(t, 64 * MiB);
+	ck_assert_uint_eq(f, 24 * MiB);
+	(void)!write(go[1], "x", 1);
+	waitpid(pid, NULL, 0);
+	wait_used(24 * MiB, 3000);
+	CK(cuMemGetInfo(&f, &t));
+	ck_assert_uint_eq(t, 64 * MiB);
+	ck_assert_uint_eq(f, 40 * MiB);
+	/* without a quota: the device's figures */
+	set_limits(0, 0, 0);
+	CK(cuMemGetInfo(&f, &t));
+	ck_assert_uint_eq(t, dev_total);
+	ck_assert_uint_le(f, t);
+	ck_assert_uint_gt(f, 64 * MiB);
+	CK(cuMemFree(a));
+	wait_used(0, 1000);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quota");
@@ -608,6 +663,7 @@ int main(void)
 	tcase_add_test(t, idle_sessions_are_reclaimed);
 	tcase_add_test(t, admin_refuses_bad_requests);
 	tcase_add_test(t, vmm_create_quota);
+	tcase_add_test(t, mem_get_info_within_quota);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

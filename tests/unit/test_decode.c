@@ -27,6 +27,7 @@
 #include "vc_cuda_texref.h"
 #include "vc_cuda_vmm.h"
 #include "vc_layout.h"
+#include "vc_nvml_wire.h"
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
 #include "vc_sock.h"
@@ -2180,6 +2181,71 @@ START_TEST(segment_requests_that_are_fatal)
 }
 END_TEST
 
+/* ---- the guest NVML's operations (shared/vc_nvml_wire.h) ------------------------- */
+
+/* Without a host NVML or an accounting page (this test's server): the
+ * device's figures, no processes, values NOT_SUPPORTED; a wrong device is
+ * the driver's error and the session lives on. */
+START_TEST(nvml_queries_answer)
+{
+	struct vc_cu_prefix none = {0};
+	struct vc_nv_rep_system sys;
+	struct vc_nv_req_dev rq = {.dev = 0};
+	struct vc_nv_rep_memory m;
+	struct vc_nv_rep_procs pr;
+	struct vc_nv_req_value vq = {.dev = 0, .query = VC_NV_UTILIZATION};
+	struct vc_nv_rep_value v;
+
+	ck_assert_int_eq(cu(VC_CU_vcNvmlSystem, &none, sizeof(none), NULL, 0, &sys, sizeof(sys)), 0);
+	ck_assert_uint_eq(sys.host_nvml, 0);
+	ck_assert_str_eq(sys.driver_version, "");
+	ck_assert_int_gt(sys.cuda_version, 0);
+	ck_assert_int_eq(cu(VC_CU_vcNvmlMemory, &rq, sizeof(rq), NULL, 0, &m, sizeof(m)), 0);
+	ck_assert_uint_gt(m.total, 0);
+	ck_assert_uint_eq(m.total, m.device_total);
+	ck_assert_uint_eq(m.used, 0);
+	ck_assert_uint_eq(m.free, m.total);
+	ck_assert_uint_eq(m.quota, 0);
+	ck_assert_int_eq(cu(VC_CU_vcNvmlProcs, &rq, sizeof(rq), NULL, 0, &pr, sizeof(pr)), 0);
+	ck_assert_uint_eq(pr.count, 0);
+	ck_assert_int_eq(cu(VC_CU_vcNvmlValue, &vq, sizeof(vq), NULL, 0, &v, sizeof(v)), 0);
+	ck_assert_int_eq(v.status, 3); /* NVML_ERROR_NOT_SUPPORTED */
+	rq.dev = 7;
+	ck_assert_int_eq(cu(VC_CU_vcNvmlMemory, &rq, sizeof(rq), NULL, 0, &m, sizeof(m)), CUDA_ERROR_INVALID_DEVICE);
+	rq.dev = -1;
+	ck_assert_int_eq(cu(VC_CU_vcNvmlProcs, &rq, sizeof(rq), NULL, 0, &pr, sizeof(pr)), CUDA_ERROR_INVALID_DEVICE);
+	vq.dev = 1;
+	ck_assert_int_eq(cu(VC_CU_vcNvmlValue, &vq, sizeof(vq), NULL, 0, &v, sizeof(v)), CUDA_ERROR_INVALID_DEVICE);
+	ck_assert_int_eq(cu(VC_CU_vcNvmlSystem, &none, sizeof(none), NULL, 0, &sys, sizeof(sys)), 0);
+}
+END_TEST
+
+/* Requests no guest NVML sends: short, padding set, a query outside the table. */
+START_TEST(nvml_lies_are_fatal)
+{
+	struct vc_cu_prefix p = {.ctx = 0};
+	struct vc_nv_req_dev rq = {.dev = 0, .pad = 1};
+	struct vc_nv_req_value vq = {.dev = 0};
+
+	switch (_i) {
+	case 0: raw_cmd(VC_CU_vcNvmlMemory, VC_CMD_F_REPLY, 0, &p, sizeof(p)); break;
+	case 1: raw_cmd(VC_CU_vcNvmlProcs, VC_CMD_F_REPLY, 0, &p, sizeof(p)); break;
+	case 2: raw_cmd(VC_CU_vcNvmlValue, VC_CMD_F_REPLY, 0, &rq, sizeof(rq)); break;
+	case 3: raw_cmd(VC_CU_vcNvmlMemory, VC_CMD_F_REPLY, 0, &rq, sizeof(rq)); break;
+	case 4: raw_cmd(VC_CU_vcNvmlProcs, VC_CMD_F_REPLY, 0, &rq, sizeof(rq)); break;
+	case 5:
+		vq.query = 0;
+		raw_cmd(VC_CU_vcNvmlValue, VC_CMD_F_REPLY, 0, &vq, sizeof(vq));
+		break;
+	default:
+		vq.query = VC_NV_QUERY_END_;
+		raw_cmd(VC_CU_vcNvmlValue, VC_CMD_F_REPLY, 0, &vq, sizeof(vq));
+		break;
+	}
+	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
 static Suite *decode_suite(void)
 {
 	Suite *s = suite_create("decode");
@@ -2228,6 +2294,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, jit_count_lie_is_fatal);
 	tcase_add_test(t, link_name_unterminated_is_fatal);
 	tcase_add_loop_test(t, short_link_requests_are_fatal, 0, sizeof(short_link_ops) / sizeof(short_link_ops[0]));
+	tcase_add_loop_test(t, nvml_lies_are_fatal, 0, 7);
 	suite_add_tcase(s, t);
 
 	t = tcase_create("vmm");
@@ -2235,6 +2302,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, vmm_ipc_errors_are_results);
 	tcase_add_test(t, memmisc_errors_are_results);
 	tcase_add_test(t, green_errors_are_results);
+	tcase_add_test(t, nvml_queries_answer);
 	suite_add_tcase(s, t);
 	t = tcase_create("vmm_hostile");
 	tcase_add_checked_fixture(t, setup_hostile, teardown);

@@ -26,6 +26,10 @@ what the header cannot:
     post      (guest function, [parameters]): called with those parameters
               after the call succeeded; its CUresult is the call's (a
               managed global mapped into the guest).
+    host_post (host function, [output parameters]): generated host decoders
+              call it with the session and pointers to those outputs after
+              the driver succeeded; it may change them (cuMemGetInfo's view
+              of the quota); its CUresult is the call's.
     owner     who owns the handle the call returns: "ctx" (the current
               context) or the name of a handle parameter (cuModuleGetFunction's
               hmod). The host forgets the handle with its owner, so that a
@@ -758,3 +762,16 @@ fn("cuDeviceRegisterAsyncNotification", SYNC, refused=ASYNCN, err="CUDA_ERROR_NO
 fn("cuDeviceUnregisterAsyncNotification", SYNC, refused=ASYNCN, err="CUDA_ERROR_NOT_SUPPORTED")
 # ---- pinned memory beyond the pool (host-local memfd segments) ---------------
 fn("vcPinnedSegment", SYNC, virtual=True)  # map or unmap a page-locked segment
+# ---- guest NVML and quota views --------------------------------------------
+# (guest-lib/nvml: the guest's libnvidia-ml.so.1; host-backend/cuda/nvml.c)
+# cuMemGetInfo answers within the server's (the VM's) device-memory quota:
+# total = the quota, free = min(the device's free, quota - what the
+# server's sessions hold); the device's own figures without a quota.
+next(f for f in FUNCS if f["symbol"] == "cuMemGetInfo_v2")["host_post"] = ("vc_cu_quota_meminfo", ["free", "total"])
+# NVML queries the CUDA driver cannot answer (device facts come from
+# vcDriverInfo/vcDeviceInfo): the memory view within the quota, the
+# server's processes, and values the host's NVML reads (shared/vc_nvml_wire.h).
+fn("vcNvmlSystem", SYNC, virtual=True)  # the host driver's version strings
+fn("vcNvmlMemory", SYNC, virtual=True)  # total/free/used within the quota
+fn("vcNvmlProcs", SYNC, virtual=True)   # the server's (VM's) processes and their memory
+fn("vcNvmlValue", SYNC, virtual=True)   # one value of the host's NVML (utilisation, ...)

@@ -463,6 +463,9 @@ def emit_host(funcs):
         call = "x->drv->%s(%s)" % (s, ", ".join(host_arg(p) for p in ps))
         o.append("\trc = %s;" % call)
         o.append("\tif (rc != CUDA_SUCCESS)\n\t\treturn rc;")
+        if f.get("host_post"):
+            hp, hargs = f["host_post"]
+            o.append("\tif ((rc = %s(x, %s)))\n\t\treturn rc;" % (hp, ", ".join("&o_" + a for a in hargs)))
         for p in ps:
             if p.dir != "out":
                 continue

@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * values.c - the guest NVML's queries that only the host's NVML can answer
+ * (utilisation, temperature, power, clocks, modes, PCIe link, ECC): each
+ * is one vcNvmlValue of the server, which calls the same entry point of the
+ * host's NVML for the VM's GPU (host-backend/nvml/host_nvml.c) and hands
+ * back its nvmlReturn_t and outputs. A host without NVML answers
+ * NVML_ERROR_NOT_SUPPORTED, which nvidia-smi shows as N/A.
+ */
+#include <string.h>
+
+#include "nvml_guest.h"
+
+/* Query @q of @device with arguments @a0, @a1 into @rp: NVML's code. */
+static nvmlReturn_t value(nvmlDevice_t device, uint32_t q, uint32_t a0, uint32_t a1, struct vc_nv_rep_value *rp)
+{
+	unsigned i;
+	nvmlReturn_t rc = vc_nvml_device(device, &i);
+	struct vc_nv_req_value rq = {.dev = (int32_t)i, .query = q, .arg = {a0, a1}};
+
+	if (rc)
+		return rc;
+	rc = vc_nvml_call(VC_CU_vcNvmlValue, &rq, sizeof(rq), rp, sizeof(*rp), NULL, 0, NULL);
+	return rc ? rc : (nvmlReturn_t)rp->status;
+}
+
+/* One unsigned int out. */
+#define VALUE_U1(name, q, type)                                                    \
+	nvmlReturn_t name(nvmlDevice_t device, type *out);                         \
+	nvmlReturn_t name(nvmlDevice_t device, type *out)                          \
+	{                                                                          \
+		struct vc_nv_rep_value rp;                                         \
+		nvmlReturn_t rc = value(device, q, 0, 0, &rp);                     \
+		if (rc)                                                            \
+			return rc;                                                 \
+		if (!out)                                                          \
+			return NVML_ERROR_INVALID_ARGUMENT;                        \
+		*out = (type)rp.v[0];                                              \
+		return NVML_SUCCESS;                                               \
+	}
+
+/* An enum argument, one unsigned int out. */
+#define VALUE_A_U1(name, q, atype)                                                 \
+	nvmlReturn_t name(nvmlDevice_t device, atype arg, unsigned int *out);      \
+	nvmlReturn_t name(nvmlDevice_t device, atype arg, unsigned int *out)       \
+	{                                                                          \
+		struct vc_nv_rep_value rp;                                         \
+		nvmlReturn_t rc = value(device, q, (uint32_t)arg, 0, &rp);         \
+		if (rc)                                                            \
+			return rc;                                                 \
+		if (!out)                                                          \
+			return NVML_ERROR_INVALID_ARGUMENT;                        \
+		*out = (unsigned int)rp.v[0];                                      \
+		return NVML_SUCCESS;                                               \
+	}
+
+/* Two unsigned ints out. */
+#define VALUE_U2(name, q, type)                                                    \
+	nvmlReturn_t name(nvmlDevice_t device, type *a, type *b);                  \
+	nvmlReturn_t name(nvmlDevice_t device, type *a, type *b)                   \
+	{                                                                          \
+		struct vc_nv_rep_value rp;                                         \
+		nvmlReturn_t rc = value(device, q, 0, 0, &rp);                     \
+		if (rc)                                                            \
+			return rc;                                                 \
+		if (!a || !b)                                                      \
+			return NVML_ERROR_INVALID_ARGUMENT;                        \
+		*a = (type)rp.v[0];                                                \
+		*b = (type)rp.v[1];                                                \
+		return NVML_SUCCESS;                                               \
+	}
+
+/* One unsigned long long out. */
+#define VALUE_ULL(name, q)                                                         \
+	nvmlReturn_t name(nvmlDevice_t device, unsigned long long *out);           \
+	nvmlReturn_t name(nvmlDevice_t device, unsigned long long *out)            \
+	{                                                                          \
+		struct vc_nv_rep_value rp;                                         \
+		nvmlReturn_t rc = value(device, q, 0, 0, &rp);                     \
+		if (rc)                                                            \
+			return rc;                                                 \
+		if (!out)                                                          \
+			return NVML_ERROR_INVALID_ARGUMENT;                        \
+		*out = rp.v[0];                                                    \
+		return NVML_SUCCESS;                                               \
+	}
+
+/* A string out. */
+#define VALUE_STR(name, q)                                                         \
+	nvmlReturn_t name(nvmlDevice_t device, char *out, unsigned int length);    \
+	nvmlReturn_t name(nvmlDevice_t device, char *out, unsigned int length)     \
+	{                                                                          \
+		struct vc_nv_rep_value rp;                                         \
+		nvmlReturn_t rc = value(device, q, 0, 0, &rp);                     \
+		if (rc)                                                            \
+			return rc;                                                 \
+		rp.s[sizeof(rp.s) - 1] = 0;                                        \
+		return vc_nvml_copy_str(out, length, rp.s);                        \
+	}
+
+VALUE_A_U1(nvmlDeviceGetTemperature, VC_NV_TEMPERATURE, nvmlTemperatureSensors_t)
+VALUE_A_U1(nvmlDeviceGetTemperatureThreshold, VC_NV_TEMP_THRESHOLD, nvmlTemperatureThresholds_t)
+VALUE_U1(nvmlDeviceGetFanSpeed, VC_NV_FAN_SPEED, unsigned int)
+VALUE_U1(nvmlDeviceGetPowerUsage, VC_NV_POWER_USAGE, unsigned int)
+VALUE_U1(nvmlDeviceGetPowerManagementLimit, VC_NV_POWER_LIMIT, unsigned int)
+VALUE_U1(nvmlDeviceGetPowerManagementDefaultLimit, VC_NV_POWER_DEFAULT_LIMIT, unsigned int)
+VALUE_U1(nvmlDeviceGetEnforcedPowerLimit, VC_NV_POWER_ENFORCED_LIMIT, unsigned int)
+VALUE_U2(nvmlDeviceGetPowerManagementLimitConstraints, VC_NV_POWER_CONSTRAINTS, unsigned int)
+VALUE_ULL(nvmlDeviceGetTotalEnergyConsumption, VC_NV_TOTAL_ENERGY)
+VALUE_U1(nvmlDeviceGetPerformanceState, VC_NV_PERF_STATE, nvmlPstates_t)
+VALUE_U1(nvmlDeviceGetPowerState, VC_NV_POWER_STATE, nvmlPstates_t)
+VALUE_U1(nvmlDeviceGetPersistenceMode, VC_NV_PERSISTENCE, nvmlEnableState_t)
+VALUE_U1(nvmlDeviceGetComputeMode, VC_NV_COMPUTE_MODE, nvmlComputeMode_t)
+VALUE_U1(nvmlDeviceGetDisplayMode, VC_NV_DISPLAY_MODE, nvmlEnableState_t)
+VALUE_U1(nvmlDeviceGetDisplayActive, VC_NV_DISPLAY_ACTIVE, nvmlEnableState_t)
+VALUE_U2(nvmlDeviceGetEccMode, VC_NV_ECC_MODE, nvmlEnableState_t)
+VALUE_U2(nvmlDeviceGetMigMode, VC_NV_MIG_MODE, unsigned int)
+VALUE_A_U1(nvmlDeviceGetClockInfo, VC_NV_CLOCK, nvmlClockType_t)
+VALUE_A_U1(nvmlDeviceGetMaxClockInfo, VC_NV_MAX_CLOCK, nvmlClockType_t)
+VALUE_A_U1(nvmlDeviceGetApplicationsClock, VC_NV_APP_CLOCK, nvmlClockType_t)
+VALUE_ULL(nvmlDeviceGetCurrentClocksEventReasons, VC_NV_CLOCK_EVENTS)
+VALUE_ULL(nvmlDeviceGetCurrentClocksThrottleReasons, VC_NV_THROTTLE_REASONS)
+VALUE_U1(nvmlDeviceGetBrand, VC_NV_BRAND, nvmlBrandType_t)
+VALUE_U1(nvmlDeviceGetArchitecture, VC_NV_ARCHITECTURE, nvmlDeviceArchitecture_t)
+VALUE_U1(nvmlDeviceGetCurrPcieLinkGeneration, VC_NV_PCIE_GEN, unsigned int)
+VALUE_U1(nvmlDeviceGetMaxPcieLinkGeneration, VC_NV_PCIE_MAX_GEN, unsigned int)
+VALUE_U1(nvmlDeviceGetCurrPcieLinkWidth, VC_NV_PCIE_WIDTH, unsigned int)
+VALUE_U1(nvmlDeviceGetMaxPcieLinkWidth, VC_NV_PCIE_MAX_WIDTH, unsigned int)
+VALUE_U2(nvmlDeviceGetEncoderUtilization, VC_NV_ENCODER_UTIL, unsigned int)
+VALUE_U2(nvmlDeviceGetDecoderUtilization, VC_NV_DECODER_UTIL, unsigned int)
+VALUE_U1(nvmlDeviceGetNumGpuCores, VC_NV_NUM_CORES, unsigned int)
+VALUE_U1(nvmlDeviceGetMemoryBusWidth, VC_NV_BUS_WIDTH, unsigned int)
+VALUE_STR(nvmlDeviceGetSerial, VC_NV_SERIAL)
+VALUE_STR(nvmlDeviceGetVbiosVersion, VC_NV_VBIOS)
+VALUE_STR(nvmlDeviceGetBoardPartNumber, VC_NV_BOARD_PART)
+
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_UTILIZATION, 0, 0, &rp);
+
+	if (rc)
+		return rc;
+	if (!utilization)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	utilization->gpu = (unsigned)rp.v[0];
+	utilization->memory = (unsigned)rp.v[1];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+					 nvmlEccCounterType_t counterType, unsigned long long *eccCounts);
+nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+					 nvmlEccCounterType_t counterType, unsigned long long *eccCounts)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_ECC_TOTAL, errorType, counterType, &rp);
+
+	if (rc)
+		return rc;
+	if (!eccCounts)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*eccCounts = rp.v[0];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_BAR1, 0, 0, &rp);
+
+	if (rc)
+		return rc;
+	if (!bar1Memory)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	bar1Memory->bar1Total = rp.v[0];
+	bar1Memory->bar1Free = rp.v[1];
+	bar1Memory->bar1Used = rp.v[2];
+	return NVML_SUCCESS;
+}

@@ -1,0 +1,192 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_nvml.h - the NVML interface as vcuda's guest libnvidia-ml.so.1 serves
+ * it: the types and entry points it answers itself, declared here from
+ * NVIDIA's public nvml.h (the interface: names, signatures, values and
+ * structure layouts, each layout pinned with static_assert). Every other
+ * entry point of NVML is exported too and answers NVML_ERROR_NOT_SUPPORTED
+ * (the generated vc_nvml_unsup_gen.c, from guest-lib/nvml/nvml.symbols).
+ * Test programs of the library include this header in nvml.h's place.
+ */
+#ifndef VC_NVML_H
+#define VC_NVML_H
+
+#include <assert.h>
+
+typedef enum {
+	NVML_SUCCESS = 0,
+	NVML_ERROR_UNINITIALIZED = 1,
+	NVML_ERROR_INVALID_ARGUMENT = 2,
+	NVML_ERROR_NOT_SUPPORTED = 3,
+	NVML_ERROR_NO_PERMISSION = 4,
+	NVML_ERROR_ALREADY_INITIALIZED = 5,
+	NVML_ERROR_NOT_FOUND = 6,
+	NVML_ERROR_INSUFFICIENT_SIZE = 7,
+	NVML_ERROR_INSUFFICIENT_POWER = 8,
+	NVML_ERROR_DRIVER_NOT_LOADED = 9,
+	NVML_ERROR_TIMEOUT = 10,
+	NVML_ERROR_IRQ_ISSUE = 11,
+	NVML_ERROR_LIBRARY_NOT_FOUND = 12,
+	NVML_ERROR_FUNCTION_NOT_FOUND = 13,
+	NVML_ERROR_CORRUPTED_INFOROM = 14,
+	NVML_ERROR_GPU_IS_LOST = 15,
+	NVML_ERROR_RESET_REQUIRED = 16,
+	NVML_ERROR_OPERATING_SYSTEM = 17,
+	NVML_ERROR_LIB_RM_VERSION_MISMATCH = 18,
+	NVML_ERROR_IN_USE = 19,
+	NVML_ERROR_MEMORY = 20,
+	NVML_ERROR_NO_DATA = 21,
+	NVML_ERROR_VGPU_ECC_NOT_SUPPORTED = 22,
+	NVML_ERROR_INSUFFICIENT_RESOURCES = 23,
+	NVML_ERROR_FREQ_NOT_SUPPORTED = 24,
+	NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
+	NVML_ERROR_DEPRECATED = 26,
+	NVML_ERROR_NOT_READY = 27,
+	NVML_ERROR_GPU_NOT_FOUND = 28,
+	NVML_ERROR_INVALID_STATE = 29,
+	NVML_ERROR_RESET_TYPE_NOT_SUPPORTED = 30,
+	NVML_ERROR_UNKNOWN = 999
+} nvmlReturn_t;
+
+typedef struct nvmlDevice_st *nvmlDevice_t;
+
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE 32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE 16
+#define NVML_DEVICE_UUID_BUFFER_SIZE 80
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE 96
+#define NVML_DEVICE_NAME_BUFFER_SIZE 64
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE 96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_SYSTEM_NVML_VERSION_BUFFER_SIZE 80
+#define NVML_DEVICE_SERIAL_BUFFER_SIZE 30
+#define NVML_DEVICE_VBIOS_VERSION_BUFFER_SIZE 32
+#define NVML_DEVICE_PART_NUMBER_BUFFER_SIZE 80
+#define NVML_VALUE_NOT_AVAILABLE (-1)
+#define NVML_STRUCT_VERSION(data, ver) (unsigned int)(sizeof(nvml##data##_v##ver##_t) | ((ver) << 24U))
+
+typedef struct nvmlPciInfo_st {
+	char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE];
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;
+	unsigned int pciSubSystemId;
+	char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE];
+} nvmlPciInfo_t;
+static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t as in nvml.h");
+
+typedef struct nvmlMemory_st {
+	unsigned long long total, free, used;
+} nvmlMemory_t;
+
+typedef struct nvmlMemory_v2_st {
+	unsigned int version;
+	unsigned long long total, reserved, free, used;
+} nvmlMemory_v2_t;
+static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t as in nvml.h");
+#define nvmlMemory_v2 NVML_STRUCT_VERSION(Memory, 2)
+
+typedef struct nvmlUtilization_st {
+	unsigned int gpu, memory;
+} nvmlUtilization_t;
+
+typedef struct nvmlBAR1Memory_st {
+	unsigned long long bar1Total, bar1Free, bar1Used;
+} nvmlBAR1Memory_t;
+
+typedef struct nvmlProcessInfo_v1_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+} nvmlProcessInfo_v1_t;
+static_assert(sizeof(nvmlProcessInfo_v1_t) == 16, "as in nvml.h");
+
+typedef struct nvmlProcessInfo_v2_st {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlProcessInfo_v2_t, nvmlProcessInfo_t;
+static_assert(sizeof(nvmlProcessInfo_t) == 24, "as in nvml.h");
+
+typedef struct {
+	unsigned int pid;
+	unsigned long long usedGpuMemory;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+	unsigned long long usedGpuCcProtectedMemory;
+} nvmlProcessDetail_v1_t;
+static_assert(sizeof(nvmlProcessDetail_v1_t) == 32, "as in nvml.h");
+
+typedef struct {
+	unsigned int version;
+	unsigned int mode; /* 0 compute, 1 graphics, 2 MPS compute */
+	unsigned int numProcArrayEntries;
+	nvmlProcessDetail_v1_t *procArray;
+} nvmlProcessDetailList_v1_t;
+typedef nvmlProcessDetailList_v1_t nvmlProcessDetailList_t;
+static_assert(sizeof(nvmlProcessDetailList_t) == 24, "as in nvml.h");
+#define nvmlProcessDetailList_v1 NVML_STRUCT_VERSION(ProcessDetailList, 1)
+
+/* Enums the value queries take or give: int-sized, their values NVML's. */
+typedef unsigned int nvmlTemperatureSensors_t;    /* NVML_TEMPERATURE_GPU = 0 */
+typedef unsigned int nvmlTemperatureThresholds_t;
+typedef unsigned int nvmlClockType_t;             /* GRAPHICS 0, SM 1, MEM 2, VIDEO 3 */
+typedef unsigned int nvmlPstates_t;               /* P0 = 0 ... P15, 32 unknown */
+typedef unsigned int nvmlEnableState_t;           /* 0 disabled, 1 enabled */
+typedef unsigned int nvmlComputeMode_t;
+typedef unsigned int nvmlMemoryErrorType_t;
+typedef unsigned int nvmlEccCounterType_t;
+typedef unsigned int nvmlBrandType_t;
+typedef unsigned int nvmlDeviceArchitecture_t;
+
+#define NVML_INIT_FLAG_NO_GPUS 1
+#define NVML_INIT_FLAG_NO_ATTACH 2
+
+nvmlReturn_t nvmlInit_v2(void);
+nvmlReturn_t nvmlInit(void);
+nvmlReturn_t nvmlInitWithFlags(unsigned int flags);
+nvmlReturn_t nvmlShutdown(void);
+const char *nvmlErrorString(nvmlReturn_t result);
+nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length);
+nvmlReturn_t nvmlSystemGetNVMLVersion(char *version, unsigned int length);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion);
+nvmlReturn_t nvmlSystemGetCudaDriverVersion_v2(int *cudaDriverVersion);
+nvmlReturn_t nvmlSystemGetProcessName(unsigned int pid, char *name, unsigned int length);
+nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount);
+nvmlReturn_t nvmlDeviceGetCount(unsigned int *deviceCount);
+nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByIndex(unsigned int index, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByUUID(const char *uuid, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId_v2(const char *pciBusId, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetHandleByPciBusId(const char *pciBusId, nvmlDevice_t *device);
+nvmlReturn_t nvmlDeviceGetIndex(nvmlDevice_t device, unsigned int *index);
+nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length);
+nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
+nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
+nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+						     nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v2(nvmlDevice_t device, unsigned int *infoCount,
+						     nvmlProcessInfo_v2_t *infos);
+nvmlReturn_t nvmlDeviceGetComputeRunningProcesses(nvmlDevice_t device, unsigned int *infoCount,
+						  nvmlProcessInfo_v1_t *infos);
+nvmlReturn_t nvmlDeviceGetGraphicsRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+						      nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetMPSComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
+							nvmlProcessInfo_t *infos);
+nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProcessDetailList_t *plist);
+nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization);
+nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *bar1Memory);
+nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensor, unsigned int *temp);
+nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
+nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t *pState);
+
+/* Not NVML's: marks this library as vcuda's (the server refuses to load it
+ * as the host's NVML). Returns 1. */
+int vcNvmlGuestLibrary(void);
+
+#endif /* VC_NVML_H */

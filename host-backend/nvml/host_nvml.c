@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * host_nvml.c - the host's NVML, loaded at run time (dlopen), queried by
+ * name through a table of entry points grouped by their shape: every value
+ * the guest may ask for (enum vc_nv_query) is one NVML entry point with a
+ * device and at most two enum arguments, and outputs of a few fixed forms.
+ * No nvml.h here: the shapes follow NVIDIA's public nvml.h (nvmlDevice_t an
+ * opaque pointer, enums int-sized, outputs unsigned int or unsigned long
+ * long, nvmlUtilization_t two unsigned ints, nvmlBAR1Memory_t three
+ * unsigned long longs, nvmlPciInfo_t 68 bytes with its ids at offsets 28
+ * and 32).
+ *
+ * Never the guest's own library: a server started with the guest's
+ * directory in its library path would otherwise load the vcuda
+ * libnvidia-ml.so.1 and ask itself; a library exporting vcNvmlGuestLibrary
+ * is refused.
+ */
+#include "nvml/host_nvml.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+
+typedef struct nvml_dev *ndev_t;
+typedef int (*fn_init)(void);
+typedef int (*fn_str)(char *, unsigned);
+typedef int (*fn_handle)(const char *, ndev_t *);
+typedef int (*fn_u1)(ndev_t, unsigned *);
+typedef int (*fn_u2)(ndev_t, unsigned *, unsigned *);
+typedef int (*fn_a_u1)(ndev_t, unsigned, unsigned *);
+typedef int (*fn_a2_ull)(ndev_t, unsigned, unsigned, unsigned long long *);
+typedef int (*fn_ull)(ndev_t, unsigned long long *);
+typedef int (*fn_buf)(ndev_t, void *);
+typedef int (*fn_dstr)(ndev_t, char *, unsigned);
+
+enum shape { U1 = 1, U2, A_U1, A2_ULL, ULL, UTIL, BAR1, PCI, STR };
+
+static const struct {
+	uint32_t q;
+	enum shape shape;
+	const char *name;
+} g_table[] = {
+	{VC_NV_UTILIZATION, UTIL, "nvmlDeviceGetUtilizationRates"},
+	{VC_NV_TEMPERATURE, A_U1, "nvmlDeviceGetTemperature"},
+	{VC_NV_TEMP_THRESHOLD, A_U1, "nvmlDeviceGetTemperatureThreshold"},
+	{VC_NV_FAN_SPEED, U1, "nvmlDeviceGetFanSpeed"},
+	{VC_NV_POWER_USAGE, U1, "nvmlDeviceGetPowerUsage"},
+	{VC_NV_POWER_LIMIT, U1, "nvmlDeviceGetPowerManagementLimit"},
+	{VC_NV_POWER_DEFAULT_LIMIT, U1, "nvmlDeviceGetPowerManagementDefaultLimit"},
+	{VC_NV_POWER_ENFORCED_LIMIT, U1, "nvmlDeviceGetEnforcedPowerLimit"},
+	{VC_NV_POWER_CONSTRAINTS, U2, "nvmlDeviceGetPowerManagementLimitConstraints"},
+	{VC_NV_TOTAL_ENERGY, ULL, "nvmlDeviceGetTotalEnergyConsumption"},
+	{VC_NV_PERF_STATE, U1, "nvmlDeviceGetPerformanceState"},
+	{VC_NV_POWER_STATE, U1, "nvmlDeviceGetPowerState"},
+	{VC_NV_PERSISTENCE, U1, "nvmlDeviceGetPersistenceMode"},
+	{VC_NV_COMPUTE_MODE, U1, "nvmlDeviceGetComputeMode"},
+	{VC_NV_DISPLAY_MODE, U1, "nvmlDeviceGetDisplayMode"},
+	{VC_NV_DISPLAY_ACTIVE, U1, "nvmlDeviceGetDisplayActive"},
+	{VC_NV_ECC_MODE, U2, "nvmlDeviceGetEccMode"},
+	{VC_NV_ECC_TOTAL, A2_ULL, "nvmlDeviceGetTotalEccErrors"},
+	{VC_NV_MIG_MODE, U2, "nvmlDeviceGetMigMode"},
+	{VC_NV_CLOCK, A_U1, "nvmlDeviceGetClockInfo"},
+	{VC_NV_MAX_CLOCK, A_U1, "nvmlDeviceGetMaxClockInfo"},
+	{VC_NV_APP_CLOCK, A_U1, "nvmlDeviceGetApplicationsClock"},
+	{VC_NV_CLOCK_EVENTS, ULL, "nvmlDeviceGetCurrentClocksEventReasons"},
+	{VC_NV_THROTTLE_REASONS, ULL, "nvmlDeviceGetCurrentClocksThrottleReasons"},
+	{VC_NV_BRAND, U1, "nvmlDeviceGetBrand"},
+	{VC_NV_ARCHITECTURE, U1, "nvmlDeviceGetArchitecture"},
+	{VC_NV_PCIE_GEN, U1, "nvmlDeviceGetCurrPcieLinkGeneration"},
+	{VC_NV_PCIE_MAX_GEN, U1, "nvmlDeviceGetMaxPcieLinkGeneration"},
+	{VC_NV_PCIE_WIDTH, U1, "nvmlDeviceGetCurrPcieLinkWidth"},
+	{VC_NV_PCIE_MAX_WIDTH, U1, "nvmlDeviceGetMaxPcieLinkWidth"},
+	{VC_NV_ENCODER_UTIL, U2, "nvmlDeviceGetEncoderUtilization"},
+	{VC_NV_DECODER_UTIL, U2, "nvmlDeviceGetDecoderUtilization"},
+	{VC_NV_BAR1, BAR1, "nvmlDeviceGetBAR1MemoryInfo"},
+	{VC_NV_PCI_IDS, PCI, "nvmlDeviceGetPciInfo_v3"},
+	{VC_NV_SERIAL, STR, "nvmlDeviceGetSerial"},
+	{VC_NV_VBIOS, STR, "nvmlDeviceGetVbiosVersion"},
+	{VC_NV_BOARD_PART, STR, "nvmlDeviceGetBoardPartNumber"},
+	{VC_NV_NUM_CORES, U1, "nvmlDeviceGetNumGpuCores"},
+	{VC_NV_BUS_WIDTH, U1, "nvmlDeviceGetMemoryBusWidth"},
+};
+
+static const char *g_lib;
+static void *g_dl;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+void vc_host_nvml_configure(const char *lib)
+{
+	g_lib = lib;
+}
+
+/* dlsym into a function pointer of any type (C11 has no cast between object
+ * and function pointers). */
+#define SYM(dst, name)                                        \
+	do {                                                  \
+		void *p_ = g_dl ? dlsym(g_dl, (name)) : NULL; \
+		memcpy(&(dst), &p_, sizeof(p_));              \
+	} while (0)
+
+static void load(void)
+{
+	fn_init init = NULL;
+	void *guest;
+
+	if (!g_lib)
+		return;
+	g_dl = dlopen(g_lib, RTLD_NOW | RTLD_LOCAL);
+	if (!g_dl)
+		return;
+	guest = dlsym(g_dl, "vcNvmlGuestLibrary");
+	SYM(init, "nvmlInit_v2");
+	if (guest || !init || init() != VC_NVML_SUCCESS) {
+		if (guest)
+			fprintf(stderr, "vcuda-server: %s is vcuda's guest NVML, not the host's: not used\n", g_lib);
+		dlclose(g_dl);
+		g_dl = NULL;
+	}
+}
+
+static void *lib(void)
+{
+	pthread_once(&g_once, load);
+	return g_dl;
+}
+
+int vc_host_nvml_system(char *driver, size_t dlen, char *nvml, size_t nlen)
+{
+	fn_str drv = NULL, ver = NULL;
+
+	if (!lib())
+		return -ENOENT;
+	SYM(drv, "nvmlSystemGetDriverVersion");
+	SYM(ver, "nvmlSystemGetNVMLVersion");
+	if (!drv || drv(driver, (unsigned)dlen) != VC_NVML_SUCCESS)
+		driver[0] = 0;
+	if (!ver || ver(nvml, (unsigned)nlen) != VC_NVML_SUCCESS)
+		nvml[0] = 0;
+	driver[dlen - 1] = nvml[nlen - 1] = 0;
+	return 0;
+}
+
+static int device(const char *bus_id, ndev_t *d)
+{
+	fn_handle h = NULL;
+
+	if (!lib())
+		return VC_NVML_ERROR_NOT_SUPPORTED;
+	SYM(h, "nvmlDeviceGetHandleByPciBusId_v2");
+	if (!h)
+		return VC_NVML_ERROR_NOT_SUPPORTED;
+	return h(bus_id, d);
+}
+
+int vc_host_nvml_memory(const char *bus_id, uint64_t *total, uint64_t *free)
+{
+	unsigned long long m[3] = {0}; /* nvmlMemory_t: total, free, used */
+	fn_buf f = NULL;
+	ndev_t d;
+	int rc;
+
+	if ((rc = device(bus_id, &d)))
+		return rc;
+	SYM(f, "nvmlDeviceGetMemoryInfo");
+	if (!f)
+		return VC_NVML_ERROR_NOT_SUPPORTED;
+	if ((rc = f(d, m)))
+		return rc;
+	*total = m[0];
+	*free = m[1];
+	return VC_NVML_SUCCESS;
+}
+
+void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], struct vc_nv_rep_value *out)
+{
+	unsigned u[2] = {0};
+	unsigned long long ull[3] = {0};
+	unsigned char pci[68] = {0}; /* nvmlPciInfo_t (v3) */
+	void *fp = NULL;
+	ndev_t d;
+	size_t i;
+	int rc;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; i < sizeof(g_table) / sizeof(g_table[0]); i++)
+		if (g_table[i].q == q)
+			break;
+	if (i == sizeof(g_table) / sizeof(g_table[0])) {
+		out->status = VC_NVML_ERROR_INVALID_ARGUMENT;
+		return;
+	}
+	if ((rc = device(bus_id, &d))) {
+		out->status = rc;
+		return;
+	}
+	fp = dlsym(g_dl, g_table[i].name);
+	if (!fp) {
+		out->status = VC_NVML_ERROR_NOT_SUPPORTED;
+		return;
+	}
+#define CALL(type, ...)                              \
+	do {                                         \
+		type f_;                             \
+		memcpy(&f_, &fp, sizeof(fp));        \
+		rc = f_(__VA_ARGS__);                \
+	} while (0)
+	switch (g_table[i].shape) {
+	case U1: CALL(fn_u1, d, &u[0]); break;
+	case U2: CALL(fn_u2, d, &u[0], &u[1]); break;
+	case UTIL: CALL(fn_buf, d, u); break;
+	case A_U1: CALL(fn_a_u1, d, arg[0], &u[0]); break;
+	case A2_ULL: CALL(fn_a2_ull, d, arg[0], arg[1], &ull[0]); break;
+	case ULL: CALL(fn_ull, d, &ull[0]); break;
+	case BAR1: CALL(fn_buf, d, ull); break;
+	case PCI: CALL(fn_buf, d, pci); break;
+	case STR: CALL(fn_dstr, d, out->s, (unsigned)sizeof(out->s)); break;
+	}
+#undef CALL
+	out->status = rc;
+	if (rc != VC_NVML_SUCCESS) {
+		memset(out->s, 0, sizeof(out->s));
+		return;
+	}
+	switch (g_table[i].shape) {
+	case U1: case U2: case UTIL: case A_U1:
+		out->v[0] = u[0];
+		out->v[1] = u[1];
+		break;
+	case A2_ULL: case ULL: case BAR1:
+		for (int k = 0; k < 3; k++)
+			out->v[k] = ull[k];
+		break;
+	case PCI: {
+		uint32_t id, sub;
+
+		memcpy(&id, pci + 28, 4);
+		memcpy(&sub, pci + 32, 4);
+		out->v[0] = id;
+		out->v[1] = sub;
+		break;
+	}
+	case STR:
+		out->s[sizeof(out->s) - 1] = 0;
+		break;
+	}
+}

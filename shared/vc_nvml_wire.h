@@ -1,0 +1,132 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_nvml_wire.h - wire structs of the guest NVML's operations (vcNvml*,
+ * opcodes in the generated vc_cuda_wire.h). The guest's libnvidia-ml.so.1
+ * (guest-lib/nvml) opens a session of its own and takes the device facts the
+ * CUDA driver knows from vcDriverInfo and vcDeviceInfo; these operations
+ * add what only the server knows: the memory view within the VM's quota,
+ * the VM's processes, and values the host's NVML reads (when the host has
+ * one). Every request starts with a context id (struct vc_cu_prefix; the
+ * guest NVML has none and sends 0). Part of the ABI: the build hashes this
+ * file into VC_ABI_HASH.
+ */
+#ifndef VC_NVML_WIRE_H
+#define VC_NVML_WIRE_H
+
+#include <assert.h>
+#include <stdint.h>
+
+#include "vc_cuda_wire.h"
+
+/* vcNvmlSystem: request struct vc_cu_prefix. */
+struct vc_nv_rep_system {
+	int32_t cuda_version;     /* the host driver's cuDriverGetVersion() */
+	uint32_t host_nvml;       /* 1: the host's NVML answers vcNvmlValue */
+	char driver_version[80];  /* the host NVML's, NUL-terminated; "" without one */
+	char nvml_version[80];
+};
+static_assert(sizeof(struct vc_nv_rep_system) <= VC_CU_REP_MAX, "reply fits");
+
+/* vcNvmlMemory and vcNvmlProcs: one device of the session. */
+struct vc_nv_req_dev {
+	uint64_t ctx;
+	int32_t dev;  /* CUDA ordinal, < vcDriverInfo's device_count */
+	uint32_t pad; /* 0 */
+};
+
+/*
+ * The memory a guest sees: with a quota, total = min(quota, device total),
+ * used = what the server's sessions hold (a VM: all its processes), free =
+ * min(the device's free, total - used); without one, the device's total and
+ * the same used and free.
+ */
+struct vc_nv_rep_memory {
+	uint64_t total, free, used;
+	uint64_t quota;        /* 0: none */
+	uint64_t device_total; /* the device's own */
+};
+static_assert(sizeof(struct vc_nv_rep_memory) <= VC_CU_REP_MAX, "reply fits");
+
+/* vcNvmlProcs: the server's open CUDA sessions (not NVML ones), one entry
+ * per process, in the reply's data area (as many as fit; count says how
+ * many are there, total how many exist). */
+struct vc_nv_rep_procs {
+	uint32_t count;
+	uint32_t total;
+};
+struct vc_nv_proc {
+	uint32_t pid;  /* as the guest's kernel (VM) or the client (host-local) said */
+	uint32_t pad;
+	uint64_t used; /* device memory its session holds */
+};
+static_assert(sizeof(struct vc_nv_proc) == 16, "ABI");
+#define VC_NV_PROCS_MAX 512u
+
+/*
+ * vcNvmlValue: one value of the host's NVML for the session's device @dev,
+ * by query (enum vc_nv_query) with up to two arguments (an NVML enum: a
+ * sensor, a clock type, an error counter). The answer is the host NVML's
+ * nvmlReturn_t in status (0: success; 3 NVML_ERROR_NOT_SUPPORTED where the
+ * host has no NVML or lacks the entry point) and its outputs in v[] or s.
+ * The CUDA result of the operation is 0 unless the request is malformed.
+ */
+struct vc_nv_req_value {
+	uint64_t ctx;
+	int32_t dev;
+	uint32_t query;  /* enum vc_nv_query */
+	uint32_t arg[2];
+};
+struct vc_nv_rep_value {
+	int32_t status;  /* nvmlReturn_t */
+	uint32_t pad;
+	uint64_t v[4];
+	char s[96];      /* string queries, NUL-terminated */
+};
+static_assert(sizeof(struct vc_nv_rep_value) <= VC_CU_REP_MAX, "reply fits");
+
+/* The queries, each one NVML entry point of the host's (v[i]: its outputs
+ * in order). */
+enum vc_nv_query {
+	VC_NV_UTILIZATION = 1,      /* nvmlDeviceGetUtilizationRates: gpu, memory */
+	VC_NV_TEMPERATURE,          /* nvmlDeviceGetTemperature(arg0 sensor) */
+	VC_NV_TEMP_THRESHOLD,       /* nvmlDeviceGetTemperatureThreshold(arg0) */
+	VC_NV_FAN_SPEED,            /* nvmlDeviceGetFanSpeed */
+	VC_NV_POWER_USAGE,          /* nvmlDeviceGetPowerUsage (mW) */
+	VC_NV_POWER_LIMIT,          /* nvmlDeviceGetPowerManagementLimit */
+	VC_NV_POWER_DEFAULT_LIMIT,  /* nvmlDeviceGetPowerManagementDefaultLimit */
+	VC_NV_POWER_ENFORCED_LIMIT, /* nvmlDeviceGetEnforcedPowerLimit */
+	VC_NV_POWER_CONSTRAINTS,    /* nvmlDeviceGetPowerManagementLimitConstraints: min, max */
+	VC_NV_TOTAL_ENERGY,         /* nvmlDeviceGetTotalEnergyConsumption (mJ) */
+	VC_NV_PERF_STATE,           /* nvmlDeviceGetPerformanceState */
+	VC_NV_POWER_STATE,          /* nvmlDeviceGetPowerState */
+	VC_NV_PERSISTENCE,          /* nvmlDeviceGetPersistenceMode */
+	VC_NV_COMPUTE_MODE,         /* nvmlDeviceGetComputeMode */
+	VC_NV_DISPLAY_MODE,         /* nvmlDeviceGetDisplayMode */
+	VC_NV_DISPLAY_ACTIVE,       /* nvmlDeviceGetDisplayActive */
+	VC_NV_ECC_MODE,             /* nvmlDeviceGetEccMode: current, pending */
+	VC_NV_ECC_TOTAL,            /* nvmlDeviceGetTotalEccErrors(arg0 type, arg1 counter) */
+	VC_NV_MIG_MODE,             /* nvmlDeviceGetMigMode: current, pending */
+	VC_NV_CLOCK,                /* nvmlDeviceGetClockInfo(arg0 type) */
+	VC_NV_MAX_CLOCK,            /* nvmlDeviceGetMaxClockInfo(arg0 type) */
+	VC_NV_APP_CLOCK,            /* nvmlDeviceGetApplicationsClock(arg0 type) */
+	VC_NV_CLOCK_EVENTS,         /* nvmlDeviceGetCurrentClocksEventReasons */
+	VC_NV_THROTTLE_REASONS,     /* nvmlDeviceGetCurrentClocksThrottleReasons */
+	VC_NV_BRAND,                /* nvmlDeviceGetBrand */
+	VC_NV_ARCHITECTURE,         /* nvmlDeviceGetArchitecture */
+	VC_NV_PCIE_GEN,             /* nvmlDeviceGetCurrPcieLinkGeneration */
+	VC_NV_PCIE_MAX_GEN,         /* nvmlDeviceGetMaxPcieLinkGeneration */
+	VC_NV_PCIE_WIDTH,           /* nvmlDeviceGetCurrPcieLinkWidth */
+	VC_NV_PCIE_MAX_WIDTH,       /* nvmlDeviceGetMaxPcieLinkWidth */
+	VC_NV_ENCODER_UTIL,         /* nvmlDeviceGetEncoderUtilization: util, period */
+	VC_NV_DECODER_UTIL,         /* nvmlDeviceGetDecoderUtilization: util, period */
+	VC_NV_BAR1,                 /* nvmlDeviceGetBAR1MemoryInfo: total, free, used */
+	VC_NV_PCI_IDS,              /* nvmlDeviceGetPciInfo_v3: pciDeviceId, pciSubSystemId */
+	VC_NV_SERIAL,               /* nvmlDeviceGetSerial: s */
+	VC_NV_VBIOS,                /* nvmlDeviceGetVbiosVersion: s */
+	VC_NV_BOARD_PART,           /* nvmlDeviceGetBoardPartNumber: s */
+	VC_NV_NUM_CORES,            /* nvmlDeviceGetNumGpuCores */
+	VC_NV_BUS_WIDTH,            /* nvmlDeviceGetMemoryBusWidth */
+	VC_NV_QUERY_END_
+};
+
+#endif /* VC_NVML_WIRE_H */

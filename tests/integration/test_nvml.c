@@ -1,0 +1,400 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * test_nvml.c - the guest's libnvidia-ml.so.1 (guest-lib/nvml) over a
+ * running vcuda-server (CI stand-in or a GPU), beside the guest
+ * libcuda.so.1: NVML's answers agree with the driver API's, memory shows the
+ * server's quota (set through the admin socket, $VCUDA_ADMIN_SOCKET) and
+ * what its sessions hold, the processes list this one, unserved entry points
+ * answer NVML_ERROR_NOT_SUPPORTED. Each test forks (Check): a fresh process,
+ * uninitialised. The processes are the server's (a VM's): inside the test
+ * VM the pid they list is the guest's own.
+ */
+#define _DEFAULT_SOURCE
+#include <check.h>
+#include <cuda.h>
+#include <dlfcn.h>
+#include <jansson.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vc_nvml.h"
+
+#define OK(x) ck_assert_int_eq((x), NVML_SUCCESS)
+#define CK(x) ck_assert_int_eq((x), CUDA_SUCCESS)
+#define MiB (1ull << 20)
+
+/* ---- the admin socket (as in test_quota.c) ---------------------------------------- */
+
+static json_t *ask(const char *line)
+{
+	struct sockaddr_un a = {.sun_family = AF_UNIX};
+	const char *p = getenv("VCUDA_ADMIN_SOCKET");
+	char buf[65536];
+	size_t n = 0;
+	int fd;
+
+	ck_assert_msg(p != NULL, "set VCUDA_ADMIN_SOCKET");
+	snprintf(a.sun_path, sizeof(a.sun_path), "%s", p);
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(connect(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+	ck_assert_int_eq(write(fd, line, strlen(line)), (ssize_t)strlen(line));
+	while (n < sizeof(buf) - 1) {
+		struct pollfd pf = {.fd = fd, .events = POLLIN};
+
+		if (poll(&pf, 1, 5000) != 1 || read(fd, buf + n, 1) != 1)
+			break;
+		if (buf[n] == '\n')
+			break;
+		n++;
+	}
+	close(fd);
+	json_t *r = json_loadb(buf, n, 0, NULL);
+	ck_assert_msg(r != NULL, "no reply to %s", line);
+	return r;
+}
+
+static void set_mem_quota(uint64_t mem)
+{
+	char line[256];
+	json_t *r;
+
+	snprintf(line, sizeof(line), "{\"v\":1,\"op\":\"set\",\"mem_quota\":%llu,\"pinned_quota\":0,\"idle_timeout\":0}\n",
+		 (unsigned long long)mem);
+	r = ask(line);
+	ck_assert(json_is_true(json_object_get(r, "ok")));
+	json_decref(r);
+}
+
+static uint64_t server_mem_used(void)
+{
+	json_t *r = ask("{\"op\":\"status\"}\n");
+	uint64_t u = (uint64_t)json_integer_value(json_object_get(r, "mem_used"));
+
+	json_decref(r);
+	return u;
+}
+
+static void wait_used(uint64_t want)
+{
+	for (int i = 0; i < 150 && server_mem_used() != want; i++)
+		usleep(20000);
+	ck_assert_uint_eq(server_mem_used(), want);
+}
+
+static void cuda_up(void)
+{
+	CUcontext c;
+	CUdevice d;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&d, 0));
+	CK(cuDevicePrimaryCtxRetain(&c, d));
+	CK(cuCtxSetCurrent(c));
+}
+
+static nvmlDevice_t dev0(void)
+{
+	nvmlDevice_t d;
+
+	OK(nvmlInit_v2());
+	OK(nvmlDeviceGetHandleByIndex_v2(0, &d));
+	return d;
+}
+
+/* ---- tests -------------------------------------------------------------------------- */
+
+START_TEST(use_before_init_is_uninitialized)
+{
+	unsigned n;
+	nvmlDevice_t d;
+	nvmlMemory_t m;
+
+	ck_assert_int_eq(nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+	ck_assert_int_eq(nvmlDeviceGetHandleByIndex_v2(0, &d), NVML_ERROR_UNINITIALIZED);
+	ck_assert_int_eq(nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
+	/* a handle kept past the last shutdown is no handle */
+	d = dev0();
+	OK(nvmlShutdown());
+	ck_assert_int_eq(nvmlDeviceGetMemoryInfo(d, &m), NVML_ERROR_UNINITIALIZED);
+}
+END_TEST
+
+START_TEST(init_and_shutdown_nest)
+{
+	unsigned n;
+
+	OK(nvmlInit_v2());
+	OK(nvmlInit());
+	OK(nvmlInitWithFlags(0));
+	OK(nvmlShutdown());
+	OK(nvmlShutdown());
+	OK(nvmlDeviceGetCount_v2(&n));
+	OK(nvmlShutdown());
+	ck_assert_int_eq(nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+	OK(nvmlInit_v2()); /* and again */
+	OK(nvmlDeviceGetCount(&n));
+	OK(nvmlShutdown());
+}
+END_TEST
+
+START_TEST(count_and_handles)
+{
+	unsigned n, idx;
+	int cn;
+	nvmlDevice_t d, e;
+
+	CK(cuInit(0));
+	CK(cuDeviceGetCount(&cn));
+	OK(nvmlInit_v2());
+	OK(nvmlDeviceGetCount_v2(&n));
+	ck_assert_uint_eq(n, (unsigned)cn);
+	ck_assert_uint_ge(n, 1);
+	OK(nvmlDeviceGetHandleByIndex_v2(0, &d));
+	OK(nvmlDeviceGetHandleByIndex(0, &e));
+	ck_assert_ptr_eq(d, e);
+	OK(nvmlDeviceGetIndex(d, &idx));
+	ck_assert_uint_eq(idx, 0);
+	ck_assert_int_eq(nvmlDeviceGetHandleByIndex_v2(n, &e), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetCount_v2(NULL), NVML_ERROR_INVALID_ARGUMENT);
+	/* a handle the library did not make */
+	ck_assert_int_eq(nvmlDeviceGetIndex((nvmlDevice_t)&n, &idx), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlShutdown());
+}
+END_TEST
+
+START_TEST(name_uuid_pci_agree_with_cuda)
+{
+	char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE], cname[256], uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE], want[64];
+	char cbus[32];
+	CUuuid cu;
+	CUdevice cd;
+	nvmlPciInfo_t pci;
+	nvmlDevice_t d, e;
+	int v, major, minor;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&cd, 0));
+	d = dev0();
+	OK(nvmlDeviceGetName(d, name, sizeof(name)));
+	CK(cuDeviceGetName(cname, sizeof(cname), cd));
+	ck_assert_str_eq(name, cname);
+	ck_assert_int_eq(nvmlDeviceGetName(d, name, 4), NVML_ERROR_INSUFFICIENT_SIZE);
+
+	OK(nvmlDeviceGetUUID(d, uuid, sizeof(uuid)));
+	CK(cuDeviceGetUuid(&cu, cd));
+	snprintf(want, sizeof(want), "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 (unsigned char)cu.bytes[0], (unsigned char)cu.bytes[1], (unsigned char)cu.bytes[2],
+		 (unsigned char)cu.bytes[3], (unsigned char)cu.bytes[4], (unsigned char)cu.bytes[5],
+		 (unsigned char)cu.bytes[6], (unsigned char)cu.bytes[7], (unsigned char)cu.bytes[8],
+		 (unsigned char)cu.bytes[9], (unsigned char)cu.bytes[10], (unsigned char)cu.bytes[11],
+		 (unsigned char)cu.bytes[12], (unsigned char)cu.bytes[13], (unsigned char)cu.bytes[14],
+		 (unsigned char)cu.bytes[15]);
+	ck_assert_str_eq(uuid, want);
+	OK(nvmlDeviceGetHandleByUUID(uuid, &e));
+	ck_assert_ptr_eq(d, e);
+	ck_assert_int_eq(nvmlDeviceGetHandleByUUID("GPU-00000000-0000-0000-0000-000000000000", &e),
+			 NVML_ERROR_NOT_FOUND);
+
+	OK(nvmlDeviceGetPciInfo_v3(d, &pci));
+	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, cd));
+	ck_assert_uint_eq(pci.bus, (unsigned)v);
+	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, cd));
+	ck_assert_uint_eq(pci.device, (unsigned)v);
+	CK(cuDeviceGetPCIBusId(cbus, sizeof(cbus), cd));
+	/* CUDA writes a 4-digit domain, NVML an 8-digit one */
+	ck_assert_msg(strcasecmp(pci.busId + 4, cbus) == 0, "NVML %s, CUDA %s", pci.busId, cbus);
+	ck_assert_msg(strcasecmp(pci.busIdLegacy, cbus) == 0, "NVML %s, CUDA %s", pci.busIdLegacy, cbus);
+	OK(nvmlDeviceGetHandleByPciBusId_v2(cbus, &e));
+	ck_assert_ptr_eq(d, e);
+	OK(nvmlDeviceGetHandleByPciBusId_v2(pci.busId, &e));
+	ck_assert_ptr_eq(d, e);
+
+	OK(nvmlDeviceGetCudaComputeCapability(d, &major, &minor));
+	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cd));
+	ck_assert_int_eq(major, v);
+	OK(nvmlSystemGetCudaDriverVersion_v2(&v));
+	CK(cuDriverGetVersion(&major));
+	ck_assert_int_eq(v, major);
+	OK(nvmlShutdown());
+}
+END_TEST
+
+START_TEST(memory_without_quota_is_the_device)
+{
+	nvmlMemory_t m;
+	nvmlMemory_v2_t m2 = {.version = nvmlMemory_v2};
+	CUdeviceptr p;
+	size_t total;
+	nvmlDevice_t d;
+
+	set_mem_quota(0);
+	wait_used(0);
+	cuda_up();
+	CK(cuDeviceTotalMem(&total, 0));
+	d = dev0();
+	OK(nvmlDeviceGetMemoryInfo(d, &m));
+	ck_assert_uint_eq(m.total, total);
+	ck_assert_uint_eq(m.used, 0);
+	CK(cuMemAlloc(&p, 32 * MiB));
+	OK(nvmlDeviceGetMemoryInfo(d, &m));
+	ck_assert_uint_eq(m.total, total);
+	ck_assert_uint_eq(m.used, 32 * MiB);
+	ck_assert_uint_le(m.free, m.total - m.used);
+	OK(nvmlDeviceGetMemoryInfo_v2(d, &m2));
+	ck_assert_uint_eq(m2.total, total);
+	ck_assert_uint_eq(m2.used, 32 * MiB);
+	m2.version = 1;
+	ck_assert_int_eq(nvmlDeviceGetMemoryInfo_v2(d, &m2), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	CK(cuMemFree(p));
+	OK(nvmlShutdown());
+}
+END_TEST
+
+/* With a quota, NVML, cuMemGetInfo and the admin socket tell the same story. */
+START_TEST(memory_with_quota_shows_the_quota)
+{
+	nvmlMemory_t m;
+	CUdeviceptr p;
+	size_t f, t;
+	nvmlDevice_t d;
+
+	set_mem_quota(64 * MiB);
+	wait_used(0);
+	cuda_up();
+	d = dev0();
+	OK(nvmlDeviceGetMemoryInfo(d, &m));
+	ck_assert_uint_eq(m.total, 64 * MiB);
+	ck_assert_uint_eq(m.used, 0);
+	ck_assert_uint_eq(m.free, 64 * MiB);
+	CK(cuMemAlloc(&p, 24 * MiB));
+	OK(nvmlDeviceGetMemoryInfo(d, &m));
+	ck_assert_uint_eq(m.total, 64 * MiB);
+	ck_assert_uint_eq(m.used, 24 * MiB);
+	ck_assert_uint_eq(m.free, 40 * MiB);
+	CK(cuMemGetInfo(&f, &t));
+	ck_assert_uint_eq(t, m.total);
+	ck_assert_uint_eq(f, m.free);
+	ck_assert_uint_eq(server_mem_used(), m.used);
+	CK(cuMemFree(p));
+	OK(nvmlShutdown());
+	set_mem_quota(0);
+}
+END_TEST
+
+START_TEST(processes_list_this_one)
+{
+	nvmlProcessInfo_t procs[8];
+	nvmlProcessInfo_v1_t old[8];
+	nvmlProcessDetail_v1_t det[8];
+	nvmlProcessDetailList_t list = {.version = nvmlProcessDetailList_v1, .mode = 0};
+	unsigned n = 0, mine = 0;
+	char name[256];
+	CUdeviceptr p;
+	nvmlDevice_t d;
+
+	cuda_up();
+	CK(cuMemAlloc(&p, 16 * MiB));
+	d = dev0();
+	/* asking the size: too small */
+	ck_assert_int_eq(nvmlDeviceGetComputeRunningProcesses_v3(d, &n, NULL), NVML_ERROR_INSUFFICIENT_SIZE);
+	ck_assert_uint_ge(n, 1);
+	n = 8;
+	OK(nvmlDeviceGetComputeRunningProcesses_v3(d, &n, procs));
+	for (unsigned i = 0; i < n; i++)
+		if (procs[i].pid == (unsigned)getpid()) {
+			mine++;
+			ck_assert_uint_eq(procs[i].usedGpuMemory, 16 * MiB);
+			ck_assert_uint_eq(procs[i].gpuInstanceId, 0xFFFFFFFFu);
+		}
+	ck_assert_uint_eq(mine, 1); /* once: its NVML session is no process of the GPU */
+	n = 8;
+	OK(nvmlDeviceGetComputeRunningProcesses(d, &n, old));
+	ck_assert_uint_ge(n, 1);
+	list.numProcArrayEntries = 8;
+	list.procArray = det;
+	OK(nvmlDeviceGetRunningProcessDetailList(d, &list));
+	ck_assert_uint_ge(list.numProcArrayEntries, 1);
+	n = 8;
+	OK(nvmlDeviceGetGraphicsRunningProcesses_v3(d, &n, procs));
+	ck_assert_uint_eq(n, 0);
+	OK(nvmlSystemGetProcessName((unsigned)getpid(), name, sizeof(name)));
+	ck_assert_msg(strstr(name, "test_nvml") != NULL, "process name %s", name);
+	CK(cuMemFree(p));
+	OK(nvmlShutdown());
+}
+END_TEST
+
+START_TEST(unserved_calls_are_not_supported)
+{
+	typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
+	typedef nvmlReturn_t (*set_fn)(nvmlDevice_t, unsigned);
+	static const char *const needed[] = {"nvmlInit_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetCount_v2",
+					     "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
+					     "nvmlDeviceGetNvLinkState", "nvmlDeviceSetPersistenceMode",
+					     "nvmlEventSetCreate", "nvmlInternalGetExportTable"};
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	nvmlUtilization_t u;
+	link_state_fn ls;
+	set_fn sp;
+	unsigned st;
+	nvmlDevice_t d = dev0();
+	void *p;
+
+	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
+		ck_assert_msg(dlsym(RTLD_DEFAULT, needed[i]) != NULL, "%s not exported", needed[i]);
+	p = dlsym(RTLD_DEFAULT, "nvmlDeviceGetNvLinkState");
+	memcpy(&ls, &p, sizeof(p));
+	ck_assert_int_eq(ls(d, 0, &st), NVML_ERROR_NOT_SUPPORTED);
+	p = dlsym(RTLD_DEFAULT, "nvmlDeviceSetPersistenceMode");
+	memcpy(&sp, &p, sizeof(p));
+	ck_assert_int_eq(sp(d, 1), NVML_ERROR_NOT_SUPPORTED);
+	/* Values only the host's NVML has: there when the server has one (a
+	 * GPU host), NOT_SUPPORTED when not (the CI stand-in), never wrong. */
+	if (nvmlSystemGetDriverVersion(drv, sizeof(drv)) == NVML_SUCCESS) {
+		OK(nvmlDeviceGetUtilizationRates(d, &u));
+		ck_assert_uint_le(u.gpu, 100);
+	} else {
+		ck_assert_int_eq(nvmlDeviceGetUtilizationRates(d, &u), NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(nvmlDeviceGetTemperature(d, 0, &st), NVML_ERROR_NOT_SUPPORTED);
+	}
+	ck_assert_str_eq(nvmlErrorString(NVML_ERROR_NOT_SUPPORTED), "Not Supported");
+	ck_assert_str_eq(nvmlErrorString((nvmlReturn_t)12345), "Unknown Error");
+	OK(nvmlShutdown());
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("nvml");
+	TCase *t = tcase_create("guest");
+	SRunner *sr;
+	int failed;
+
+	/* "guest" needs only the server (it also runs inside the test VM:
+	 * tests/vm/run.sh); "quota" sets limits through the admin socket. */
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, use_before_init_is_uninitialized);
+	tcase_add_test(t, init_and_shutdown_nest);
+	tcase_add_test(t, count_and_handles);
+	tcase_add_test(t, name_uuid_pci_agree_with_cuda);
+	tcase_add_test(t, processes_list_this_one);
+	tcase_add_test(t, unserved_calls_are_not_supported);
+	suite_add_tcase(s, t);
+	t = tcase_create("quota");
+	tcase_set_timeout(t, 30);
+	tcase_add_test(t, memory_without_quota_is_the_device);
+	tcase_add_test(t, memory_with_quota_shows_the_quota);
+	suite_add_tcase(s, t);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
