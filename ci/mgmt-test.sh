@@ -489,6 +489,37 @@ else
 	echo "skip - unauthorized-user checks need root (setpriv to uid 65534)"
 fi
 check "the refusals are in the daemon's log, with who asked" grep -q "refused a request from uid 0" "$DLOG"
+python3 - "$MPORT" "$CTL" >"$VC_TMP/httpbad.txt" 2>&1 <<'EOF2'
+import socket, subprocess, sys, time
+port, ctl = int(sys.argv[1]), sys.argv[2]
+def conn():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    return s
+# idle and half-sent connections, past the endpoint's limits (16, 4 per address)
+held = [conn() for _ in range(24)]
+for s in held[::2]:
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finished
+t0 = time.time()
+r = subprocess.run([ctl, "status"], capture_output=True, timeout=10)
+assert r.returncode == 0, r
+print("vcudactl status answered in %.0f ms with 24 HTTP connections held" % ((time.time() - t0) * 1000))
+for s in held:
+    s.close()
+time.sleep(0.2)
+# a request line past the connection's 64 KiB
+s = conn()
+try:
+    s.sendall(b"GET /metrics?" + b"a" * (128 << 10) + b" HTTP/1.1\r\n\r\n")
+    reply = s.recv(4096)
+except OSError:
+    reply = b"(closed)"
+print("oversized request:", reply.split(b"\r\n")[0].decode(errors="replace"))
+assert reply and not reply.startswith(b"HTTP/1.1 200"), reply[:80]
+EOF2
+rc=$?
+sed 's/^/    /' "$VC_TMP/httpbad.txt"
+check "metrics: held, half-sent and oversized HTTP requests do not hold up the daemon or get metrics" \
+	bash -c '[ '$rc' -eq 0 ] && kill -0 '$DPID
 check "metrics: a live scrape after the bad requests passes promtool check metrics" scrape refusals
 grep '^vcuda_mgmt_requests_total' "$VC_TMP/refusals.prom" | grep -v ' 0$' | sed 's/^/    /'
 check "metrics: management refusals counted by code (503 junk lines as bad-request, an unknown op, a bad version)" \
