@@ -34,6 +34,7 @@
 static struct MHD_Daemon *g_mhd;
 static struct vc_mgmtd *g_d;
 
+static void mhd_log(void *cls, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 static void mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	char msg[512];
