@@ -369,6 +369,9 @@ clean:
 # ---- host manager: vcuda-mgmtd, vcudactl (mgmt/, docs/MGMT.md) --------------------
 MGMT_SRC  := mgmt/util.c mgmt/lines.c mgmt/proto.c mgmt/place.c mgmt/db.c mgmt/gpus.c mgmt/nvml.c \
              mgmt/auth.c mgmt/servers.c mgmt/vmsock.c mgmt/ops.c
+MGMT_SRC  += mgmt/metrics.c
+# The metrics endpoint's HTTP side (libmicrohttpd) is vcuda-mgmtd's alone.
+MHD_LIBS  := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
 MGMT_LIBS := $(shell pkg-config --libs sqlite3 jansson 2>/dev/null || echo -lsqlite3 -ljansson)
 LIBMGMT   := $(BUILD)/lib/libvcmgmt.a
 MGMTD_BIN := $(BUILD)/bin/vcuda-mgmtd
@@ -393,9 +396,9 @@ $(BUILD)/obj/tests/fuzz/fuzz_mgmt_request.o: CFLAGS += -Imgmt
 
 $(LIBMGMT): $(call obj,$(MGMT_SRC))
 
-$(MGMTD_BIN): $(call obj,mgmt/mgmtd_main.c) $(LIBMGMT) $(LIBSHARED)
+$(MGMTD_BIN): $(call obj,mgmt/mgmtd_main.c mgmt/metrics_http.c) $(LIBMGMT) $(LIBSHARED)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $^ $(MGMT_LIBS) $(LDLIBS) -ldl
+	$(CC) $(LDFLAGS) -o $@ $^ $(MGMT_LIBS) $(MHD_LIBS) $(LDLIBS) -ldl
 
 $(VCACTL_BIN): $(call obj,mgmt/vcactl_main.c mgmt/ctl_print.c) $(LIBMGMT) $(LIBSHARED)
 	@mkdir -p $(@D)

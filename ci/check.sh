@@ -216,6 +216,8 @@ step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECOND
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
 step "fuzz the VM link frame reader for 10s" fuzz fuzz_vm_frame 10
 step "fuzz the management request decoder for 10s" fuzz fuzz_mgmt_request 10
+step "Debian packages: build, install, units verified, DKMS, libvirt XML, manager end to end installed" \
+	bash ci/packages-test.sh
 
 echo
 if [ $fail -ne 0 ]; then

@@ -15,7 +15,13 @@
 #   kill -9       the daemon killed: state intact, servers re-attached
 #   bad requests  malformed, oversized, half-sent, silent and unauthorized requests
 #   exit codes    0, 1, 2, 3, 4 as documented
+#   metrics       /metrics on a loopback port: promtool check metrics on live scrapes;
+#                 quotas, memory used, sessions, reclaims and refusals as they happened
 #
+# With MGMT_INSTALLED=1 the binaries are the installed ones (/usr/bin) and the
+# daemon is started with its systemd unit's ExecStart (ci/unit-exec.py), the
+# test's options in \$VCUDA_MGMTD_OPTS; the test's helpers still come from
+# build/VARIANT.
 # Prints "ok - ..." per check and "N passed, N failed"; exits non-zero on failure.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,6 +37,16 @@ SAN=""
 [ "$VARIANT" = asan ] && SAN=", ASan/LSan/UBSan quiet"
 MGMTD=$B/bin/vcuda-mgmtd
 CTL=$PWD/$B/bin/vcudactl
+SERVER=$B/bin/vcuda-server
+SERVER_OPT=(--server "$SERVER")
+UNIT=${MGMT_UNIT:-/lib/systemd/system/vcuda-mgmtd.service}
+if [ -n "${MGMT_INSTALLED:-}" ]; then
+	MGMTD=/usr/bin/vcuda-mgmtd
+	CTL=/usr/bin/vcudactl
+	SERVER=/usr/bin/vcuda-server
+	SERVER_OPT=() # the unit's daemon finds vcuda-server next to itself
+	[ -f "$UNIT" ] || { echo "missing $UNIT: install the vcuda-host package first"; exit 1; }
+fi
 QEMU=$B/tests/mgmt_qemu
 SOCK=$VC_TMP/mgmt.sock
 RUN=$VC_TMP/run
@@ -56,7 +72,7 @@ check() { # DESCRIPTION COMMAND...
 	if "$@"; then ok "$what"; else bad "$what"; fi
 }
 
-for f in "$MGMTD" "$CTL" "$QEMU" "$B/bin/vcuda-server"; do
+for f in "$MGMTD" "$CTL" "$QEMU" "$SERVER"; do
 	[ -x "$f" ] || { echo "missing $f: run 'make VARIANT=$VARIANT' first"; exit 1; }
 done
 
@@ -74,10 +90,21 @@ EOF
 j() { python3 -c 'import json,sys; d=json.load(sys.stdin); v=eval(sys.argv[1]); print(v if not isinstance(v,(dict,list)) else json.dumps(v))' "$1"; }
 
 DLOG=$VC_TMP/mgmtd.log
+MPORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+METRICS=http://127.0.0.1:$MPORT/metrics
 start_daemon() { # [EXTRA ARGS]
-	"$MGMTD" --socket "$SOCK" --run-dir "$RUN" --db "$VC_TMP/db/mgmt.db" --inventory "$INV" \
-		--server "$B/bin/vcuda-server" --executor ci-standin --socket-mode 0666 --admin-group users \
-		"$@" >>"$DLOG" 2>&1 &
+	local args=(--socket "$SOCK" --run-dir "$RUN" --db "$VC_TMP/db/mgmt.db" --inventory "$INV"
+		"${SERVER_OPT[@]}" --executor ci-standin --socket-mode 0666 --admin-group users
+		--metrics-listen "$MPORT" "$@")
+	if [ -n "${MGMT_INSTALLED:-}" ]; then
+		# As systemd would run it: the unit's ExecStart, our options in its variable.
+		local cmd=()
+		mapfile -d '' cmd < <(VCUDA_MGMTD_OPTS="${args[*]}" python3 ci/unit-exec.py "$UNIT")
+		[ "${cmd[0]}" = "$MGMTD" ] || { echo "the unit runs ${cmd[0]}, not $MGMTD"; return 1; }
+		"${cmd[@]}" >>"$DLOG" 2>&1 &
+	else
+		"$MGMTD" "${args[@]}" >>"$DLOG" 2>&1 &
+	fi
 	DPID=$!
 	for _ in $(seq 200); do
 		[ -S "$SOCK" ] && "$CTL" status >/dev/null 2>&1 && return 0
@@ -125,7 +152,26 @@ wait_event() { # PATTERN TIMEOUT_MS: prints the ms it took
 	done
 }
 
-echo "vcuda mgmt test ($VARIANT): $(date -u +%FT%TZ)"
+# ---- metrics: a scrape, checked by promtool; values by exact series -------------------------
+scrape() { # NAME: the scrape into $VC_TMP/NAME.prom, checked by promtool
+	curl -sf --max-time 10 "$METRICS" >"$VC_TMP/$1.prom" || { echo "scrape of $METRICS failed"; return 1; }
+	promtool check metrics <"$VC_TMP/$1.prom" || return 1
+}
+metric() { # NAME SERIES: the value of SERIES (e.g. 'vcuda_vm_sessions{vm="vm1"}') in scrape NAME
+	awk -v k="$2" '$1 == k { print $2; f = 1 } END { if (!f) print "absent" }' "$VC_TMP/$1.prom"
+}
+metrics_are() { # NAME SERIES VALUE [SERIES VALUE]...: every SERIES has VALUE, else says which not
+	local f=$1 rc=0 got
+	shift
+	while [ $# -ge 2 ]; do
+		got=$(metric "$f" "$1")
+		[ "$got" = "$2" ] || { echo "    $1 is $got, expected $2"; rc=1; }
+		shift 2
+	done
+	return $rc
+}
+
+echo "vcuda mgmt test ($VARIANT${MGMT_INSTALLED:+, installed binaries and unit}): $(date -u +%FT%TZ)"
 inventory healthy
 
 # ---- without NVML ---------------------------------------------------------------------
@@ -140,7 +186,7 @@ fi
 if [ -f "$B/tests/libfake_nvml.so" ]; then
 	N=$VC_TMP/nvml
 	"$MGMTD" --socket "$N.sock" --run-dir "$N-run" --db "$N.db" --nvml-lib "$PWD/$B/tests/libfake_nvml.so" \
-		--server "$B/bin/vcuda-server" >"$N.log" 2>&1 &
+		"${SERVER_OPT[@]}" >"$N.log" 2>&1 &
 	npid=$!
 	for _ in $(seq 200); do [ -S "$N.sock" ] && break; sleep 0.025; done
 	"$CTL" --socket "$N.sock" gpu list >"$N.gpus"
@@ -164,6 +210,13 @@ check "vcudactl status names the inventory file" grep -q "GPUs from:.*inventory 
 check "gpu list: two GPUs, flagged as an inventory" \
 	bash -c 'grep -c "Fake H100" "$0" | grep -qx 2 && grep -q "inventory file, not NVML" "$0"' "$VC_TMP/gpus.txt"
 cat "$VC_TMP/gpus.txt" | sed 's/^/    /'
+check "metrics: the daemon says it serves $METRICS" grep -q "metrics on http://127.0.0.1:$MPORT/metrics$" "$DLOG"
+check "metrics: a live scrape passes promtool check metrics" scrape start
+check "metrics: both GPUs with their memory, none promised yet" metrics_are start \
+	"vcuda_gpu_memory_total_bytes{gpu=\"$GPU0\"}" $((80 * GiB)) "vcuda_gpu_memory_total_bytes{gpu=\"$GPU1\"}" $((40 * GiB)) \
+	"vcuda_gpu_memory_quota_bytes{gpu=\"$GPU0\"}" 0 "vcuda_gpu_healthy{gpu=\"$GPU1\"}" 1
+check "metrics: only GET and HEAD of /metrics (404 elsewhere, 405 for POST)" \
+	test "$(curl -s -o /dev/null -w '%{http_code}' "${METRICS%/metrics}/x") $(curl -s -X POST -o /dev/null -w '%{http_code}' "$METRICS")" = "404 405"
 
 # ---- exit codes ---------------------------------------------------------------------------
 "$CTL" vm >/dev/null 2>&1
@@ -228,6 +281,33 @@ check "quota changed live: the running server now has 128M and weight 70 ($live)
 rc=$?
 check "a quota its GPU cannot promise is refused at set (rc $rc)" \
 	bash -c '[ '$rc' -eq 1 ] && grep -q "gpu 1 has" "$0"' "$VC_TMP/err.txt"
+check "metrics: a live scrape with three running VMs passes promtool check metrics" scrape quota
+grep -E '^vcuda_(vm_memory_used_bytes|vm_sessions|gpu_memory_used_bytes|gpu_memory_quota_bytes)\{|resource="memory"\} [1-9]' \
+	"$VC_TMP/quota.prom" | sed 's/^/    /'
+check "metrics: vmq's quota (128M, set live), weight, memory held (48M), one session, its refused 4 KiB" \
+	metrics_are quota 'vcuda_vm_memory_quota_bytes{vm="vmq"}' $((128 * MiB)) 'vcuda_vm_weight{vm="vmq"}' 70 \
+	'vcuda_vm_memory_used_bytes{vm="vmq"}' $((48 * MiB)) 'vcuda_vm_sessions{vm="vmq"}' 1 \
+	'vcuda_vm_quota_refusals_total{vm="vmq",resource="memory"}' 1 'vcuda_vm_server_up{vm="vmq"}' 1 \
+	'vcuda_vm_memory_used_bytes{vm="vm1"}' $((64 * MiB)) 'vcuda_vm_memory_used_bytes{vm="vm2"}' $((32 * MiB))
+"$CTL" --json vm list >"$VC_TMP/vms.json"
+check "metrics: per GPU, quota promised = the sum of its VMs' quotas, memory used = the sum of theirs" \
+	python3 - "$VC_TMP/vms.json" "$VC_TMP/quota.prom" "$GPU0" "$GPU1" <<'EOF2'
+import json, re, sys
+vms = json.load(open(sys.argv[1]))["vms"]
+m = {}
+for line in open(sys.argv[2]):
+    if not line.startswith("#"):
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+for g in sys.argv[3:]:
+    mine = [v for v in vms if v["gpu"] == g]
+    q = sum(v["mem_quota"] for v in mine)
+    u = sum(m['vcuda_vm_memory_used_bytes{vm="%s"}' % v["name"]] for v in mine)
+    assert m['vcuda_gpu_memory_quota_bytes{gpu="%s"}' % g] == q, (g, q)
+    assert m['vcuda_gpu_memory_used_bytes{gpu="%s"}' % g] == u, (g, u)
+    assert m['vcuda_gpu_vms{gpu="%s"}' % g] == len(mine), g
+    print("    gpu %s: %d VMs, %d bytes promised, %d used" % (g, len(mine), q, u))
+EOF2
 
 # ---- drain ------------------------------------------------------------------------------------
 "$CTL" gpu drain 0 | sed 's/^/    /'
@@ -273,6 +353,12 @@ if ms=$(wait_event "reclaimed session [0-9]+ of vmi .*idle past its timeout, fre
 else
 	bad "reclaim: the idle session of vmi was not reclaimed within 5 s"
 fi
+check "metrics: a live scrape after the reclaims passes promtool check metrics" scrape reclaim
+check "metrics: vm3's killed guest reclaimed (client-exit, 256M), vmi's idle one (8M), vm3's session gone" \
+	metrics_are reclaim 'vcuda_vm_sessions_closed_total{vm="vm3",reason="client-exit"}' 1 \
+	'vcuda_vm_reclaimed_bytes_total{vm="vm3"}' $((256 * MiB)) 'vcuda_vm_sessions_closed_total{vm="vmi",reason="idle"}' 1 \
+	'vcuda_vm_reclaimed_bytes_total{vm="vmi"}' $((8 * MiB)) 'vcuda_vm_sessions{vm="vm3"}' 0 \
+	'vcuda_vm_memory_used_bytes{vm="vm3"}' 0 'vcuda_vm_sessions_opened_total{vm="vm3"}' 1
 
 # ---- bad requests ------------------------------------------------------------------------------
 python3 - "$SOCK" >"$VC_TMP/bad.txt" 2>&1 <<'EOF'
@@ -403,6 +489,44 @@ else
 	echo "skip - unauthorized-user checks need root (setpriv to uid 65534)"
 fi
 check "the refusals are in the daemon's log, with who asked" grep -q "refused a request from uid 0" "$DLOG"
+python3 - "$MPORT" "$CTL" >"$VC_TMP/httpbad.txt" 2>&1 <<'EOF2'
+import socket, subprocess, sys, time
+port, ctl = int(sys.argv[1]), sys.argv[2]
+def conn():
+    s = socket.create_connection(("127.0.0.1", port), timeout=5)
+    return s
+# idle and half-sent connections, past the endpoint's limits (16, 4 per address)
+held = [conn() for _ in range(24)]
+for s in held[::2]:
+    s.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n")  # never finished
+t0 = time.time()
+r = subprocess.run([ctl, "status"], capture_output=True, timeout=10)
+assert r.returncode == 0, r
+print("vcudactl status answered in %.0f ms with 24 HTTP connections held" % ((time.time() - t0) * 1000))
+for s in held:
+    s.close()
+time.sleep(0.2)
+# a request line past the connection's 64 KiB
+s = conn()
+try:
+    s.sendall(b"GET /metrics?" + b"a" * (128 << 10) + b" HTTP/1.1\r\n\r\n")
+    reply = s.recv(4096)
+except OSError:
+    reply = b"(closed)"
+print("oversized request:", reply.split(b"\r\n")[0].decode(errors="replace"))
+assert reply and not reply.startswith(b"HTTP/1.1 200"), reply[:80]
+EOF2
+rc=$?
+sed 's/^/    /' "$VC_TMP/httpbad.txt"
+check "metrics: held, half-sent and oversized HTTP requests do not hold up the daemon or get metrics" \
+	bash -c '[ '$rc' -eq 0 ] && kill -0 '$DPID
+check "metrics: a live scrape after the bad requests passes promtool check metrics" scrape refusals
+grep '^vcuda_mgmt_requests_total' "$VC_TMP/refusals.prom" | grep -v ' 0$' | sed 's/^/    /'
+check "metrics: management refusals counted by code (503 junk lines as bad-request, an unknown op, a bad version)" \
+	python3 -c 'import sys; m = dict(l.rsplit(" ", 1) for l in open(sys.argv[1]) if l.startswith("vcuda_mgmt_requests_total"));
+c = lambda k: float(m["vcuda_mgmt_requests_total{code=\"%s\"}" % k]);
+assert c("bad-request") >= 503 and c("unknown-op") >= 1 and c("unsupported-version") >= 1 and c("not-found") >= 1 and c("ok") > 10, m
+assert sys.argv[2] != "0" or c("permission-denied") >= 2, m' "$VC_TMP/refusals.prom" "$(id -u)"
 
 # ---- restart --------------------------------------------------------------------------------------
 servers_before=$(pgrep -f -- "--admin-socket $RUN/servers/" | sort | tr '\n' ' ')

@@ -3,7 +3,12 @@
 set -euo pipefail
 
 pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev libsqlite3-dev libjansson-dev
-      busybox-static cpio curl xz-utils libelf1)
+      busybox-static cpio curl xz-utils libelf1
+      libmicrohttpd-dev prometheus
+      debhelper dh-dkms dkms libvirt-clients systemd)
+# libmicrohttpd-dev: vcuda-mgmtd's /metrics; prometheus: promtool, which checks a live scrape.
+# debhelper, dh-dkms, dkms: the Debian packages (packaging/, debian/); libvirt-clients: virt-xml-validate
+# for the libvirt example; systemd: systemd-analyze verify of the units.
 
 missing=()
 for p in "${pkgs[@]}"; do

@@ -43,6 +43,7 @@ struct vc_mgmtd_config {
 	uint32_t def_weight, def_idle_timeout;
 	int64_t events_keep;
 	bool stop_on_exit;        /* stop the servers when the daemon is stopped */
+	const char *metrics_listen; /* serve /metrics here (metrics.h); NULL: off */
 };
 
 struct vc_server;

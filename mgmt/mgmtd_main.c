@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "lines.h"
+#include "metrics.h"
 #include "mgmtd.h"
 #include "ops.h"
 #include "proto.h"
@@ -40,7 +41,7 @@
 #define MAX_CLIENTS 128
 #define CLIENT_IDLE_MS 30000
 #define OUT_MAX (8u << 20)
-#define MAX_POLL (2 + MAX_CLIENTS + 2048)
+#define MAX_POLL (3 + MAX_CLIENTS + 2048)
 
 struct client {
 	struct client *next;
@@ -83,6 +84,8 @@ static void usage(FILE *f)
 		"                          on 'vcudactl gpu rescan' or SIGHUP)\n"
 		"  --stop-servers-on-exit  stop the VMs' servers when the daemon is stopped (default: they keep\n"
 		"                          running and a restarted daemon re-attaches them)\n"
+		"  --metrics-listen ADDR   serve Prometheus metrics on http://ADDR/metrics: PORT (127.0.0.1:PORT),\n"
+		"                          HOST:PORT or [IPV6]:PORT (default: off; docs/METRICS.md)\n"
 		"Sizes take K, M, G, T suffixes.\n");
 }
 
@@ -129,7 +132,7 @@ static const char *default_server(void)
 static int parse_args(int argc, char **argv, struct vc_mgmtd_config *c)
 {
 	enum { O_SOCKET = 256, O_RUN, O_DB, O_INV, O_NVML, O_AGROUP, O_SGROUP, O_SMODE, O_VMODE, O_SERVER,
-	       O_EXEC, O_SARG, O_DMEM, O_DPIN, O_DWEIGHT, O_IDLE, O_KEEP, O_STOP, O_VGROUP, O_RESCAN };
+	       O_EXEC, O_SARG, O_DMEM, O_DPIN, O_DWEIGHT, O_IDLE, O_KEEP, O_STOP, O_VGROUP, O_RESCAN, O_METRICS };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, O_SOCKET},
 		{"run-dir", required_argument, NULL, O_RUN},
@@ -151,6 +154,7 @@ static int parse_args(int argc, char **argv, struct vc_mgmtd_config *c)
 		{"stop-servers-on-exit", no_argument, NULL, O_STOP},
 		{"vm-socket-group", required_argument, NULL, O_VGROUP},
 		{"rescan-interval", required_argument, NULL, O_RESCAN},
+		{"metrics-listen", required_argument, NULL, O_METRICS},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -187,6 +191,7 @@ static int parse_args(int argc, char **argv, struct vc_mgmtd_config *c)
 		case O_EXEC: c->executor = optarg; break;
 		case O_STOP: c->stop_on_exit = true; break;
 		case O_VGROUP: c->vm_socket_group = optarg; break;
+		case O_METRICS: c->metrics_listen = optarg; break;
 		case O_RESCAN:
 			if (opt_uint("--rescan-interval", optarg, 86400, 10, &v))
 				return -1;
@@ -422,13 +427,16 @@ static void on_request(struct client *c, const char *line, size_t len)
 	struct vc_mreq r;
 	const char *code;
 	char err[512];
+	json_t *rep;
 
 	if (vc_mreq_parse(line, len, &r, &code, err, sizeof(err))) {
 		vc_mlog("refused a request from uid %u pid %d: %s", (unsigned)c->peer.uid, (int)c->peer.pid, err);
-		client_reply(c, vc_mrep_err(r.id, code, "%s", err));
+		rep = vc_mrep_err(r.id, code, "%s", err);
 	} else {
-		client_reply(c, vc_ops_handle(&g_d, &r, &c->peer));
+		rep = vc_ops_handle(&g_d, &r, &c->peer);
 	}
+	vc_metrics_request(rep);
+	client_reply(c, rep);
 	vc_mreq_fini(&r);
 }
 
@@ -529,8 +537,10 @@ static void loop(int lfd, int sfd)
 		nv = vc_vmsock_pollfds(&g_d, p + n, vtag, 1024);
 		n += nv;
 		s0 = n;
-		ns = vc_servers_pollfds(&g_d, p + n, stag, MAX_POLL - n);
+		ns = vc_servers_pollfds(&g_d, p + n, stag, MAX_POLL - 1 - n);
 		n += ns;
+		n += vc_metrics_http_pollfd(p + n);
+		timeout = min_timeout(timeout, vc_metrics_http_timeout());
 		pr = poll(p, (nfds_t)n, timeout);
 		if (pr < 0) {
 			if (errno == EINTR)
@@ -554,6 +564,7 @@ static void loop(int lfd, int sfd)
 				return;
 			}
 		}
+		vc_metrics_http_run(); /* what is ready, and its idle clients' timeouts */
 		if (pr == 0)
 			continue;
 		/* Servers first (their descriptors may be gone after the rest). */
@@ -646,7 +657,16 @@ int main(int argc, char **argv)
 	if (lfd < 0)
 		goto err_socks;
 	vc_mlog("listening on %s (protocol v%d)", d->cfg.socket_path, VC_MGMT_PROTO_VERSION);
+	if (d->cfg.metrics_listen) {
+		if (vc_metrics_http_start(d, d->cfg.metrics_listen, err, sizeof(err))) {
+			fprintf(stderr, "vcuda-mgmtd: %s\n", err);
+			close(lfd);
+			unlink(d->cfg.socket_path);
+			goto err_socks;
+		}
+	}
 	loop(lfd, sfd);
+	vc_metrics_http_stop();
 	d->stopping = true;
 	close(lfd);
 	unlink(d->cfg.socket_path);

@@ -19,6 +19,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "place.h"
 #include "servers.h"
 #include "util.h"
@@ -35,6 +36,7 @@ void vc_mgmtd_event(struct vc_mgmtd *d, const char *kind, const char *vm, const 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	vc_metrics_event(kind, vm);
 	if (vc_db_begin(d->db) || vc_db_event_add(d->db, kind, vm, gpu, "%s", msg) || vc_db_commit(d->db)) {
 		vc_db_rollback(d->db);
 		vc_mlog("database: cannot log event %s (%s): %s", kind, msg, vc_db_errmsg(d->db));

@@ -29,6 +29,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "ops.h"
 #include "proto.h"
 #include "util.h"
@@ -478,6 +479,7 @@ static void on_event(struct vc_mgmtd *d, struct vc_server *s, json_t *ev)
 
 		if (e)
 			snprintf(who, sizeof(who), " (guest pid %u %s)", e->pid, e->comm);
+		vc_metrics_session_closed(s->vm, reason, freed);
 		vc_mgmtd_event(d, stopped ? "session.closed" : "session.reclaimed", s->vm, s->gpu,
 			       "%s session %u of %s%s: %s, freed %" PRIu64 " bytes (%s), %" PRIu64 " commands",
 			       stopped ? "closed" : "reclaimed", id, s->vm, who,
@@ -520,6 +522,7 @@ static void reconcile(struct vc_mgmtd *d, struct vc_server *s)
 			k++;
 			continue;
 		}
+		vc_metrics_session_closed(s->vm, NULL, 0);
 		vc_mgmtd_event(d, "session.closed", s->vm, s->gpu,
 			       "session %u of %s (guest pid %u %s) ended while vcuda-mgmtd was not subscribed; "
 			       "what it freed is not known", s->sess[k].id, s->vm, s->sess[k].pid, s->sess[k].comm);

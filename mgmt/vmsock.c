@@ -13,6 +13,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "metrics.h"
 #include "ops.h"
 #include "util.h"
 #include "vc_vm.h"
@@ -145,6 +146,7 @@ void vc_vmsock_refuse(int conn, int status, const char *fmt, ...)
 	struct vc_vm_msg w;
 	va_list ap;
 
+	vc_metrics_qemu_refused(status);
 	vc_vm_msg_init(&w, VC_VM_WELCOME, 0);
 	w.status = status;
 	va_start(ap, fmt);

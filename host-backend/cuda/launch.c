@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "cuda/exec_priv.h"
+#include "resources/acct.h"
 #include "resources/gpushare.h"
 
 int vc_cu_func_layout(struct vc_cu_session *x, void *f, bool is_kernel, struct vc_cu_param_layout *pl)
@@ -121,6 +122,8 @@ int vc_cu_manual_vcLaunch(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	extra[4] = CU_LAUNCH_PARAM_END;
 	vc_cu_sched_before(x);
 	rc = x->drv->cuLaunchKernelEx(&cfg, f, NULL, psize ? extra : NULL);
+	if (rc == CUDA_SUCCESS)
+		vc_acct_launched(); /* for the manager's metrics (acct.h) */
 	if (rc == CUDA_SUCCESS && vc_sched_enabled()) {
 		void *ctx = NULL;
 

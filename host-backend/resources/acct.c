@@ -20,6 +20,8 @@
  *    one atomic read-modify-write or store, so that no update is lost, and
  *    they publish nothing, so every access is relaxed. used[] against
  *    quota[] is decided by charge() alone, with a compare-and-swap.
+ *  - refused[] and launches are counts the workers add to (charge(),
+ *    vc_acct_launched()) and the listener's status reads: relaxed.
  *  - quota[], weight and idle_timeout_s are set by the listener (main()
  *    before any fork, then admin.c) and read relaxed: quota[] by the workers
  *    (a new quota applies from their next charge), the others by the
@@ -136,8 +138,12 @@ int vc_acct_charge(enum vc_acct_res res, uint64_t bytes)
 	 * count publishes nothing: relaxed. */
 	used = vc_shm_load64(&g_acct->used[res], VC_RELAXED);
 	do {
-		if (quota && (bytes > quota || used > quota - bytes))
+		if (quota && (bytes > quota || used > quota - bytes)) {
+			/* A count for the listener's status (relaxed load in
+			 * admin.c): publishes nothing, so relaxed. */
+			vc_shm_add64(&g_acct->refused[res], 1, VC_RELAXED);
 			return -ENOMEM;
+		}
 	} while (!vc_shm_cas64(&g_acct->used[res], &used, used + bytes, VC_RELAXED, VC_RELAXED));
 	/* This session's count: read relaxed by the listener's status, and by
 	 * vc_acct_release() after this worker was reaped. */
@@ -158,6 +164,15 @@ void vc_acct_uncharge(enum vc_acct_res res, uint64_t bytes)
 		bytes = mine;
 	vc_shm_sub64(&g_self->used[res], bytes, VC_RELAXED);
 	vc_shm_sub64(&g_acct->used[res], bytes, VC_RELAXED);
+}
+
+void vc_acct_launched(void)
+{
+	if (!g_self)
+		return;
+	/* A count that every worker adds to (atomic, so that none is lost) and
+	 * the listener's status reads: it publishes nothing, so relaxed. */
+	vc_shm_add64(&g_acct->launches, 1, VC_RELAXED);
 }
 
 void vc_acct_activity(uint64_t n)

@@ -59,6 +59,8 @@ struct vc_acct {
 	uint64_t used[2];   /* the sum over sessions */
 	uint32_t weight;    /* compute weight (1..10000) */
 	uint32_t idle_timeout_s; /* 0 = never reclaim idle sessions */
+	uint64_t refused[2]; /* charges refused past the quota, by enum vc_acct_res */
+	uint64_t launches;  /* kernel launches the driver accepted, all sessions */
 	struct vc_acct_entry e[VC_ACCT_MAX];
 };
 
@@ -96,6 +98,9 @@ int vc_acct_charge(enum vc_acct_res res, uint64_t bytes);
 
 /** vc_acct_uncharge() - count @bytes of @res less. */
 void vc_acct_uncharge(enum vc_acct_res res, uint64_t bytes);
+
+/** vc_acct_launched() - in a worker: the driver accepted one more kernel launch. */
+void vc_acct_launched(void);
 
 /** vc_acct_activity() - @n commands executed, or pending work (n = 0): not idle now. */
 void vc_acct_activity(uint64_t n);

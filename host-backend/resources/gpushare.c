@@ -197,6 +197,13 @@ void vc_sched_beat(void)
 	vc_shm_store64(&g_f->vm[g_me].beat, vc_now_ns(), VC_RELAXED);
 }
 
+uint64_t vc_sched_busy_ns(void)
+{
+	/* A count this server's workers add to in vc_sched_charge() (relaxed
+	 * RMWs); read for status, it orders nothing: relaxed. */
+	return g_f ? vc_shm_load64(&g_f->vm[g_me].busy_ns, VC_RELAXED) : 0;
+}
+
 bool vc_sched_enabled(void)
 {
 	return g_f != NULL;

@@ -59,6 +59,13 @@ void vc_sched_set_weight(uint32_t weight);
 /** vc_sched_beat() - in the listener, every second: still alive. */
 void vc_sched_beat(void);
 
+/**
+ * vc_sched_busy_ns() - in the listener: how long this server's sessions had
+ * work in flight while another server of the GPU competed (the time weights
+ * are charged for; time alone on the GPU is not measured). 0 without --sched.
+ */
+uint64_t vc_sched_busy_ns(void);
+
 /** vc_sched_enabled() - a scheduling file is attached. */
 bool vc_sched_enabled(void);
 

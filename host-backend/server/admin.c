@@ -200,6 +200,20 @@ static json_t *subscribed(struct vc_admin *a)
 	return json_pack("{s:b,s:I,s:o*}", "ok", 1, "seq", (json_int_t)a->seq, "recent", list);
 }
 
+/* Counters since this server started, for the manager's metrics: the workers'
+ * relaxed RMWs (acct.c, gpushare.c); counts that order nothing: relaxed. */
+static json_t *counters(json_t *st, struct vc_acct *ac)
+{
+	if (!st)
+		return NULL;
+	json_object_set_new(st, "mem_refused", json_integer((json_int_t)vc_shm_load64(&ac->refused[VC_ACCT_MEM], VC_RELAXED)));
+	json_object_set_new(st, "pinned_refused",
+			    json_integer((json_int_t)vc_shm_load64(&ac->refused[VC_ACCT_PINNED], VC_RELAXED)));
+	json_object_set_new(st, "kernel_launches", json_integer((json_int_t)vc_shm_load64(&ac->launches, VC_RELAXED)));
+	json_object_set_new(st, "gpu_busy_ns", json_integer((json_int_t)vc_sched_busy_ns()));
+	return st;
+}
+
 static json_t *status(struct vc_admin *a)
 {
 	struct vc_acct *ac = a->p.acct;
@@ -214,13 +228,13 @@ static json_t *status(struct vc_admin *a)
 	/* quota[], weight and idle_timeout_s: this process's own stores (set()
 	 * below, main()); used[]: counts of the workers' relaxed RMWs. All
 	 * figures: relaxed. */
-	return json_pack("{s:b,s:s?,s:s?,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "ok", 1, "vm", a->p.vm_name, "gpu",
+	return counters(json_pack("{s:b,s:s?,s:s?,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "ok", 1, "vm", a->p.vm_name, "gpu",
 			 a->p.gpu, "mem_quota", (json_int_t)vc_shm_load64(&ac->quota[VC_ACCT_MEM], VC_RELAXED),
 			 "mem_used", (json_int_t)vc_shm_load64(&ac->used[VC_ACCT_MEM], VC_RELAXED), "pinned_quota",
 			 (json_int_t)vc_shm_load64(&ac->quota[VC_ACCT_PINNED], VC_RELAXED), "pinned_used",
 			 (json_int_t)vc_shm_load64(&ac->used[VC_ACCT_PINNED], VC_RELAXED), "weight",
 			 (json_int_t)vc_shm_load32(&ac->weight, VC_RELAXED), "idle_timeout",
-			 (json_int_t)vc_shm_load32(&ac->idle_timeout_s, VC_RELAXED), "sessions", list);
+			 (json_int_t)vc_shm_load32(&ac->idle_timeout_s, VC_RELAXED), "sessions", list), ac);
 }
 
 /* A non-negative integer field, if present. -1: bad; 0: absent; 1: set. */

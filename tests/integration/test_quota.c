@@ -643,6 +643,54 @@ START_TEST(mem_get_info_within_quota)
 }
 END_TEST
 
+/* The counters the manager's metrics read: quota refusals and kernel launches (docs/MGMT.md). */
+static uint64_t counter(const char *key)
+{
+	json_t *r = ask_raw("{\"op\":\"status\"}\n");
+	json_t *v = json_object_get(r, key);
+	uint64_t n;
+
+	ck_assert_msg(json_is_integer(v), "status has no %s", key);
+	n = (uint64_t)json_integer_value(v);
+	json_decref(r);
+	return n;
+}
+
+START_TEST(status_counts_refusals_and_launches)
+{
+	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".visible .entry noop()\n{\n ret;\n}\n";
+	uint64_t mem0, pin0, k0;
+	CUdeviceptr a;
+	CUmodule m;
+	CUfunction f;
+	void *h;
+
+	set_limits(16 * MiB, 1 * MiB, 0);
+	wait_used(0, 3000);
+	mem0 = counter("mem_refused");
+	pin0 = counter("pinned_refused");
+	k0 = counter("kernel_launches");
+	cuda_up();
+	ck_assert_int_eq(cuMemAlloc(&a, 32 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMemAlloc(&a, 17 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMemAllocHost(&h, 2 * MiB), CUDA_ERROR_OUT_OF_MEMORY);
+	CK(cuMemAlloc(&a, 8 * MiB)); /* a success is no refusal */
+	CK(cuModuleLoadData(&m, ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	for (int i = 0; i < 5; i++)
+		CK(cuLaunchKernel(f, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, NULL));
+	/* a launch the driver refuses is not counted */
+	ck_assert_int_eq(cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	CK(cuCtxSynchronize());
+	ck_assert_uint_eq(counter("mem_refused") - mem0, 2);
+	ck_assert_uint_eq(counter("pinned_refused") - pin0, 1);
+	ck_assert_uint_eq(counter("kernel_launches") - k0, 5);
+	CK(cuMemFree(a));
+	CK(cuModuleUnload(m));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("quota");
@@ -664,6 +712,7 @@ int main(void)
 	tcase_add_test(t, admin_refuses_bad_requests);
 	tcase_add_test(t, vmm_create_quota);
 	tcase_add_test(t, mem_get_info_within_quota);
+	tcase_add_test(t, status_counts_refusals_and_launches);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
