@@ -68,14 +68,14 @@ static int jit_take(const struct vc_cu_jit *w, struct jitbuf *b)
 		b->opt[i] = (CUjit_option)o;
 		switch (o) {
 		case CU_JIT_INFO_LOG_BUFFER:
-			free(b->info); /* the last of repeated options counts */
-			if (!(b->info = calloc(1, b->info_cap + 1u)))
+			/* one buffer however often the option is repeated: every
+			 * copy of it names the same, never a freed one */
+			if (!b->info && !(b->info = calloc(1, b->info_cap + 1u)))
 				return CUDA_ERROR_OUT_OF_MEMORY;
 			b->val[i] = b->info;
 			break;
 		case CU_JIT_ERROR_LOG_BUFFER:
-			free(b->err);
-			if (!(b->err = calloc(1, b->err_cap + 1u)))
+			if (!b->err && !(b->err = calloc(1, b->err_cap + 1u)))
 				return CUDA_ERROR_OUT_OF_MEMORY;
 			b->val[i] = b->err;
 			break;
@@ -354,6 +354,9 @@ int vc_cu_manual_vcLoadJit(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 	out->console = true; /* a module load flushes device printf */
 	if ((rc = jit_take(&rq.jit, &b)) < 0)
 		goto out;
+	/* the image's own size fields against the bytes staged, as vcLoad does */
+	if (rc == 0)
+		rc = vc_cu_image_check(im->buf, im->size);
 	if (rc == 0 && (rc = vc_cu_enter(x, rq.ctx)) == 0) {
 		if (rq.kind == VC_CU_LOAD_MODULE) {
 			CUmodule m = NULL;

@@ -935,6 +935,17 @@ START_TEST(jit_link_checks)
 	ck_assert_int_eq(cu(VC_CU_vcLinkCreate, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)), 0);
 	ck_assert_int_eq(rp.result, 0);
 	link = rp.handle;
+	/* The log buffer option repeated (the fuzzer's find): one buffer for
+	 * every copy, none left naming a freed one (ASan would see it). */
+	c.jit.n = 4;
+	c.jit.o[2] = c.jit.o[1];
+	c.jit.o[3].opt = CU_JIT_ERROR_LOG_BUFFER;
+	c.jit.o[3].value = 0xdeadbeef;
+	c.jit.o[1].opt = CU_JIT_ERROR_LOG_BUFFER;
+	ck_assert_int_eq(cu(VC_CU_vcLinkCreate, &c, sizeof(c), NULL, 0, &rp, sizeof(rp)), 0);
+	ck_assert_int_eq(rp.result, 0);
+	ck_assert_int_eq(cu(VC_CU_vcLinkDestroy, &(struct vc_cu_req_handle){.ctx = g_ctx, .handle = rp.handle},
+			    sizeof(struct vc_cu_req_handle), NULL, 0, NULL, 0), 0);
 	ck_assert_uint_ne(link, 0);
 	ck_assert_int_eq(link_add(link, CU_JIT_INPUT_PTX, ptx, sizeof(ptx)), 0);
 	/* An ELF whose section table lies past the bytes staged. */
