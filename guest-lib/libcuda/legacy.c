@@ -19,11 +19,16 @@
  *    buffer's device pointer, an allocation's range) answers
  *    CUDA_ERROR_INVALID_VALUE and leaves the outputs alone;
  *  - memory totals (cuMemGetInfo, cuDeviceTotalMem) saturate at 4 GiB - 1.
- * These rules are vcuda's reading of the old ABI on a 64-bit device (the
- * driver's own answers were not measured yet); docs/driver-coverage.md lists
- * the functions.
+ *  - the context: the driver answers CUDA_ERROR_INVALID_CONTEXT to a
+ *    first-version call in a context of a later API version (measured on an
+ *    H100: cuArrayCreate in any context the runtime or cuCtxCreate_v2 made),
+ *    so these calls run only in a context the first-version cuCtxCreate
+ *    made (vc_cu_legacy_ctx()).
+ * The 32-bit rules are vcuda's reading of the old ABI on a 64-bit device;
+ * docs/driver-coverage.md lists the functions.
  */
 #include <limits.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "vc_cu_guest.h"
@@ -52,15 +57,43 @@ CUresult CUDAAPI cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 	return rc;
 }
 
+/* Contexts made by the first-version cuCtxCreate (API version 3000): the
+ * only ones first-version calls run in. */
+#define V1_CTX_MAX 64
+static CUcontext g_v1_ctx[V1_CTX_MAX];
+
+CUresult vc_cu_legacy_ctx(void)
+{
+	CUcontext c = NULL;
+
+	if (cuCtxGetCurrent(&c) != CUDA_SUCCESS || !c)
+		return CUDA_ERROR_INVALID_CONTEXT;
+	for (unsigned i = 0; i < V1_CTX_MAX; i++)
+		if (__atomic_load_n(&g_v1_ctx[i], __ATOMIC_RELAXED) == c)
+			return CUDA_SUCCESS;
+	return CUDA_ERROR_INVALID_CONTEXT;
+}
+
 CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-	return cuCtxCreate_v4(pctx, NULL, flags, dev);
+	CUresult rc = cuCtxCreate_v4(pctx, NULL, flags, dev);
+
+	if (rc == CUDA_SUCCESS)
+		for (unsigned i = 0; i < V1_CTX_MAX; i++) {
+			CUcontext none = NULL;
+
+			if (__atomic_compare_exchange_n(&g_v1_ctx[i], &none, *pctx, false, __ATOMIC_RELAXED,
+							__ATOMIC_RELAXED))
+				break;
+		}
+	return rc;
 }
 
 /* ---- memory --------------------------------------------------------------------- */
 
 CUresult CUDAAPI cuMemGetInfo(unsigned int *free, unsigned int *total)
 {
+	V1_CONTEXT();
 	size_t f, t;
 	CUresult rc;
 
@@ -75,6 +108,7 @@ CUresult CUDAAPI cuMemGetInfo(unsigned int *free, unsigned int *total)
 
 CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 {
+	V1_CONTEXT();
 	CUdeviceptr d;
 	CUresult rc;
 
@@ -93,6 +127,7 @@ CUresult CUDAAPI cuMemAlloc(CUdeviceptr_v1 *dptr, unsigned int bytesize)
 CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, unsigned int WidthInBytes,
 				 unsigned int Height, unsigned int ElementSizeBytes)
 {
+	V1_CONTEXT();
 	CUdeviceptr d;
 	size_t pitch;
 	CUresult rc;
@@ -112,11 +147,13 @@ CUresult CUDAAPI cuMemAllocPitch(CUdeviceptr_v1 *dptr, unsigned int *pPitch, uns
 
 CUresult CUDAAPI cuMemFree(CUdeviceptr_v1 dptr)
 {
+	V1_CONTEXT();
 	return cuMemFree_v2(dptr);
 }
 
 CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize, CUdeviceptr_v1 dptr)
 {
+	V1_CONTEXT();
 	CUdeviceptr b;
 	size_t n;
 	CUresult rc;
@@ -134,11 +171,13 @@ CUresult CUDAAPI cuMemGetAddressRange(CUdeviceptr_v1 *pbase, unsigned int *psize
 
 CUresult CUDAAPI cuMemAllocHost(void **pp, unsigned int bytesize)
 {
+	V1_CONTEXT();
 	return cuMemAllocHost_v2(pp, bytesize);
 }
 
 CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsigned int Flags)
 {
+	V1_CONTEXT();
 	CUdeviceptr d;
 	CUresult rc;
 
@@ -154,6 +193,7 @@ CUresult CUDAAPI cuMemHostGetDevicePointer(CUdeviceptr_v1 *pdptr, void *p, unsig
 
 CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CUmodule hmod, const char *name)
 {
+	V1_CONTEXT();
 	CUdeviceptr d;
 	size_t n;
 	CUresult rc;
@@ -173,34 +213,40 @@ CUresult CUDAAPI cuModuleGetGlobal(CUdeviceptr_v1 *dptr, unsigned int *bytes, CU
 
 CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyHtoD_v2(dstDevice, srcHost, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyDtoH(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyDtoH_v2(dstHost, srcDevice, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyDtoD(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyDtoD_v2(dstDevice, srcDevice, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr_v1 dstDevice, const void *srcHost, unsigned int ByteCount,
 				   CUstream hStream)
 {
+	V1_CONTEXT();
 	return cuMemcpyHtoDAsync_v2(dstDevice, srcHost, ByteCount, hStream);
 }
 
 CUresult CUDAAPI cuMemcpyDtoHAsync(void *dstHost, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
 				   CUstream hStream)
 {
+	V1_CONTEXT();
 	return cuMemcpyDtoHAsync_v2(dstHost, srcDevice, ByteCount, hStream);
 }
 
 CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr_v1 dstDevice, CUdeviceptr_v1 srcDevice, unsigned int ByteCount,
 				   CUstream hStream)
 {
+	V1_CONTEXT();
 	return cuMemcpyDtoDAsync_v2(dstDevice, srcDevice, ByteCount, hStream);
 }
 
@@ -228,6 +274,7 @@ static void copy2d(CUDA_MEMCPY2D *c, const CUDA_MEMCPY2D_v1 *o)
 
 CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
 {
+	V1_CONTEXT();
 	CUDA_MEMCPY2D c;
 
 	if (!pCopy)
@@ -238,6 +285,7 @@ CUresult CUDAAPI cuMemcpy2D(const CUDA_MEMCPY2D_v1 *pCopy)
 
 CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 {
+	V1_CONTEXT();
 	CUDA_MEMCPY2D c;
 
 	if (!pCopy)
@@ -248,6 +296,7 @@ CUresult CUDAAPI cuMemcpy2DUnaligned(const CUDA_MEMCPY2D_v1 *pCopy)
 
 CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream)
 {
+	V1_CONTEXT();
 	CUDA_MEMCPY2D c;
 
 	if (!pCopy)
@@ -258,34 +307,40 @@ CUresult CUDAAPI cuMemcpy2DAsync(const CUDA_MEMCPY2D_v1 *pCopy, CUstream hStream
 
 CUresult CUDAAPI cuMemsetD8(CUdeviceptr_v1 dstDevice, unsigned char uc, unsigned int N)
 {
+	V1_CONTEXT();
 	return cuMemsetD8_v2(dstDevice, uc, N);
 }
 
 CUresult CUDAAPI cuMemsetD16(CUdeviceptr_v1 dstDevice, unsigned short us, unsigned int N)
 {
+	V1_CONTEXT();
 	return cuMemsetD16_v2(dstDevice, us, N);
 }
 
 CUresult CUDAAPI cuMemsetD32(CUdeviceptr_v1 dstDevice, unsigned int ui, unsigned int N)
 {
+	V1_CONTEXT();
 	return cuMemsetD32_v2(dstDevice, ui, N);
 }
 
 CUresult CUDAAPI cuMemsetD2D8(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned char uc,
 			      unsigned int Width, unsigned int Height)
 {
+	V1_CONTEXT();
 	return cuMemsetD2D8_v2(dstDevice, dstPitch, uc, Width, Height);
 }
 
 CUresult CUDAAPI cuMemsetD2D16(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned short us,
 			       unsigned int Width, unsigned int Height)
 {
+	V1_CONTEXT();
 	return cuMemsetD2D16_v2(dstDevice, dstPitch, us, Width, Height);
 }
 
 CUresult CUDAAPI cuMemsetD2D32(CUdeviceptr_v1 dstDevice, unsigned int dstPitch, unsigned int ui,
 			       unsigned int Width, unsigned int Height)
 {
+	V1_CONTEXT();
 	return cuMemsetD2D32_v2(dstDevice, dstPitch, ui, Width, Height);
 }
 

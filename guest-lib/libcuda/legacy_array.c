@@ -37,6 +37,7 @@ static int fits32(size_t v)
 
 CUresult CUDAAPI cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 *pAllocateArray)
 {
+	V1_CONTEXT();
 	CUDA_ARRAY_DESCRIPTOR d;
 
 	if (!pAllocateArray)
@@ -51,6 +52,7 @@ CUresult CUDAAPI cuArrayCreate(CUarray *pHandle, const CUDA_ARRAY_DESCRIPTOR_v1 
 
 CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR_v1 *pAllocateArray)
 {
+	V1_CONTEXT();
 	CUDA_ARRAY3D_DESCRIPTOR d;
 
 	if (!pAllocateArray)
@@ -67,6 +69,7 @@ CUresult CUDAAPI cuArray3DCreate(CUarray *pHandle, const CUDA_ARRAY3D_DESCRIPTOR
 
 CUresult CUDAAPI cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR_v1 *pArrayDescriptor, CUarray hArray)
 {
+	V1_CONTEXT();
 	CUDA_ARRAY_DESCRIPTOR d;
 	CUresult rc;
 
@@ -85,6 +88,7 @@ CUresult CUDAAPI cuArrayGetDescriptor(CUDA_ARRAY_DESCRIPTOR_v1 *pArrayDescriptor
 
 CUresult CUDAAPI cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR_v1 *pArrayDescriptor, CUarray hArray)
 {
+	V1_CONTEXT();
 	CUDA_ARRAY3D_DESCRIPTOR d;
 	CUresult rc;
 
@@ -107,41 +111,48 @@ CUresult CUDAAPI cuArray3DGetDescriptor(CUDA_ARRAY3D_DESCRIPTOR_v1 *pArrayDescri
 
 CUresult CUDAAPI cuMemcpyHtoA(CUarray dstArray, unsigned int dstOffset, const void *srcHost, unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyHtoA_v2(dstArray, dstOffset, srcHost, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyAtoH(void *dstHost, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyAtoH_v2(dstHost, srcArray, srcOffset, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyHtoAAsync(CUarray dstArray, unsigned int dstOffset, const void *srcHost,
 				   unsigned int ByteCount, CUstream hStream)
 {
+	V1_CONTEXT();
 	return cuMemcpyHtoAAsync_v2(dstArray, dstOffset, srcHost, ByteCount, hStream);
 }
 
 CUresult CUDAAPI cuMemcpyAtoHAsync(void *dstHost, CUarray srcArray, unsigned int srcOffset, unsigned int ByteCount,
 				   CUstream hStream)
 {
+	V1_CONTEXT();
 	return cuMemcpyAtoHAsync_v2(dstHost, srcArray, srcOffset, ByteCount, hStream);
 }
 
 CUresult CUDAAPI cuMemcpyAtoD(CUdeviceptr_v1 dstDevice, CUarray srcArray, unsigned int srcOffset,
 			      unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyAtoD_v2(dstDevice, srcArray, srcOffset, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyDtoA(CUarray dstArray, unsigned int dstOffset, CUdeviceptr_v1 srcDevice,
 			      unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyDtoA_v2(dstArray, dstOffset, srcDevice, ByteCount);
 }
 
 CUresult CUDAAPI cuMemcpyAtoA(CUarray dstArray, unsigned int dstOffset, CUarray srcArray, unsigned int srcOffset,
 			      unsigned int ByteCount)
 {
+	V1_CONTEXT();
 	return cuMemcpyAtoA_v2(dstArray, dstOffset, srcArray, srcOffset, ByteCount);
 }
 
@@ -178,6 +189,7 @@ static void copy3d(CUDA_MEMCPY3D *c, const CUDA_MEMCPY3D_v1 *o)
 
 CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
 {
+	V1_CONTEXT();
 	CUDA_MEMCPY3D c;
 
 	if (!pCopy)
@@ -188,6 +200,7 @@ CUresult CUDAAPI cuMemcpy3D(const CUDA_MEMCPY3D_v1 *pCopy)
 
 CUresult CUDAAPI cuMemcpy3DAsync(const CUDA_MEMCPY3D_v1 *pCopy, CUstream hStream)
 {
+	V1_CONTEXT();
 	CUDA_MEMCPY3D c;
 
 	if (!pCopy)

@@ -31,9 +31,14 @@ if [ -z "$smi" ] || ! "$smi" -L >/dev/null 2>&1; then
 	echo "nvml-smi: no NVIDIA GPU (nvidia-smi) here; this runs on the GPU machine" >&2
 	exit 2
 fi
-make -j"$(nproc)" VARIANT=release "$vb/bin/vcuda-server" "$vb/guest/libcuda.so.1" \
-	"$vb/guest/libnvidia-ml.so.1" "$vb/tests/test_nvml" >"$out/build.log" 2>&1 ||
-	{ tail -20 "$out/build.log"; exit 1; }
+# Built here only when missing (the GPU machine gets builds carried in).
+for f in bin/vcuda-server guest/libcuda.so.1 guest/libnvidia-ml.so.1 tests/test_nvml; do
+	[ -e "$vb/$f" ] && continue
+	make -j"$(nproc)" VARIANT=release "$vb/bin/vcuda-server" "$vb/guest/libcuda.so.1" \
+		"$vb/guest/libnvidia-ml.so.1" "$vb/tests/test_nvml" >"$out/build.log" 2>&1 ||
+		{ tail -20 "$out/build.log"; exit 1; }
+	break
+done
 guest=$PWD/$vb/guest
 
 # The server: the real driver and the host's own NVML (its library path must

@@ -585,6 +585,7 @@ typedef struct {
 } copy3d_v1;
 
 CUresult v1_ArrayCreate(CUarray *, const desc_v1 *) __asm__("cuArrayCreate");
+CUresult v1_CtxCreate(CUcontext *, unsigned int, CUdevice) __asm__("cuCtxCreate");
 CUresult v1_ArrayGetDescriptor(desc_v1 *, CUarray) __asm__("cuArrayGetDescriptor");
 CUresult v1_Array3DCreate(CUarray *, const desc3d_v1 *) __asm__("cuArray3DCreate");
 CUresult v1_Array3DGetDescriptor(desc3d_v1 *, CUarray) __asm__("cuArray3DGetDescriptor");
@@ -611,7 +612,13 @@ START_TEST(legacy_v1_names)
 	copy3d_v1 cp;
 	CUstream s;
 
+	CUcontext v1c;
+
 	fill(src, 4096, 11);
+	/* First-version calls run only in a first-version context: in any
+	 * other, the driver's CUDA_ERROR_INVALID_CONTEXT (measured on an H100). */
+	ck_assert_int_eq(v1_ArrayCreate(&a, &d), CUDA_ERROR_INVALID_CONTEXT);
+	CK(v1_CtxCreate(&v1c, 0, 0));
 	CK(v1_ArrayCreate(&a, &d));
 	CK(v1_ArrayCreate(&b, &d));
 	CK(v1_ArrayGetDescriptor(&g, a));
@@ -681,6 +688,8 @@ START_TEST(legacy_v1_names)
 	CK(cuArrayDestroy(a));
 	CK(cuArrayDestroy(b));
 	CK(cuArrayDestroy(c));
+	CK(cuCtxDestroy(v1c));
+	CK(cuCtxSetCurrent(g_ctx));
 	free(src);
 	free(dst);
 }

@@ -559,24 +559,27 @@ START_TEST(legacy_names)
 	CUmodule m;
 
 	ck_assert_ptr_nonnull(alloc1);
+	/* In a context of a later API version: the driver's INVALID_CONTEXT. */
+	ck_assert_int_eq(alloc1(&d1, 256), CUDA_ERROR_INVALID_CONTEXT);
+	ck_assert_int_eq(info1(&fr, &tot), CUDA_ERROR_INVALID_CONTEXT);
+	CK(total1(&tot, 0)); /* a device's, no context's */
+	ck_assert_uint_gt(tot, 0);
+	CK(create1(&c, 0, 0));
+	CK(cuCtxGetCurrent(&cur));
+	ck_assert_ptr_eq(cur, c);
 	/* No memory the old ABI can name: given back, out of memory. */
 	ck_assert_int_eq(alloc1(&d1, 256), CUDA_ERROR_OUT_OF_MEMORY);
 	ck_assert_int_eq(alloc1(NULL, 256), CUDA_ERROR_INVALID_VALUE);
 	CK(cuMemGetInfo(&f2, &t2));
 	CK(info1(&fr, &tot));
 	ck_assert_uint_eq(tot, t2 > 0xffffffffu ? 0xffffffffu : (unsigned int)t2);
-	CK(total1(&tot, 0));
-	ck_assert_uint_gt(tot, 0);
 	/* A 32-bit address names no allocation. */
 	ck_assert_int_ne(memset1(0x1000, 0, 16), CUDA_SUCCESS);
-	CK(create1(&c, 0, 0));
-	CK(cuCtxGetCurrent(&cur));
-	ck_assert_ptr_eq(cur, c);
-	CK(destroy1(c));
-	CK(cuCtxSetCurrent(g_ctx));
 	CK(cuModuleLoadData(&m, ".version 8.0\n.target sm_75\n.address_size 64\n.global .u32 g;\n"));
 	ck_assert_int_eq(global1(&d1, &n, m, "g"), CUDA_ERROR_INVALID_VALUE); /* its address is above 4 GiB */
 	CK(cuModuleUnload(m));
+	CK(destroy1(c));
+	CK(cuCtxSetCurrent(g_ctx));
 }
 END_TEST
 
@@ -660,7 +663,8 @@ START_TEST(jit_linking)
 	memset(info, 0, sizeof(info));
 	v[1] = (void *)(uintptr_t)sizeof(info);
 	CK(cuModuleLoadDataEx(&m, b, 2, o, v));
-	ck_assert_str_eq(info, "vcuda stand-in JIT: loaded");
+	if (standin()) /* the driver may log nothing for a load that went well */
+		ck_assert_str_eq(info, "vcuda stand-in JIT: loaded");
 	CK(cuModuleUnload(m));
 }
 END_TEST
@@ -1537,7 +1541,7 @@ START_TEST(driver_logs)
 	off_t len;
 
 	CK(cuLogsCurrent(&it, 0));
-	ck_assert_int_eq(cuLogsCurrent(&it2, 1), CUDA_ERROR_INVALID_VALUE);
+	CK(cuLogsCurrent(&it2, 1)); /* the H100's driver takes any flags (measured) */
 	ck_assert_int_eq(cuLogsCurrent(NULL, 0), CUDA_ERROR_INVALID_VALUE);
 	ck_assert_int_eq(cuDeviceGetDevResource(0, &r, CU_DEV_RESOURCE_TYPE_INVALID), CUDA_ERROR_INVALID_RESOURCE_TYPE);
 	it2 = it;

@@ -41,6 +41,7 @@ struct copy3d_v1 {
 
 extern "C" {
 CUresult v1_ArrayCreate(CUarray *, const desc_v1 *) __asm__("cuArrayCreate");
+CUresult v1_CtxCreate(CUcontext *, unsigned int, CUdevice) __asm__("cuCtxCreate");
 CUresult v1_ArrayGetDescriptor(desc_v1 *, CUarray) __asm__("cuArrayGetDescriptor");
 CUresult v1_Array3DCreate(CUarray *, const desc3d_v1 *) __asm__("cuArray3DCreate");
 CUresult v1_Array3DGetDescriptor(desc3d_v1 *, CUarray) __asm__("cuArray3DGetDescriptor");
@@ -74,6 +75,13 @@ static void arrays_and_copies(void)
     CUstream s;
 
     fill_pattern(src, sizeof src, 3);
+    // First-version calls in the runtime's context (API version 3020+): the
+    // driver refuses them; in a context of the first-version cuCtxCreate
+    // they run.
+    printf("v1 call in the runtime's context: %s\n", drv_err_name(v1_ArrayCreate(&a, &d1)));
+    CUcontext prim, v1c;
+    CKD(cuCtxGetCurrent(&prim));
+    CKD(v1_CtxCreate(&v1c, 0, 0));
     CKD(v1_ArrayCreate(&a, &d1));
     CKD(v1_ArrayCreate(&b, &d1));
     CKD(v1_ArrayGetDescriptor(&g1, a));
@@ -155,6 +163,8 @@ static void arrays_and_copies(void)
     CKD(cuArrayDestroy(a));
     CKD(cuArrayDestroy(b));
     CKD(cuArrayDestroy(c));
+    CKD(cuCtxDestroy(v1c));
+    CKD(cuCtxSetCurrent(prim));
 }
 
 static void memops_v1(void)
