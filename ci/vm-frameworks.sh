@@ -13,10 +13,14 @@ out=${OUT:-/tmp/vcuda-vm-frameworks}
 img=${FW_IMAGE:-/tmp/vcuda-framework.img} # GiBs: not under OUT
 py=${WL_PYTHON:-/opt/torch/.venv/bin/python3}
 mkdir -p "$out"
+t0=$SECONDS
+say() { echo "vm-frameworks: [$((SECONDS - t0)) s] $*"; }
 # shellcheck disable=SC2086
 "$py" tests/workloads/run.py --mode native --only "$(echo $W | tr ' ' ,)" --out "$out/native" --timeout 300
+say "native runs done"
 # shellcheck disable=SC2086
 ci/vm-framework-disk.sh "$img" "$out/native" $W
+say "payload disk built"
 only=$(printf 'vm-%s,' $W)
 VM_ACCEL=${VM_ACCEL:-kvm} VM_MEM=${VM_MEM:-16384} VM_CPUS=${VM_CPUS:-4} VM_TIMEOUT=${VM_TIMEOUT:-1500} \
 	EXECUTOR=cuda VM_PREBUILT=${VM_PREBUILT:-build/vmpack} GPU_DISK="$img" VM_ONLY="$only" bash ci/vm-test.sh
