@@ -222,7 +222,8 @@ $(BUILD)/obj/tests/integration/bad_client.o $(BUILD)/obj/tests/vm/vm_guest_test.
 $(BUILD)/obj/tests/unit/test_decode.o $(BUILD)/obj/tests/unit/test_threads.o: CFLAGS += -Itests/lib
 $(BUILD)/tests/bad_client: $(BUILD)/obj/tests/integration/bad_client.o
 $(BUILD)/vm/vm_guest_test: $(BUILD)/obj/tests/vm/vm_guest_test.o
-$(VT_CUDA_USERS): $(BUILD)/obj/tests/lib/vt_cuda.o $(BUILD)/obj/tests/lib/vt_hostile.o $(LIBCLIENT) $(LIBSHARED)
+$(VT_CUDA_USERS): $(BUILD)/obj/tests/lib/vt_cuda.o $(BUILD)/obj/tests/lib/vt_hostile.o $(BUILD)/obj/tests/lib/vt_hostile_live.o \
+	$(BUILD)/obj/tests/lib/vt_admin.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS)
 

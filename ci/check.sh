@@ -42,11 +42,11 @@ unit() { # VARIANT
 integration() { # VARIANT
 	local v=$1 rc=0
 	export VCUDA_VM_SOCKET="$VC_TMP/vm.sock"
-	start_server "build/$v/bin/vcuda-server" --vm-socket "$VCUDA_VM_SOCKET" || return 1
+	start_server "build/$v/bin/vcuda-server" --vm-socket "$VCUDA_VM_SOCKET" --admin-socket "$VC_TMP/admin.sock" || return 1
 	"build/$v/tests/stress_client" --requests "$STRESS_REQUESTS" --threads 2 || rc=1
 	echo "== the VM link, with this test in QEMU's place"
 	"build/$v/tests/test_vm_link" || rc=1
-	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
+	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" --admin "$VC_TMP/admin.sock" || rc=1
 	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
 	if [ "$v" = asan ]; then
 		echo "== driver API suites (device printf, pools, graphs): guest library and server under ASan+UBSan"
