@@ -202,9 +202,11 @@ CUDA_SUITES := test_cuda_api test_cuda_objects test_arrays test_managed test_gra
 $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CSTD := -std=c11 -D_GNU_SOURCE
 $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CFLAGS += $(CHECK_CFLAGS)
 $(BUILD)/obj/tests/integration/test_managed.o: CFLAGS += -Itests/lib
+$(BUILD)/obj/tests/integration/test_hostile_api.o: CFLAGS += -Itests/lib
+$(BUILD)/tests/test_hostile_api: $(BUILD)/obj/tests/lib/vt_admin.o
 $(patsubst %,$(BUILD)/tests/%,$(CUDA_SUITES)): $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)

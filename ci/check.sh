@@ -46,7 +46,8 @@ integration() { # VARIANT
 	"build/$v/tests/stress_client" --requests "$STRESS_REQUESTS" --threads 2 || rc=1
 	echo "== the VM link, with this test in QEMU's place"
 	"build/$v/tests/test_vm_link" || rc=1
-	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" --admin "$VC_TMP/admin.sock" || rc=1
+	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" --admin "$VC_TMP/admin.sock" \
+		--rss-slack "$([ "$v" = asan ] && echo 65536 || echo 4096)" || rc=1
 	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
 	if [ "$v" = asan ]; then
 		echo "== driver API suites (device printf, pools, graphs): guest library and server under ASan+UBSan"
@@ -78,7 +79,7 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	echo "== graphs: every node kind, updates, clones, dot print, user objects"
 	build/release/tests/test_graphs || rc=1
 	echo "== a buggy program's misuse of the driver API (hostile suite, API level)"
-	build/release/tests/test_hostile_api || rc=1
+	VCUDA_SERVER_PID=$SERVER_PID build/release/tests/test_hostile_api || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	for v in static shared; do

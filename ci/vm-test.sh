@@ -49,6 +49,7 @@ build_payload() { # DIR
 	mkdir -p "$p/bin" "$p/lib"
 	cp tests/vm/run.sh "$p/run.sh"
 	cp "$b/vm/vm_guest_test" "$b/vm/runas" "$b/tests/stress_client" "$b/tests/test_cuda_api" "$b/tests/test_cuda_objects" \
+		"$b/tests/test_hostile_api" \
 		"$b/tests/cudart_smoke_static" "$b/tests/cudart_smoke_shared" "$p/bin/"
 	cp "$b/guest/libcuda.so.1" "$p/lib/"
 	cp -L "${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" "$p/lib/"

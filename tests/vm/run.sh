@@ -63,6 +63,12 @@ cuda_api() {
 	$U test_cuda_api && $U test_cuda_objects
 }
 
+# The hostile suite's API level inside the guest (its ring level is
+# bad-requests): a buggy program's misuse, a neighbour process beside it.
+hostile_api() {
+	$U test_hostile_api
+}
+
 echo "VMTEST START $(uname -r), $(nproc) CPUs, $SLOTS session slots"
 t device-node sh -c "ls -l $DEV && [ -c $DEV ]"
 t driver-misuse $U vm_guest_test driver
@@ -76,6 +82,7 @@ t killed-mid-copy killed_mid_copy
 t bad-requests $U vm_guest_test hostile
 t transport-after-bad-requests $U stress_client --requests 10000 --threads 1
 t cuda-driver-api cuda_api
+t hostile-api hostile_api
 t cudart-static $U cudart_smoke_static
 t cudart-shared $U cudart_smoke_shared
 # The GPU suite comes on a payload disk (too large for an initramfs).
