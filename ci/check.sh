@@ -182,6 +182,25 @@ fuzz() { # TARGET SECONDS
 	return $rc
 }
 
+# QEMU's generic fuzzer on virtio-vcuda-pci (qemu-patches/0008) for SECONDS,
+# when QEMU's fuzzing build is cached already: tools/fuzz-long.sh builds it
+# (ci/qemu.sh --fuzz, about 10 minutes on two cores), which CI does not.
+qemu_fuzz() { # SECONDS
+	local q
+	if ! q=$(VCUDA_QEMU_NO_BUILD=1 bash ci/qemu.sh --fuzz 2>/dev/null | tail -n 1) || [ -z "$q" ]; then
+		echo "ok - QEMU's fuzzing build is not cached (tools/fuzz-long.sh builds it): not run"
+		return 0
+	fi
+	mkdir -p build/fuzz/artifacts "$VC_TMP/corpus-qemu"
+	"$q/bin/qemu-fuzz-x86_64" --fuzz-target=generic-fuzz-virtio-vcuda-pci -max_total_time="$1" -timeout=20 \
+		-rss_limit_mb=4096 -artifact_prefix=build/fuzz/artifacts/qemu_virtio_vcuda- -print_final_stats=1 \
+		"$VC_TMP/corpus-qemu" >"$VC_TMP/fuzz.log" 2>&1
+	local rc=$?
+	awk '/ERROR: |runtime error/ { p = 1 } /Shadow bytes around/ { p = 0 } p;
+	     /Test unit written|^Done [0-9]+ runs/' "$VC_TMP/fuzz.log" | head -40
+	return $rc
+}
+
 echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"
 step "build release (-Werror)" make -j"$JOBS" VARIANT=release
 step "hand-kept copies of the VM link ABI match shared/ (QEMU patch, kmod)" python3 tools/check_copies.py
@@ -211,6 +230,7 @@ step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECOND
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
 step "fuzz the VM link frame reader for 10s" fuzz fuzz_vm_frame 10
 step "fuzz the management request decoder for 10s" fuzz fuzz_mgmt_request 10
+step "fuzz the QEMU device (generic-fuzz) for 30s, if its fuzzing build is cached" qemu_fuzz 30
 
 echo
 if [ $fail -ne 0 ]; then

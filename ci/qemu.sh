@@ -21,6 +21,10 @@
 # pinned by sha256. Run as root on a bare Debian 12 to install what is
 # missing; as another user everything must be there already.
 #
+# With VCUDA_QEMU_NO_BUILD set, a variant that is not cached is not built:
+# exit 3 (make check runs the QEMU fuzz target only when tools/fuzz-long.sh
+# built it already).
+#
 # The dynamic variant runs the device's qtest before it is installed; run
 # it again with
 #   QTEST_QEMU_BINARY=$out/bin/qemu-system-x86_64 $out/bin/virtio-vcuda-test
@@ -93,6 +97,10 @@ if [ -x "$out/bin/$binary" ]; then
 	say "cached $out"
 	echo "$out"
 	exit 0
+fi
+if [ -n "${VCUDA_QEMU_NO_BUILD:-}" ]; then
+	say "not cached: $out (VCUDA_QEMU_NO_BUILD set, not building)"
+	exit 3
 fi
 
 # Packages
@@ -249,7 +257,7 @@ mkdir -p "$tmp/out/bin" "$tmp/out/share"
 cp "$tmp/build/$binary" "$tmp/out/bin/"
 if [ $variant = static ]; then
 	strip "$tmp/out/bin/qemu-system-x86_64"
-else
+elif [ $variant = dynamic ]; then
 	cp "$tmp/build/tests/qtest/virtio-vcuda-test" "$tmp/out/bin/"
 fi
 cp "${firmware[@]}" "$tmp/out/share/"
