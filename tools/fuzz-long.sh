@@ -3,12 +3,16 @@
 # each for a number of executions, and prints a table of executions and
 # crashes per target; exits non-zero on any crash.
 #
-#   tools/fuzz-long.sh [--total N | --runs N] [--jobs J] [--targets a,b,...]
-#                      [--no-qemu] [--out DIR] [--build-only]
+#   tools/fuzz-long.sh [--total N | --runs N] [--qemu-runs N] [--jobs J]
+#                      [--targets a,b,...] [--no-qemu] [--out DIR] [--build-only]
 #
 #   --total N    executions over all targets, shared out evenly (the issue's
 #                long run: --total 100000000)
 #   --runs N     executions per target (default 20000: a smoke run)
+#   --qemu-runs N  executions of the QEMU target alone (default: as the
+#                others; it makes about 100 per second per process where
+#                vcuda's make tens of thousands, so a long run gives it
+#                fewer: --total then shares the rest among vcuda's)
 #   --jobs J     fuzzer processes per target, run side by side, sharing the
 #                target's corpus (default: the number of cores)
 #   --targets    a subset of: fuzz_decode fuzz_handshake fuzz_vm_frame
@@ -37,6 +41,7 @@ cd "$(dirname "$0")/.."
 
 RUNS=20000
 TOTAL=
+QRUNS=
 JOBS=$(nproc)
 TARGETS="fuzz_decode fuzz_handshake fuzz_vm_frame fuzz_mgmt_request qemu_virtio_vcuda"
 QEMU=1
@@ -49,6 +54,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--runs) RUNS=${2:?}; shift ;;
 	--total) TOTAL=${2:?}; shift ;;
+	--qemu-runs) QRUNS=${2:?}; shift ;;
 	--jobs) JOBS=${2:?}; shift ;;
 	--targets) TARGETS=${2//,/ }; shift ;;
 	--no-qemu) QEMU=0 ;;
@@ -63,8 +69,14 @@ done
 ntargets=$(echo $TARGETS | wc -w)
 [ "$ntargets" -gt 0 ] || die "no targets"
 if [ -n "$TOTAL" ]; then
-	RUNS=$(((TOTAL + ntargets - 1) / ntargets))
+	if [ -n "$QRUNS" ] && echo " $TARGETS " | grep -q ' qemu_virtio_vcuda '; then
+		[ $ntargets -gt 1 ] || die "--total with --qemu-runs needs another target"
+		RUNS=$(((TOTAL - QRUNS + ntargets - 2) / (ntargets - 1)))
+	else
+		RUNS=$(((TOTAL + ntargets - 1) / ntargets))
+	fi
 fi
+QRUNS=${QRUNS:-$RUNS}
 [ "$JOBS" -ge 1 ] || die "--jobs must be at least 1"
 OUT=${OUT:-$VCUDA_CACHE/fuzz-long/$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$OUT" || die "cannot create $OUT"
@@ -119,8 +131,10 @@ run_target() { # TARGET -> OUT/TARGET/{corpus,job-N.log,crash-*}
 		$(cmd_of "$t") -runs=0 tests/fuzz/regressions/"${t#fuzz_}"-* >"$dir/regressions.log" 2>&1 ||
 			echo "regressions" >"$dir/regressions.failed"
 	fi
-	per=$((RUNS / JOBS))
-	rest=$((RUNS - per * JOBS))
+	local want=$RUNS
+	[ "$t" = qemu_virtio_vcuda ] && want=$QRUNS
+	per=$((want / JOBS))
+	rest=$((want - per * JOBS))
 	cmd=$(cmd_of "$t")
 	for ((j = 0; j < JOBS; j++)); do
 		local n=$per
@@ -157,7 +171,7 @@ crashes() {
 	echo "$n"
 }
 
-say "$RUNS executions per target, $JOBS processes each, into $OUT"
+say "$RUNS executions per target (QEMU's: $QRUNS), $JOBS processes each, into $OUT"
 declare -A secs
 for t in $TARGETS; do
 	t1=$SECONDS
