@@ -246,9 +246,11 @@ CUDA_SUITES += test_pinned
 $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CSTD := -std=c11 -D_GNU_SOURCE
 $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CFLAGS += $(CHECK_CFLAGS)
 $(BUILD)/obj/tests/integration/test_managed.o: CFLAGS += -Itests/lib
+$(BUILD)/obj/tests/integration/test_hostile_api.o: CFLAGS += -Itests/lib
+$(BUILD)/tests/test_hostile_api: $(BUILD)/obj/tests/lib/vt_admin.o
 $(patsubst %,$(BUILD)/tests/%,$(CUDA_SUITES)): $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
-	$(CC) $(LDFLAGS) -o $@ $< -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
@@ -266,7 +268,8 @@ $(BUILD)/obj/tests/integration/bad_client.o $(BUILD)/obj/tests/vm/vm_guest_test.
 $(BUILD)/obj/tests/unit/test_decode.o $(BUILD)/obj/tests/unit/test_threads.o: CFLAGS += -Itests/lib
 $(BUILD)/tests/bad_client: $(BUILD)/obj/tests/integration/bad_client.o
 $(BUILD)/vm/vm_guest_test: $(BUILD)/obj/tests/vm/vm_guest_test.o
-$(VT_CUDA_USERS): $(BUILD)/obj/tests/lib/vt_cuda.o $(BUILD)/obj/tests/lib/vt_hostile.o $(LIBCLIENT) $(LIBSHARED)
+$(VT_CUDA_USERS): $(BUILD)/obj/tests/lib/vt_cuda.o $(BUILD)/obj/tests/lib/vt_hostile.o $(BUILD)/obj/tests/lib/vt_hostile_live.o \
+	$(BUILD)/obj/tests/lib/vt_admin.o $(LIBCLIENT) $(LIBSHARED)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) $(filter %.a,$^) $(LDLIBS)
 

@@ -42,11 +42,12 @@ unit() { # VARIANT
 integration() { # VARIANT
 	local v=$1 rc=0
 	export VCUDA_VM_SOCKET="$VC_TMP/vm.sock"
-	start_server "build/$v/bin/vcuda-server" --vm-socket "$VCUDA_VM_SOCKET" || return 1
+	start_server "build/$v/bin/vcuda-server" --vm-socket "$VCUDA_VM_SOCKET" --admin-socket "$VC_TMP/admin.sock" || return 1
 	"build/$v/tests/stress_client" --requests "$STRESS_REQUESTS" --threads 2 || rc=1
 	echo "== the VM link, with this test in QEMU's place"
 	"build/$v/tests/test_vm_link" || rc=1
-	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
+	"build/$v/tests/bad_client" --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" --admin "$VC_TMP/admin.sock" \
+		--rss-slack "$([ "$v" = asan ] && echo 65536 || echo 4096)" || rc=1
 	"build/$v/demo/vcuda-demo" >/dev/null || rc=1
 	if [ "$v" = asan ]; then
 		echo "== driver API suites (device printf, pools, graphs): guest library and server under ASan+UBSan"
@@ -78,7 +79,7 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	echo "== graphs: every node kind, updates, clones, dot print, user objects"
 	build/release/tests/test_graphs || rc=1
 	echo "== a buggy program's misuse of the driver API (hostile suite, API level)"
-	build/release/tests/test_hostile_api || rc=1
+	VCUDA_SERVER_PID=$SERVER_PID build/release/tests/test_hostile_api || rc=1
 	echo "== quotas, idle reclaim, admin socket"
 	build/release/tests/test_quota || rc=1
 	echo "== the guest NVML (libnvidia-ml.so.1): devices, memory within the quota, processes"
@@ -187,6 +188,25 @@ fuzz() { # TARGET SECONDS
 	return $rc
 }
 
+# QEMU's generic fuzzer on virtio-vcuda-pci (qemu-patches/0008) for SECONDS,
+# when QEMU's fuzzing build is cached already: tools/fuzz-long.sh builds it
+# (ci/qemu.sh --fuzz, about 10 minutes on two cores), which CI does not.
+qemu_fuzz() { # SECONDS
+	local q
+	if ! q=$(VCUDA_QEMU_NO_BUILD=1 bash ci/qemu.sh --fuzz 2>/dev/null | tail -n 1) || [ -z "$q" ]; then
+		echo "ok - QEMU's fuzzing build is not cached (tools/fuzz-long.sh builds it): not run"
+		return 0
+	fi
+	mkdir -p build/fuzz/artifacts "$VC_TMP/corpus-qemu"
+	"$q/bin/qemu-fuzz-x86_64" --fuzz-target=generic-fuzz-virtio-vcuda-pci -max_total_time="$1" -timeout=20 \
+		-rss_limit_mb=4096 -artifact_prefix=build/fuzz/artifacts/qemu_virtio_vcuda- -print_final_stats=1 \
+		"$VC_TMP/corpus-qemu" >"$VC_TMP/fuzz.log" 2>&1
+	local rc=$?
+	awk '/ERROR: |runtime error/ { p = 1 } /Shadow bytes around/ { p = 0 } p;
+	     /Test unit written|^Done [0-9]+ runs/' "$VC_TMP/fuzz.log" | head -40
+	return $rc
+}
+
 echo "vcuda check: $(date -u +%FT%TZ), $(nproc) cores"
 step "build release (-Werror)" make -j"$JOBS" VARIANT=release
 step "hand-kept copies of the VM link ABI match shared/ (QEMU patch, kmod)" python3 tools/check_copies.py
@@ -216,6 +236,7 @@ step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECOND
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
 step "fuzz the VM link frame reader for 10s" fuzz fuzz_vm_frame 10
 step "fuzz the management request decoder for 10s" fuzz fuzz_mgmt_request 10
+step "fuzz the QEMU device (generic-fuzz) for 30s, if its fuzzing build is cached" qemu_fuzz 30
 step "Debian packages: build, install, units verified, DKMS, libvirt XML, manager end to end installed" \
 	bash ci/packages-test.sh
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env bash
-# ci/qemu.sh [--static]: QEMU 10.0.2 with virtio-vcuda-pci (qemu-patches/),
-# built once per input and cached.
+# ci/qemu.sh [--static|--fuzz]: QEMU 10.0.2 with virtio-vcuda-pci
+# (qemu-patches/), built once per input and cached.
 #
 # Prints "qemu: ..." progress on stderr; the last (only) line on stdout is
 # the output directory:
-#   $VCUDA_CACHE/qemu-<variant>-<key16>/      variant: dynamic or static
+#   $VCUDA_CACHE/qemu-<variant>-<key16>/      variant: dynamic, static or fuzz
 #     bin/qemu-system-x86_64                   (static: stripped, no slirp)
+#     bin/qemu-fuzz-x86_64                     (fuzz only, and no qemu-system:
+#                                              clang, libFuzzer, ASan+UBSan;
+#                                              tools/fuzz-long.sh runs it)
 #     bin/virtio-vcuda-test                    (dynamic only: the qtest)
 #     share/bios-256k.bin linuxboot_dma.bin kvmvapic.bin
 #     share/qemu -> .                          so that bin/qemu-system-x86_64
@@ -17,6 +20,10 @@
 # The source is Debian's qemu_10.0.2+ds.orig.tar.xz (bookworm-backports),
 # pinned by sha256. Run as root on a bare Debian 12 to install what is
 # missing; as another user everything must be there already.
+#
+# With VCUDA_QEMU_NO_BUILD set, a variant that is not cached is not built:
+# exit 3 (make check runs the QEMU fuzz target only when tools/fuzz-long.sh
+# built it already).
 #
 # The dynamic variant runs the device's qtest before it is installed; run
 # it again with
@@ -39,13 +46,14 @@ variant=dynamic
 case "${1:-}" in
 "") ;;
 --static) variant=static ;;
+--fuzz) variant=fuzz ;;
 -h | --help)
 	sed -n '2,/^set -euo/p' "$script" | sed '$d; s/^# \{0,1\}//' >&2
 	exit 0
 	;;
-*) die "unknown argument '$1' (usage: ci/qemu.sh [--static])" ;;
+*) die "unknown argument '$1' (usage: ci/qemu.sh [--static|--fuzz])" ;;
 esac
-[ $# -le 1 ] || die "usage: ci/qemu.sh [--static]"
+[ $# -le 1 ] || die "usage: ci/qemu.sh [--static|--fuzz]"
 
 # The FACTS.md recipe.
 configure_args=(
@@ -57,6 +65,11 @@ configure_args=(
 )
 if [ $variant = static ]; then
 	configure_args+=(--static) # Debian has no static libslirp
+elif [ $variant = fuzz ]; then
+	# QEMU's fuzzing build (docs/devel/testing/fuzzing.rst): clang's
+	# libFuzzer and sanitizers; the fuzz targets drive the machine
+	# through qtest in the same process.
+	configure_args+=(--cc=clang --cxx=clang++ --enable-fuzzing --enable-asan --enable-ubsan)
 else
 	configure_args+=(--enable-slirp)
 fi
@@ -78,10 +91,16 @@ key=$({
 } | sha256sum | cut -c1-16)
 out="$cache/qemu-$variant-$key"
 
-if [ -x "$out/bin/qemu-system-x86_64" ]; then
+binary=qemu-system-x86_64
+[ $variant = fuzz ] && binary=qemu-fuzz-x86_64
+if [ -x "$out/bin/$binary" ]; then
 	say "cached $out"
 	echo "$out"
 	exit 0
+fi
+if [ -n "${VCUDA_QEMU_NO_BUILD:-}" ]; then
+	say "not cached: $out (VCUDA_QEMU_NO_BUILD set, not building)"
+	exit 3
 fi
 
 # Packages
@@ -125,6 +144,7 @@ ensure_packages() {
 	local bpo=(python3-pycotap)
 	local missing=() missing_bpo=() p v
 	[ $variant = dynamic ] && pkgs+=(libslirp-dev)
+	[ $variant = fuzz ] && pkgs+=(clang)
 	for p in "${pkgs[@]}"; do installed "$p" || missing+=("$p"); done
 	for p in "${bpo[@]}"; do installed "$p" || missing_bpo+=("$p"); done
 	# QEMU 10 needs meson >= 1.5: bookworm has 1.0, bookworm-backports more.
@@ -228,16 +248,16 @@ done
 say "configuring ($variant)"
 mkdir "$tmp/build"
 (cd "$tmp/build" && ../src/configure "${configure_args[@]}") >>"$log" 2>&1 || fail configure
-targets=(qemu-system-x86_64)
+targets=("$binary")
 [ $variant = dynamic ] && targets+=(tests/qtest/virtio-vcuda-test)
 say "building ${targets[*]} with $(nproc) jobs"
 ninja -C "$tmp/build" -j"$(nproc)" "${targets[@]}" >>"$log" 2>&1 || fail ninja
 
 mkdir -p "$tmp/out/bin" "$tmp/out/share"
-cp "$tmp/build/qemu-system-x86_64" "$tmp/out/bin/"
+cp "$tmp/build/$binary" "$tmp/out/bin/"
 if [ $variant = static ]; then
 	strip "$tmp/out/bin/qemu-system-x86_64"
-else
+elif [ $variant = dynamic ]; then
 	cp "$tmp/build/tests/qtest/virtio-vcuda-test" "$tmp/out/bin/"
 fi
 cp "${firmware[@]}" "$tmp/out/share/"
@@ -262,7 +282,7 @@ fi
 
 # Another run may have finished the same build meanwhile: keep the first.
 if ! mv -T "$tmp/out" "$out" 2>/dev/null; then
-	[ -x "$out/bin/qemu-system-x86_64" ] || die "cannot create $out"
+	[ -x "$out/bin/$binary" ] || die "cannot create $out"
 fi
 say "built $out in $((SECONDS - t0)) s"
 echo "$out"

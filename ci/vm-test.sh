@@ -28,6 +28,13 @@
 #                             /dev/kvm can boot a guest: the GPU machine)
 #   VM_MEM=MiB, VM_CPUS=N     the guest's memory and CPUs
 #   VCUDA_BUILD=DIR           vcuda-server and guest library (default build/release)
+#   VM_SOAK=S                 run the soak inside the guest for S seconds
+#                             (tests/vm/run.sh soak; with VM_ONLY=soak alone)
+#   VM_SOAK_PROCS=N           its processes (default 4)
+#   VM_SERVER_SOCKET=PATH     a running vcuda-server's --vm-socket to attach
+#                             the VM to, instead of starting one here (its
+#                             owner checks what the sessions left: the soak)
+#   VM_ACCEL=tcg|kvm          QEMU's accelerator (default tcg)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -53,6 +60,7 @@ build_payload() { # DIR
 	mkdir -p "$p/bin" "$p/lib"
 	cp tests/vm/run.sh "$p/run.sh"
 	cp "$b/vm/vm_guest_test" "$b/vm/runas" "$b/tests/stress_client" "$b/tests/test_cuda_api" "$b/tests/test_cuda_objects" "$b/tests/test_nvml" \
+		"$b/tests/test_hostile_api" \
 		"$b/tests/cudart_smoke_static" "$b/tests/cudart_smoke_shared" "$p/bin/"
 	cp "$b/guest/libcuda.so.1" "$b/guest/libnvidia-ml.so.1" "$p/lib/"
 	cp -L "${CUDA_HOME:-/usr/local/cuda}/lib64/libcudart.so.13" "$p/lib/"
@@ -108,17 +116,24 @@ if [ -n "${GPU_DISK:-}" ]; then
 fi
 
 # ---- the host side: the VM's vcuda-server, then QEMU ----------------------------
-VM_SOCK=$VC_TMP/vm.sock
-"$VCUDA_BUILD/bin/vcuda-server" --vm-socket "$VM_SOCK" --executor "$EXECUTOR" >"$VC_TMP/server.log" 2>&1 &
-SERVER_PID=$!
-for _ in $(seq 100); do
-	[ -S "$VM_SOCK" ] && break
-	sleep 0.05
-done
-[ -S "$VM_SOCK" ] || { cat "$VC_TMP/server.log"; exit 1; }
+if [ -n "${VM_SERVER_SOCKET:-}" ]; then
+	VM_SOCK=$VM_SERVER_SOCKET
+	SERVER_PID=
+	[ -S "$VM_SOCK" ] || { echo "vm-test: no vcuda-server at $VM_SOCK"; exit 1; }
+else
+	VM_SOCK=$VC_TMP/vm.sock
+	"$VCUDA_BUILD/bin/vcuda-server" --vm-socket "$VM_SOCK" --executor "$EXECUTOR" >"$VC_TMP/server.log" 2>&1 &
+	SERVER_PID=$!
+	for _ in $(seq 100); do
+		[ -S "$VM_SOCK" ] && break
+		sleep 0.05
+	done
+	[ -S "$VM_SOCK" ] || { cat "$VC_TMP/server.log"; exit 1; }
+fi
 
 append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS vmtest.executor=$EXECUTOR"
 [ -n "${VM_ONLY:-}" ] && append="$append vmtest.only=$VM_ONLY"
+[ -n "${VM_SOAK:-}" ] && append="$append vmtest.soak=$VM_SOAK vmtest.soakprocs=${VM_SOAK_PROCS:-4}"
 log "booting: $QEMU (${VM_ACCEL:-tcg}), $SLOTS session slots in $SHM, executor $EXECUTOR"
 t0=$SECONDS
 set +e
@@ -154,24 +169,26 @@ fi
 # The host must have freed every session the guest opened (the killed
 # process's included): each "opened" has its "closed" or "FATAL", or, for a
 # worker that died of a signal, the listener's "ended: crashed".
-if kill -0 "$SERVER_PID" 2>/dev/null; then
-	echo "ok - vcuda-server is still serving after everything the guest did"
-else
-	echo "not ok - vcuda-server died"
-	rc=1
+if [ -n "$SERVER_PID" ]; then
+	if kill -0 "$SERVER_PID" 2>/dev/null; then
+		echo "ok - vcuda-server is still serving after everything the guest did"
+	else
+		echo "not ok - vcuda-server died"
+		rc=1
+	fi
+	sleep 0.5
+	opened=$(grep -c 'session [0-9]* opened' "$VC_TMP/server.log" || true)
+	ended=$(grep -cE 'session [0-9]* (closed|FATAL)|session [0-9]* \(.*\) ended: crashed' "$VC_TMP/server.log" || true)
+	if [ "$opened" -gt 0 ] && [ "$opened" -eq "$ended" ]; then
+		echo "ok - host: all $opened guest sessions freed ($(grep -c FATAL "$VC_TMP/server.log" || true) of them FATAL on bad requests)"
+	else
+		echo "not ok - host: $opened sessions opened, $ended ended; server log:"
+		tail -n 30 "$VC_TMP/server.log" | sed 's/^/    /'
+		rc=1
+	fi
+	kill -TERM "$SERVER_PID" 2>/dev/null || true
+	wait "$SERVER_PID" 2>/dev/null || true
 fi
-sleep 0.5
-opened=$(grep -c 'session [0-9]* opened' "$VC_TMP/server.log" || true)
-ended=$(grep -cE 'session [0-9]* (closed|FATAL)|session [0-9]* \(.*\) ended: crashed' "$VC_TMP/server.log" || true)
-if [ "$opened" -gt 0 ] && [ "$opened" -eq "$ended" ]; then
-	echo "ok - host: all $opened guest sessions freed ($(grep -c FATAL "$VC_TMP/server.log" || true) of them FATAL on bad requests)"
-else
-	echo "not ok - host: $opened sessions opened, $ended ended; server log:"
-	tail -n 30 "$VC_TMP/server.log" | sed 's/^/    /'
-	rc=1
-fi
-kill -TERM "$SERVER_PID" 2>/dev/null || true
-wait "$SERVER_PID" 2>/dev/null || true
 done_line=$(grep '^VMTEST DONE' "$VC_TMP/console.log" || echo "VMTEST DONE pass=? fail=?")
 echo "vm-test: ${done_line#VMTEST DONE } in ${secs}s of ${VM_ACCEL:-tcg} guest time (executor $EXECUTOR)"
 exit $rc

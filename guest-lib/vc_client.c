@@ -62,6 +62,7 @@ struct vc_client {
 	uint64_t work;
 	const uint8_t *queries; /* one byte per operation from queries_base */
 	uint32_t queries_base, queries_n;
+	uint64_t replied_seq;      /* highest command seq whose reply was read (atomic max) */
 };
 
 /* ---- transport operations for the ring --------------------------------- */
@@ -476,6 +477,14 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 	if (outlen)
 		*outlen = (size_t)len;
 	rc = status;
+	/* A reply for @seq means the host decoded every command before it (in
+	 * order), so their asynchronous errors are recorded: done_seq, which
+	 * the serving thread publishes at the end of a span, may still lag
+	 * behind a reply written by its synchronisation thread. */
+	for (uint64_t r = __atomic_load_n(&c->replied_seq, __ATOMIC_RELAXED); r < (uint64_t)seq &&
+	     !__atomic_compare_exchange_n(&c->replied_seq, &r, (uint64_t)seq, true, __ATOMIC_RELAXED,
+					  __ATOMIC_RELAXED);)
+		;
 out:
 	slot_put(c, slot);
 	return rc;
@@ -651,6 +660,8 @@ void vc_client_get_info(struct vc_client *c, struct vc_client_info *info)
 	info->kicks = c->ring.kicks;
 	pthread_mutex_unlock(&c->lock);
 	info->done_seq = vc_ring_guest_done(&c->ring);
+	if (info->done_seq < __atomic_load_n(&c->replied_seq, __ATOMIC_RELAXED))
+		info->done_seq = __atomic_load_n(&c->replied_seq, __ATOMIC_RELAXED);
 }
 
 void *vc_client_pinned(struct vc_client *c, uint64_t *size)

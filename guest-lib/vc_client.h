@@ -155,7 +155,7 @@ struct vc_client_info {
 	uint32_t chunk_size;
 	uint64_t arena_size;
 	uint64_t kicks;    /* doorbells rung */
-	uint64_t done_seq; /* commands the server has executed */
+	uint64_t done_seq; /* commands the server has executed (at least up to the last reply read) */
 };
 
 /**

@@ -183,8 +183,15 @@ int vc_session_run(struct vc_session *s)
 		}
 		now = vc_now_ns();
 		if (now - s->last_beat_ns > BEAT_NS) {
+			struct pollfd h = {.fd = s->hangup_fd, .events = POLLIN | POLLRDHUP};
+
 			s->last_beat_ns = now;
 			vc_session_heartbeat(s);
+			/* A ring that never runs dry must not keep a session whose
+			 * client hung up (another process may hold the region and
+			 * go on writing): look at the socket between spans too. */
+			if (s->hangup_fd >= 0 && poll(&h, 1, 0) > 0 && client_gone(s, h.revents))
+				break;
 		}
 		if (n > 0) {
 			idle_since = 0;

@@ -125,6 +125,7 @@ struct vc_cu_session {
 	/* synchronisations waiting off the serving thread (sync.c) */
 	struct sync_job *sync_head;
 	struct sync_job *sync_cur; /* the job the helper thread waits for now */
+	uint64_t sync_slots[VC_SLOTS_MAX / 64]; /* reply slots a queued job will answer (under cb_mu) */
 	pthread_t syncer;
 	bool syncer_started;
 	/* managed ranges: allocations and __managed__ globals (managed.c), NULL until the first */

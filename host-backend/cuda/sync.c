@@ -44,6 +44,23 @@ static bool job_uses(const struct sync_job *j, CUcontext c)
 	return false;
 }
 
+/* Reply slot @slot has a job's late reply coming (under cb_mu). A correct
+ * guest waits in a slot for one reply at a time, so a second job for a
+ * busy slot is a protocol violation; this also bounds the jobs a session
+ * can queue by its slot count. */
+static bool slot_busy(const struct vc_cu_session *x, uint32_t slot)
+{
+	return x->sync_slots[slot / 64] >> (slot % 64) & 1;
+}
+
+static void slot_mark(struct vc_cu_session *x, uint32_t slot, bool busy)
+{
+	if (busy)
+		x->sync_slots[slot / 64] |= 1ull << (slot % 64);
+	else
+		x->sync_slots[slot / 64] &= ~(1ull << (slot % 64));
+}
+
 static void job_free(struct sync_job *j)
 {
 	free(j->all);
@@ -138,6 +155,7 @@ static void *syncer(void *arg)
 		/* Shared memory is written only while the session is open. The
 		 * driver printed the device's printf output during the wait: it
 		 * is collected before the reply lets the guest go on. */
+		slot_mark(x, j->slot, false); /* free before the reply lets the guest reuse it */
 		if (!x->cb_abort) {
 			vc_console_publish(x->svc);
 			x->svc->reply(x->svc->arg, j->slot, j->seq, rc);
@@ -155,6 +173,10 @@ static int defer(struct vc_cu_session *x, struct sync_job *j)
 	struct sync_job **pp;
 
 	pthread_mutex_lock(&x->cb_mu);
+	if (slot_busy(x, j->slot)) {
+		pthread_mutex_unlock(&x->cb_mu);
+		return -VC_FATAL_SLOT;
+	}
 	if (!x->syncer_started) {
 		if (pthread_create(&x->syncer, NULL, syncer, x)) {
 			pthread_mutex_unlock(&x->cb_mu);
@@ -165,6 +187,7 @@ static int defer(struct vc_cu_session *x, struct sync_job *j)
 	for (pp = &x->sync_head; *pp; pp = &(*pp)->next)
 		;
 	*pp = j;
+	slot_mark(x, j->slot, true);
 	pthread_cond_broadcast(&x->cb_cv);
 	pthread_mutex_unlock(&x->cb_mu);
 	return VC_CU_DEFERRED;
@@ -188,8 +211,11 @@ static int submit(struct vc_cu_session *x, struct sync_job *j, struct vc_cu_out 
 	j->slot = out->slot;
 	j->seq = out->seq;
 	rc = defer(x, j);
-	if (rc != VC_CU_DEFERRED)
+	if (rc != VC_CU_DEFERRED) {
+		if (j->own_event)
+			x->drv->cuEventDestroy_v2(j->ev);
 		job_free(j);
+	}
 	return rc;
 }
 
@@ -314,6 +340,7 @@ static void cancel_jobs(struct vc_cu_session *x, void *ctx)
 			continue;
 		}
 		*pp = j->next;
+		slot_mark(x, j->slot, false);
 		if (!x->cb_abort)
 			x->svc->reply(x->svc->arg, j->slot, j->seq, CUDA_ERROR_CONTEXT_IS_DESTROYED);
 		job_free(j);

@@ -36,12 +36,16 @@
 #include "vc_shm.h"
 #include "vc_sock.h"
 #include "vc_time.h"
+#include "vc_abi_hash.h"
 #include "vc_wire.h"
+#include "vt_admin.h"
 #include "vt_cuda.h"
 #include "vt_hostile.h"
 
-static const char *g_path;
+static const char *g_path, *g_admin;
 static int g_pid;
+static struct vt_server_state g_base; /* the neighbour's session alone */
+static long g_rss_slack = 4096;       /* KiB the listener's RSS may grow (--rss-slack) */
 static int g_pass, g_fail;
 static volatile int g_stop;
 static uint64_t g_good_ops;
@@ -199,6 +203,26 @@ out:
 
 /* ---- hostile ring contents ------------------------------------------------ */
 
+/* After a case: the neighbour's session alone is open and charged (with an
+ * admin socket). Returns 0, or -1 with a "not ok" line printed. */
+static int back_to_base(const char *name)
+{
+	struct vt_server_state st;
+
+	if (!g_admin)
+		return 0;
+	if (vt_server_settle(g_pid, g_admin, g_base.sessions, g_base.mem_used, 2000, &st) ||
+	    st.pinned_used != g_base.pinned_used) {
+		printf("not ok - %s: the server holds %d sessions, %lld device and %lld pinned bytes "
+		       "(the neighbour alone: %d, %lld, %lld)\n", name, st.sessions, (long long)st.mem_used,
+		       (long long)st.pinned_used, g_base.sessions, (long long)g_base.mem_used,
+		       (long long)g_base.pinned_used);
+		g_fail++;
+		return -1;
+	}
+	return 0;
+}
+
 static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uint64_t, uint64_t), uint32_t want)
 {
 	struct vc_client *c;
@@ -230,8 +254,53 @@ static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uin
 	usleep(20000);
 	CHECK(__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) > ops0 && !g_good_err[0],
 	      "%s: the good client stalled or failed: %s", name, g_good_err);
+	if (back_to_base(name))
+		return;
 	printf("ok - %s: client saw FATAL (reason %u), server freed session %u in %ld ms, "
 	       "neighbour kept working\n", name, reason, info.session_id, ms);
+	g_pass++;
+}
+
+/* A case the session survives with exact answers (or ends through a cap). */
+static void run_live(const struct vt_live_case *k)
+{
+	struct vc_client *c;
+	struct vc_client_info info;
+	uint64_t ctx = 0, d = 0, ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED);
+	uint8_t a[4096], b[4096];
+	char err[256], why[256] = "";
+	int rc;
+	long ms;
+
+	CHECK(!vc_client_open(g_path, &c, err, sizeof(err)), "%s: open: %s", k->name, err);
+	vc_client_get_info(c, &info);
+	rc = vt_ctx_open(c, &ctx);
+	if (!rc)
+		rc = vt_mem_alloc(c, ctx, 8 << 20, &d);
+	if (rc) {
+		vc_client_close(c);
+		CHECK(0, "%s: context or alloc: %d", k->name, rc);
+	}
+	rc = k->run(c, ctx, d, why, sizeof(why));
+	if (!rc && k->end == VT_END_CLOSE) { /* still serving: 4 KiB there and back */
+		for (unsigned i = 0; i < sizeof(a); i++)
+			a[i] = (uint8_t)(i * 13 + 1);
+		memset(b, 0, sizeof(b));
+		if (vt_htod(c, ctx, d, a, sizeof(a), 0) || vt_dtoh(c, ctx, b, d, sizeof(b)) || memcmp(a, b, sizeof(a)))
+			snprintf(why, sizeof(why), "the session did not serve a round trip after it"), rc = -1;
+	}
+	vc_client_close(c);
+	CHECK(rc == 0, "%s: %s", k->name, why);
+	ms = wait_freed(info.session_id, 2000);
+	CHECK(ms >= 0, "%s: server still maps session %u after 2 s", k->name, info.session_id);
+	usleep(20000);
+	CHECK(__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) > ops0 && !g_good_err[0],
+	      "%s: the good client stalled or failed: %s", k->name, g_good_err);
+	if (back_to_base(k->name))
+		return;
+	printf("ok - %s: exact answers, %s, session %u freed in %ld ms, neighbour kept working\n", k->name,
+	       k->end == VT_END_CLOSE ? "then served a round trip" :
+	       k->end == VT_END_HELD ? "closed while held" : "FATAL for it alone", info.session_id, ms);
 	g_pass++;
 }
 
@@ -385,6 +454,34 @@ static void hostile_hellos(void)
 	g_pass++;
 }
 
+/* A hello accepted, its region and eventfds received, and the connection
+ * closed before the client maps anything: the session is freed. */
+static void closed_after_welcome(void)
+{
+	struct vc_hello h = {.magic = VC_HELLO_MAGIC, .version = VC_PROTO_VERSION, .abi_hash = VC_ABI_HASH,
+			     .pid = (uint32_t)getpid(), .comm = "bad_client"};
+	struct vc_welcome w;
+	int fds[4], nfds = 0, fd = raw_connect();
+	ssize_t n;
+	long ms;
+
+	CHECK(fd >= 0, "closed after the welcome: connect");
+	vc_sock_send(fd, &h, sizeof(h), NULL, 0);
+	n = vc_sock_recv(fd, &w, sizeof(w), fds, 4, &nfds, 3000);
+	close(fd);
+	for (int i = 0; i < nfds; i++)
+		close(fds[i]);
+	CHECK(n == (ssize_t)sizeof(w) && w.status == 0 && nfds > 0, "closed after the welcome: got %zd bytes, "
+	      "status %d, %d fds", n, n > 0 ? w.status : 0, nfds);
+	ms = wait_freed(w.session_id, 2000);
+	CHECK(ms >= 0, "closed after the welcome: server still maps session %u after 2 s", w.session_id);
+	if (back_to_base("closed after the welcome"))
+		return;
+	printf("ok - connection closed right after the welcome (%d fds received, nothing mapped): "
+	       "session %u freed in %ld ms\n", nfds, w.session_id, ms);
+	g_pass++;
+}
+
 /* Against a server started with --max-sessions 1: the second client is told
  * why, and gets in once the first has gone. */
 static void server_full(void)
@@ -454,15 +551,22 @@ int main(int argc, char **argv)
 		{"socket", required_argument, NULL, 's'},
 		{"server-pid", required_argument, NULL, 'p'},
 		{"full", no_argument, NULL, 'f'},
+		{"admin", required_argument, NULL, 'a'},
+		{"rss-slack", required_argument, NULL, 'r'},
 		{0},
 	};
 	int full = 0;
 	pthread_t good;
 	int o, fds0, fds1 = -1;
+	struct vt_server_state st0, st1;
 
-	while ((o = getopt_long(argc, argv, "s:p:f", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "s:p:fa:r:", opts, NULL)) != -1) {
 		if (o == 'f')
 			full = 1;
+		else if (o == 'a')
+			g_admin = optarg;
+		else if (o == 'r')
+			g_rss_slack = atol(optarg);
 		else if (o == 's')
 			g_path = optarg;
 		else if (o == 'p')
@@ -471,7 +575,7 @@ int main(int argc, char **argv)
 			return 2;
 	}
 	if (!g_path || g_pid <= 0) {
-		fprintf(stderr, "usage: bad_client --socket PATH --server-pid PID\n");
+		fprintf(stderr, "usage: bad_client --socket PATH --server-pid PID [--admin PATH] [--rss-slack KIB] [--full]\n");
 		return 2;
 	}
 	signal(SIGPIPE, SIG_IGN);
@@ -491,12 +595,21 @@ int main(int argc, char **argv)
 		prev = fds0;
 		usleep(20000);
 	}
+	if (vt_server_state(g_pid, g_admin, &st0) || (g_admin && (st0.sessions || st0.mem_used || st0.pinned_used))) {
+		printf("not ok - the server's state before the test: %d sessions, %lld bytes charged\n", st0.sessions,
+		       (long long)st0.mem_used);
+		return 1;
+	}
 	pthread_create(&good, NULL, good_client, NULL);
 	while (!__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) && !g_good_err[0])
 		usleep(1000);
+	vt_server_state(g_pid, g_admin, &g_base);
 
 	for (unsigned i = 0; i < vt_hostile_ncases; i++)
 		run_bad(vt_hostile_cases[i].name, vt_hostile_cases[i].inject, vt_hostile_cases[i].want);
+	for (unsigned i = 0; i < vt_live_ncases; i++)
+		run_live(&vt_live_cases[i]);
+	closed_after_welcome();
 	version_mismatch();
 	garbage_hello();
 	silent_flood();
@@ -520,6 +633,19 @@ int main(int argc, char **argv)
 		g_pass++;
 	} else {
 		printf("not ok - server fd count %d, was %d before the tests\n", fds1, fds0);
+		g_fail++;
+	}
+	/* Nothing charged, no session, and the listener's memory where it was. */
+	if (vt_server_settle(g_pid, g_admin, 0, 0, 3000, &st1) == 0 && st1.pinned_used == 0 &&
+	    st1.rss_kib <= st0.rss_kib + g_rss_slack) {
+		printf("ok - server back to its baseline: %s, listener RSS %lld KiB (was %lld)\n",
+		       g_admin ? "0 sessions, 0 bytes charged" : "no admin socket to ask", (long long)st1.rss_kib,
+		       (long long)st0.rss_kib);
+		g_pass++;
+	} else {
+		printf("not ok - server after the tests: %d sessions, %lld device and %lld pinned bytes charged, "
+		       "listener RSS %lld KiB (was %lld)\n", st1.sessions, (long long)st1.mem_used,
+		       (long long)st1.pinned_used, (long long)st1.rss_kib, (long long)st0.rss_kib);
 		g_fail++;
 	}
 	printf("%d passed, %d failed\n", g_pass, g_fail);

@@ -18,10 +18,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "cuda_fixture.h"
+#include "vt_admin.h"
 
 static const char g_ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
 			    ".visible .entry noop()\n{\n ret;\n}\n";
@@ -389,12 +392,220 @@ START_TEST(elf_offsets_wrap)
 }
 END_TEST
 
+
+/* ---- memory misuse -------------------------------------------------------------------- */
+
+START_TEST(double_and_interior_frees)
+{
+	CUdeviceptr d, d2;
+
+	CK(cuMemAlloc(&d, 1 << 20));
+	ck_assert_int_eq(cuMemFree(d + 4096), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFree(d));
+	ck_assert_int_eq(cuMemFree(d), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemFree((CUdeviceptr)0x1000), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemFree(0)); /* as natively */
+	CK(cuMemAlloc(&d2, 4096));
+	CK(cuMemFree(d2));
+	session_alive();
+}
+END_TEST
+
+START_TEST(copies_past_the_allocation)
+{
+	uint8_t b[64] = {0};
+	CUdeviceptr d, d2;
+
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuMemAlloc(&d2, 4096));
+	ck_assert_int_eq(cuMemcpyHtoD(d + 4096 - 32, b, sizeof(b)), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemcpyDtoH(b, d + 4096 - 32, sizeof(b)), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemcpyDtoD(d2, d + 8, 4096), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemsetD8(d + 4000, 1, 200), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemcpyHtoD((CUdeviceptr)0x1000, b, sizeof(b)), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemcpyHtoD(d + 4096 - 64, b, sizeof(b))); /* the last bytes are fine */
+	CK(cuMemFree(d));
+	CK(cuMemFree(d2));
+	session_alive();
+}
+END_TEST
+
+/* 2000 asynchronous memsets to memory that is not the program's, none read:
+ * the synchronisation reports the error once, the next one nothing. */
+START_TEST(async_errors_unread)
+{
+	CUstream s;
+
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (int i = 0; i < 2000; i++)
+		CK(cuMemsetD8Async((CUdeviceptr)0x1000, 0, 64, s));
+	ck_assert_int_eq(cuStreamSynchronize(s), CUDA_ERROR_INVALID_VALUE);
+	CK(cuStreamSynchronize(s));
+	CK(cuCtxSynchronize());
+	CK(cuStreamDestroy(s));
+	session_alive();
+}
+END_TEST
+
+START_TEST(null_output_pointers)
+{
+	CUmodule m;
+
+	ck_assert_int_eq(cuMemAlloc(NULL, 16), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuStreamCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuEventCreate(NULL, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuCtxGetCurrent(NULL), CUDA_ERROR_INVALID_VALUE);
+	CK(cuModuleLoadData(&m, g_ptx));
+	ck_assert_int_eq(cuModuleGetFunction(NULL, m, "noop"), CUDA_ERROR_INVALID_VALUE);
+	CK(cuModuleUnload(m));
+	session_alive();
+}
+END_TEST
+
+/* Shapes past the device's limits, refused at once. */
+START_TEST(launch_shapes_past_limits)
+{
+	CUmodule m;
+	CUfunction f;
+	CUdevice dev;
+	int max_smem = 0;
+
+	CK(cuCtxGetDevice(&dev));
+	CK(cuDeviceGetAttribute(&max_smem, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, dev));
+	CK(cuModuleLoadData(&m, g_ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	ck_assert_int_eq(cuLaunchKernel(f, 0, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 2048, 1, 1, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 128, 0, NULL, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, (unsigned)max_smem + 1, NULL, NULL, NULL),
+			 CUDA_ERROR_INVALID_VALUE);
+	CK(launch1(f));
+	CK(cuCtxSynchronize());
+	CK(cuModuleUnload(m));
+	session_alive();
+}
+END_TEST
+
+/* ---- caps ------------------------------------------------------------------------------ */
+
+/* Mapped page-locked memory past the pinned pool and the machine (1 TiB):
+ * CUDA_ERROR_OUT_OF_MEMORY, as natively; nothing is left taken, so the pool
+ * still serves. */
+START_TEST(pinned_pool_exhausted)
+{
+	void *big = NULL, *small = NULL;
+	size_t huge = (size_t)1 << 40;
+	CUdeviceptr d;
+
+	ck_assert_int_eq(cuMemHostAlloc(&big, huge, CU_MEMHOSTALLOC_DEVICEMAP), CUDA_ERROR_OUT_OF_MEMORY);
+	ck_assert_int_eq(cuMemHostAlloc(&big, huge, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE),
+			 CUDA_ERROR_OUT_OF_MEMORY);
+	/* (unmapped, the library falls back to malloc, whose answer to 1 TiB is
+	 * the C library's: a sanitizer's allocator aborts instead) */
+	ck_assert_ptr_null(big);
+	CK(cuMemHostAlloc(&small, 1 << 20, CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostGetDevicePointer(&d, small, 0));
+	memset(small, 0x5a, 1 << 20);
+	CK(cuMemAlloc(&d, 1 << 20));
+	CK(cuMemcpyHtoD(d, small, 1 << 20));
+	memset(small, 0, 1 << 20);
+	CK(cuMemcpyDtoH(small, d, 1 << 20));
+	ck_assert_int_eq(((uint8_t *)small)[(1 << 20) - 1], 0x5a);
+	CK(cuMemFree(d));
+	CK(cuMemFreeHost(small));
+	session_alive();
+}
+END_TEST
+
+/* ---- the neighbour and the server's baseline ------------------------------------------ */
+
+/* A process with a session of its own, copying 64 KiB there and back (every
+ * byte checked) until SIGTERM; exits 0 only if every round trip was right
+ * and it made some. */
+static pid_t neighbour_start(void)
+{
+	pid_t pid;
+	sigset_t term;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pid = fork();
+	if (pid == 0) {
+		static uint8_t a[65536], b[65536];
+		unsigned long n = 0;
+		sigset_t pend;
+		CUdeviceptr d;
+
+		sigprocmask(SIG_BLOCK, &term, NULL); /* looked at between round trips */
+		CUcontext ctx;
+		CUdevice dev;
+		CUresult rc;
+
+		/* not setup(): Check's asserts work only inside a test */
+		if ((rc = cuInit(0)) || (rc = cuDeviceGet(&dev, 0)) || (rc = cuDevicePrimaryCtxRetain(&ctx, dev)) ||
+		    (rc = cuCtxSetCurrent(ctx)) || (rc = cuMemAlloc(&d, sizeof(a)))) {
+			printf("neighbour: setup failed: %d\n", rc);
+			_exit(2);
+		}
+		do {
+			for (unsigned i = 0; i < sizeof(a); i++)
+				a[i] = (uint8_t)(i + n);
+			if (cuMemcpyHtoD(d, a, sizeof(a)) || cuMemcpyDtoH(b, d, sizeof(b)) || memcmp(a, b, sizeof(a)))
+				_exit(1);
+			n++;
+			sigpending(&pend);
+		} while (!sigismember(&pend, SIGTERM));
+		printf("neighbour: %lu verified round trips\n", n);
+		fflush(stdout);
+		_exit(0);
+	}
+	return pid;
+}
+
+/* The neighbour stops cleanly; 0 if it never saw a wrong byte. */
+static int neighbour_stop(pid_t pid)
+{
+	int st = 0;
+
+	kill(pid, SIGTERM);
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return 0;
+	printf("the neighbour ended with status %#x\n", st);
+	return -1;
+}
+
+/* The server's state, where it can be asked (not inside a VM). */
+static const char *g_admin;
+static int g_server_pid;
+
 int main(void)
 {
 	Suite *s = suite_create("hostile_api");
 	TCase *t = tcase_create("handles");
+	struct vt_server_state st0, st1;
 	SRunner *r;
+	pid_t nb;
 	int failed;
+
+	g_admin = getenv("VCUDA_ADMIN_SOCKET");
+	g_server_pid = getenv("VCUDA_SERVER_PID") ? atoi(getenv("VCUDA_SERVER_PID")) : 0;
+	/* an earlier program's session may still be closing: wait for the
+	 * server to be idle, and for its descriptor count to settle */
+	if (g_server_pid > 0 && vt_server_settle(g_server_pid, g_admin, 0, 0, 5000, &st0) == 0)
+		for (int i = 0, prev = -1; i < 100 && st0.fds != prev; i++) {
+			prev = st0.fds;
+			usleep(20000);
+			vt_server_state(g_server_pid, g_admin, &st0);
+		}
+	if (g_server_pid > 0 && (vt_server_state(g_server_pid, g_admin, &st0) ||
+				 (g_admin && (st0.sessions || st0.mem_used || st0.pinned_used)))) {
+		printf("the server is not idle before the test: %d sessions, %lld bytes charged\n", st0.sessions,
+		       (long long)st0.mem_used);
+		return 1;
+	}
+	fflush(stdout);
+	nb = neighbour_start();
 
 	tcase_add_checked_fixture(t, setup, teardown);
 	tcase_set_timeout(t, 30);
@@ -419,9 +630,44 @@ int main(void)
 	tcase_add_test(t, fatbin_size_wraps);
 	tcase_add_test(t, elf_offsets_wrap);
 	suite_add_tcase(s, t);
+	t = tcase_create("memory misuse and caps");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 60);
+	tcase_add_test(t, double_and_interior_frees);
+	tcase_add_test(t, copies_past_the_allocation);
+	tcase_add_test(t, async_errors_unread);
+	tcase_add_test(t, null_output_pointers);
+	tcase_add_test(t, launch_shapes_past_limits);
+	tcase_add_test(t, pinned_pool_exhausted);
+	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
 	failed = srunner_ntests_failed(r);
 	srunner_free(r);
+
+	if (neighbour_stop(nb)) {
+		printf("the neighbour process failed or saw a wrong byte\n");
+		failed++;
+	}
+	if (g_server_pid > 0) {
+		/* every session gone, nothing charged, the listener's fds as before */
+		int rc = vt_server_settle(g_server_pid, g_admin, 0, 0, 5000, &st1);
+
+		for (int i = 0; rc == 0 && i < 300 && st1.fds > st0.fds; i++) {
+			usleep(10000);
+			rc = vt_server_state(g_server_pid, g_admin, &st1);
+		}
+		if (rc || st1.pinned_used || st1.fds > st0.fds || st1.rss_kib > st0.rss_kib + 4096) {
+			printf("the server did not return to its baseline: %d sessions, %lld device and %lld pinned "
+			       "bytes charged, %d fds (was %d), RSS %lld KiB (was %lld)\n", st1.sessions,
+			       (long long)st1.mem_used, (long long)st1.pinned_used, st1.fds, st0.fds,
+			       (long long)st1.rss_kib, (long long)st0.rss_kib);
+			failed++;
+		} else {
+			printf("server back to its baseline: %s, %d fds, RSS %lld KiB (was %lld)\n",
+			       g_admin ? "0 sessions, 0 bytes charged" : "no admin socket", st1.fds,
+			       (long long)st1.rss_kib, (long long)st0.rss_kib);
+		}
+	}
 	return failed ? 1 : 0;
 }

@@ -261,6 +261,33 @@ static void inject_arena_wrap(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
 	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r));
 }
 
+/* The layout in the control page enlarged (more slots, a larger ring and
+ * arena) and its magic cleared: the host keeps its own copy, so a slot past
+ * its own count is still out of range. */
+static void inject_layout_overwritten(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_sync r = {.ctx = ctx, .handle = ctx, .kind = VC_CU_SYNC_CTX};
+	uint32_t real = g->layout.slot_count;
+
+	(void)d;
+	g->ctrl->layout.slot_count = VC_SLOTS_MAX;
+	g->ctrl->layout.ring_size = VC_RING_MAX;
+	g->ctrl->layout.arena_size = VC_ARENA_MAX;
+	g->ctrl->magic = 0;
+	raw_cmd(g, VC_CU_vcSync, VC_CMD_F_REPLY, real, &r, sizeof(r));
+}
+
+/* A copy of the arena's last chunk plus one byte, after the control page
+ * claimed a larger arena. */
+static void inject_arena_after_layout_lie(struct vc_ring_guest *g, uint64_t ctx, uint64_t d)
+{
+	struct vc_cu_req_memcpy r = {.ctx = ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 4097,
+				     .arena_off = g->layout.arena_size - 4096, .host = VC_CU_HOST_ARENA};
+
+	g->ctrl->layout.arena_size = VC_ARENA_MAX;
+	raw_cmd(g, VC_CU_vcMemcpy, 0, 0, &r, sizeof(r));
+}
+
 const struct vt_hostile_case vt_hostile_cases[] = {
 	{"tail beyond the ring", inject_tail_beyond, VC_FATAL_TAIL},
 	{"command length past the end", inject_length_past_end, VC_FATAL_CMD_SIZE},
@@ -287,5 +314,7 @@ const struct vt_hostile_case vt_hostile_cases[] = {
 	{"name length past the command", inject_name_length_lie, VC_FATAL_PAYLOAD},
 	{"name without its NUL", inject_name_unterminated, VC_FATAL_PAYLOAD},
 	{"arena offset that wraps", inject_arena_wrap, VC_FATAL_ARENA},
+	{"control page layout overwritten, slot past the host's count", inject_layout_overwritten, VC_FATAL_SLOT},
+	{"control page arena size enlarged, copy past the real arena", inject_arena_after_layout_lie, VC_FATAL_ARENA},
 };
 const unsigned vt_hostile_ncases = sizeof(vt_hostile_cases) / sizeof(vt_hostile_cases[0]);

@@ -69,6 +69,83 @@ guest_nvml() {
 	CK_RUN_CASE=guest $U test_nvml
 }
 
+# The hostile suite's API level inside the guest (its ring level is
+# bad-requests): a buggy program's misuse, a neighbour process beside it.
+hostile_api() {
+	$U test_hostile_api
+}
+
+# The soak (tests/soak/run.sh, through ci/vm-test.sh VM_SOAK=SECONDS): for
+# vmtest.soak seconds, vmtest.soakprocs (4) processes each loop over a mix
+# of programs (the transport test, verified bulk copies, NVIDIA's cudart
+# static and shared, the driver-API suite and, when the payload disk is
+# there, the GPU suite's programs); any failed run fails the test.
+soak_one() { # PROGRAM...: 0 when it ran right
+	case $1 in
+	/gpu/bin/*)
+		n=${1##*/}
+		LD_LIBRARY_PATH="$T/lib:/gpu/lib" timeout 300 $U "$@" >/tmp/soak-$$.out 2>&1
+		rc=$?
+		last=$(tail -n 1 /tmp/soak-$$.out)
+		[ $rc -eq 0 ] && [ "$last" = "PASS $n" ] && return 0
+		# over the CI stand-in kernels do not run: result checks may fail
+		[ "$(arg vmtest.executor)" = ci-standin ] && [ $rc -eq 1 ] &&
+			case $last in "FAIL $n: "*" check(s) failed"*) return 0 ;; esac
+		echo "$* -> exit $rc: $last"
+		return 1
+		;;
+	*)
+		timeout 300 $U "$@" >/tmp/soak-$$.out 2>&1 && return 0
+		echo "$* -> exit $?: $(tail -n 1 /tmp/soak-$$.out)"
+		return 1
+		;;
+	esac
+}
+
+soak_loop() { # N END_EPOCH
+	runs=0
+	bad=0
+	k=$1
+	e=$2
+	while [ "$(date +%s)" -lt "$e" ]; do
+		set -- $SOAK_PROGS
+		shift $((k % $#))
+		case $1 in
+		stress) p="stress_client --requests 20000 --threads 2 --seed $k" ;;
+		bulk) p="vm_guest_test bulk 4K 1M 16M" ;;
+		*) p=$1 ;;
+		esac
+		# shellcheck disable=SC2086
+		soak_one $p || bad=$((bad + 1))
+		runs=$((runs + 1))
+		k=$((k + 3))
+	done
+	echo "soak process: $runs runs, $bad failed"
+	[ $bad -eq 0 ]
+}
+
+soak() {
+	secs=$(arg vmtest.soak)
+	procs=$(arg vmtest.soakprocs)
+	: "${procs:=4}"
+	SOAK_PROGS="stress bulk cudart_smoke_static cudart_smoke_shared test_cuda_api"
+	for p in /gpu/bin/static/* /gpu/bin/shared/*; do
+		[ -x "$p" ] && SOAK_PROGS="$SOAK_PROGS $p"
+	done
+	end=$(($(date +%s) + secs))
+	pids=""
+	i=0
+	while [ $i -lt "$procs" ]; do
+		soak_loop $i $end >/tmp/soak-$i.log 2>&1 &
+		pids="$pids $!"
+		i=$((i + 1))
+	done
+	rc=0
+	for p in $pids; do wait "$p" || rc=1; done
+	cat /tmp/soak-*.log
+	return $rc
+}
+
 echo "VMTEST START $(uname -r), $(nproc) CPUs, $SLOTS session slots"
 t device-node sh -c "ls -l $DEV && [ -c $DEV ]"
 t driver-misuse $U vm_guest_test driver
@@ -83,6 +160,7 @@ t bad-requests $U vm_guest_test hostile
 t transport-after-bad-requests $U stress_client --requests 10000 --threads 1
 t cuda-driver-api cuda_api
 t guest-nvml guest_nvml
+t hostile-api hostile_api
 t cudart-static $U cudart_smoke_static
 t cudart-shared $U cudart_smoke_shared
 # The GPU suite comes on a payload disk (too large for an initramfs).
@@ -90,4 +168,5 @@ if [ -b /dev/vda ] && mkdir -p /gpu && mount -t ext4 -o ro /dev/vda /gpu; then
 	G=/gpu
 	. /gpu/run.sh
 fi
+[ -n "$(arg vmtest.soak)" ] && t soak soak
 echo "VMTEST DONE pass=$pass fail=$fail"

@@ -11,7 +11,8 @@
  *                                then a kernel's store into it, verified
  *   vm_guest_test hold           copy 64 MiB back and forth until killed
  *   vm_guest_test fill N         hold N sessions open at once, each working
- *   vm_guest_test hostile        malformed rings: each session FATAL, a neighbour unharmed
+ *   vm_guest_test hostile        malformed rings (each session FATAL) and hostile ones the
+ *                                session survives with exact answers; a neighbour unharmed
  *   vm_guest_test driver         misuse of /dev/vcuda0 answered with clear errors
  *
  * DEV (default /dev/vcuda0) comes from $VCUDA_DEVICE (a vcuda-server socket
@@ -309,6 +310,43 @@ static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uin
 	OK("%s: session FATAL (reason %u: %s), the neighbour kept working", name, reason, vc_fatal_name(reason));
 }
 
+/* A case the session survives with exact answers (or ends through a cap). */
+static void run_live(const struct vt_live_case *k)
+{
+	uint64_t ops0 = __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED), ctx = 0, d = 0;
+	struct vc_client *c = open_or_report(k->name, &ctx);
+	uint8_t a[4096], b[4096];
+	char why[256] = "";
+	int rc;
+
+	if (!c)
+		return;
+	if ((rc = vt_mem_alloc(c, ctx, 8 << 20, &d))) {
+		NOT_OK("%s: alloc: %d", k->name, rc);
+		vc_client_close(c);
+		return;
+	}
+	rc = k->run(c, ctx, d, why, sizeof(why));
+	if (!rc && k->end == VT_END_CLOSE) { /* still serving: 4 KiB there and back */
+		fill_pattern(a, sizeof(a), 7);
+		memset(b, 0, sizeof(b));
+		if (vt_htod(c, ctx, d, a, sizeof(a), 0) || vt_dtoh(c, ctx, b, d, sizeof(b)) || memcmp(a, b, sizeof(a)))
+			snprintf(why, sizeof(why), "the session did not serve a round trip after it"), rc = -1;
+	}
+	vc_client_close(c);
+	if (rc) {
+		NOT_OK("%s: %s", k->name, why);
+		return;
+	}
+	for (int i = 0; i < 300 && __atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) <= ops0 + 2; i++)
+		usleep(10000);
+	if (__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) <= ops0 + 2 || g_good_err[0]) {
+		NOT_OK("%s: the neighbour stalled or failed: %s", k->name, g_good_err);
+		return;
+	}
+	OK("%s: exact answers, the neighbour kept working", k->name);
+}
+
 static int hostile(void)
 {
 	pthread_t good;
@@ -318,6 +356,8 @@ static int hostile(void)
 		usleep(1000);
 	for (unsigned i = 0; i < vt_hostile_ncases; i++)
 		run_bad(vt_hostile_cases[i].name, vt_hostile_cases[i].inject, vt_hostile_cases[i].want);
+	for (unsigned i = 0; i < vt_live_ncases; i++)
+		run_live(&vt_live_cases[i]);
 	g_stop = 1;
 	pthread_join(good, NULL);
 	if (g_good_err[0])
