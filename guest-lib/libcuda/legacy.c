@@ -20,15 +20,12 @@
  *    CUDA_ERROR_INVALID_VALUE and leaves the outputs alone;
  *  - memory totals (cuMemGetInfo, cuDeviceTotalMem) saturate at 4 GiB - 1.
  *  - the context: the driver answers CUDA_ERROR_INVALID_CONTEXT to a
- *    first-version call in a context of a later API version (measured on an
- *    H100: cuArrayCreate in any context the runtime or cuCtxCreate_v2 made),
- *    so these calls run only in a context the first-version cuCtxCreate
- *    made (vc_cu_legacy_ctx()).
+ *    first-version call in a context of a later API version and cannot make
+ *    a first-version one (vc_cu_legacy_ctx(), cuCtxCreate below).
  * The 32-bit rules are vcuda's reading of the old ABI on a 64-bit device;
  * docs/driver-coverage.md lists the functions.
  */
 #include <limits.h>
-#include <stdbool.h>
 #include <string.h>
 
 #include "vc_cu_guest.h"
@@ -57,36 +54,26 @@ CUresult CUDAAPI cuDeviceTotalMem(unsigned int *bytes, CUdevice dev)
 	return rc;
 }
 
-/* Contexts made by the first-version cuCtxCreate (API version 3000): the
- * only ones first-version calls run in. */
-#define V1_CTX_MAX 64
-static CUcontext g_v1_ctx[V1_CTX_MAX];
-
+/*
+ * No first-version (API 3000) context can be made on the GPUs vcuda serves:
+ * the driver answers the first-version cuCtxCreate with
+ * CUDA_ERROR_OUT_OF_MEMORY (measured on an H100, driver 580; such a context
+ * must fit a 32-bit address space), and first-version calls in a context of
+ * a later API version with CUDA_ERROR_INVALID_CONTEXT. So both answer so
+ * here; the conversions below are what those calls would run.
+ */
 CUresult vc_cu_legacy_ctx(void)
 {
-	CUcontext c = NULL;
-
-	if (cuCtxGetCurrent(&c) != CUDA_SUCCESS || !c)
-		return CUDA_ERROR_INVALID_CONTEXT;
-	for (unsigned i = 0; i < V1_CTX_MAX; i++)
-		if (__atomic_load_n(&g_v1_ctx[i], __ATOMIC_RELAXED) == c)
-			return CUDA_SUCCESS;
 	return CUDA_ERROR_INVALID_CONTEXT;
 }
 
 CUresult CUDAAPI cuCtxCreate(CUcontext *pctx, unsigned int flags, CUdevice dev)
 {
-	CUresult rc = cuCtxCreate_v4(pctx, NULL, flags, dev);
-
-	if (rc == CUDA_SUCCESS)
-		for (unsigned i = 0; i < V1_CTX_MAX; i++) {
-			CUcontext none = NULL;
-
-			if (__atomic_compare_exchange_n(&g_v1_ctx[i], &none, *pctx, false, __ATOMIC_RELAXED,
-							__ATOMIC_RELAXED))
-				break;
-		}
-	return rc;
+	(void)flags;
+	(void)dev;
+	if (!pctx)
+		return CUDA_ERROR_INVALID_VALUE;
+	return vc_cu_state() ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_NOT_INITIALIZED;
 }
 
 /* ---- memory --------------------------------------------------------------------- */

@@ -93,8 +93,9 @@ CUresult CUDAAPI cuLogsDumpToFile(CUlogIterator *iterator, const char *pathToFil
 	/* Everything the driver keeps fits (25600 bytes). */
 	rc = dump(iterator, buf, &size, flags);
 	if (rc == CUDA_SUCCESS) {
-		/* The guest's file: appended to, never truncated. */
-		fd = open(pathToFile, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		/* The guest's file, written over as the driver does (measured
+		 * on an H100: a second dump does not append). */
+		fd = open(pathToFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (fd < 0) {
 			rc = CUDA_ERROR_INVALID_VALUE;
 		} else {

@@ -124,8 +124,8 @@ int vc_cu_refused(const char *name, const char *reason, int err);
 
 /**
  * vc_cu_legacy_ctx() - whether a first-version (API 3000) call may run in
- * the current context: only one the first-version cuCtxCreate made, as the
- * driver answers CUDA_ERROR_INVALID_CONTEXT otherwise (legacy.c).
+ * the current context: never on the GPUs served, whose driver makes no such
+ * context and answers CUDA_ERROR_INVALID_CONTEXT (legacy.c).
  */
 CUresult vc_cu_legacy_ctx(void);
 #define V1_CONTEXT()                                    \

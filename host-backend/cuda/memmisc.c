@@ -198,8 +198,10 @@ static int map_entry_in(struct vc_cu_session *x, CUarrayMapInfo *e, uint64_t *ar
 		return CUDA_ERROR_INVALID_VALUE;
 	switch (e->memOperationType) {
 	case CU_MEM_OPERATION_TYPE_UNMAP:
-		/* The memory handle must be NULL (not an id to translate). */
-		return e->memHandle.memHandle ? CUDA_ERROR_INVALID_VALUE : 0;
+		/* The driver ignores an unmap's memory handle (measured on an
+		 * H100): never translated, never handed on. */
+		e->memHandle.memHandle = 0;
+		return 0;
 	case CU_MEM_OPERATION_TYPE_MAP:
 		break;
 	default:

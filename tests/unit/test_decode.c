@@ -1620,8 +1620,8 @@ START_TEST(memmisc_errors_are_results)
 	m.e.subresourceType = CU_ARRAY_SPARSE_SUBRESOURCE_TYPE_SPARSE_LEVEL;
 	m.e.memOperationType = (CUmemOperationType)0;
 	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
-	m.e.memOperationType = CU_MEM_OPERATION_TYPE_UNMAP; /* naming memory */
-	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	m.e.memOperationType = CU_MEM_OPERATION_TYPE_UNMAP; /* naming memory: ignored, never translated */
+	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), 0);
 	m.e.memOperationType = CU_MEM_OPERATION_TYPE_MAP;
 	m.e.memHandleType = (CUmemHandleType)1;
 	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
