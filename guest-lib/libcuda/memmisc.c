@@ -74,9 +74,11 @@ CUresult CUDAAPI cuMemBatchDecompressAsync(CUmemDecompressParams *paramsArray, s
 		if (rc == CUDA_SUCCESS)
 			rc = (CUresult)rp.result;
 		if (rc != CUDA_SUCCESS) {
-			/* The host's index is within this piece; SIZE_MAX: the batch. */
-			if (errorIndex)
-				*errorIndex = rp.result && rp.error_index < n ? i + rp.error_index : SIZE_MAX;
+			/* The host's index is within this piece; when it names no
+			 * entry the index is left as it was, as by the driver (an
+			 * H100 without a decompression engine: NOT_SUPPORTED). */
+			if (errorIndex && rp.result && rp.error_index < n)
+				*errorIndex = i + rp.error_index;
 			return rc;
 		}
 	}
