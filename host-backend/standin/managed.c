@@ -86,11 +86,13 @@ static CUresult s_alloc_managed(CUdeviceptr *d, size_t n, unsigned flags)
 
 /* Managed variables of libraries: they belong to no context (as a library's
  * do natively), so they live in no context's memory; at most LIB_MANAGED_MAX
- * of them in a process. Each is its own allocation of MVAR_BYTES, as the
- * driver makes a range of the variable's own size (4 bytes for a .u32, not a
- * page): a client must not read past it. */
+ * of them in a process. Each is its own allocation of MVAR_BYTES: the driver
+ * makes a range of the variable's own size (4 bytes for a .u32), which need
+ * not be whole pages or granules, and a client must not copy past it; the
+ * stand-in, which does not know the declared size, makes it 4 bytes short
+ * of a 64 KiB granule (room for any variable the tests declare). */
 #define LIB_MANAGED_MAX 1024u
-#define MVAR_BYTES 8u
+#define MVAR_BYTES ((64u << 10) - 4u)
 static struct {
 	const void *lib;
 	char name[128];
