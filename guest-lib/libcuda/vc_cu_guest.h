@@ -122,19 +122,6 @@ int vc_cu_unsupported(const char *name);
  */
 int vc_cu_refused(const char *name, const char *reason, int err);
 
-/**
- * vc_cu_legacy_ctx() - whether a first-version (API 3000) call may run in
- * the current context: never on the GPUs served, whose driver makes no such
- * context and answers CUDA_ERROR_INVALID_CONTEXT (legacy.c).
- */
-CUresult vc_cu_legacy_ctx(void);
-#define V1_CONTEXT()                                    \
-	do {                                            \
-		CUresult v1rc_ = vc_cu_legacy_ctx();    \
-		if (v1rc_ != CUDA_SUCCESS)              \
-			return v1rc_;                   \
-	} while (0)
-
 /** vc_cu_debug() - whether VCUDA_DEBUG is set. */
 int vc_cu_debug(void);
 
