@@ -405,14 +405,6 @@ static void slot_put(struct vc_client *c, uint32_t slot)
 	pthread_mutex_unlock(&c->lock);
 }
 
-/* The sequence number of the calling thread's last vc_client_call(). */
-static __thread uint64_t t_last_seq;
-
-uint64_t vc_client_last_seq(void)
-{
-	return t_last_seq;
-}
-
 /* With c->lock held, after command @op was written: count it unless it is a
  * query. (A command queued with @more counts before its publish; the count is
  * only ever compared for equality, so counting early only loses a fast path.) */
@@ -465,7 +457,6 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		goto out;
-	t_last_seq = (uint64_t)seq;
 	rc = vc_ring_guest_wait_reply(&c->ring, slot, (uint64_t)seq);
 	if (rc)
 		goto out;

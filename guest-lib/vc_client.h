@@ -95,14 +95,6 @@ uint64_t vc_client_work(struct vc_client *c);
 /** vc_client_broken() - whether the session has ended (server gone, or FATAL). */
 int vc_client_broken(struct vc_client *c);
 
-/**
- * vc_client_last_seq() - the sequence number of the calling thread's last
- * vc_client_call(): once its reply came, every command before it has run,
- * even where the reply overtook the publication of done_seq (a deferred
- * synchronisation's reply comes from another host thread).
- */
-uint64_t vc_client_last_seq(void);
-
 /** vc_client_take_error() - the pending asynchronous error at or before @seq, consumed; 0 if none. */
 int vc_client_take_error(struct vc_client *c, uint64_t seq);
 

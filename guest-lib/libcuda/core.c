@@ -279,17 +279,11 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 			if (outlen)
 				*outlen = n;
 		}
-		/* Errors up to this call's own command: its reply may overtake
-		 * done_seq (a deferred synchronisation), and the error of a
-		 * launch just before it must not wait for the next one. */
-		if (syncs) {
-			struct vc_client_info info;
-
-			vc_client_get_info(st->client, &info);
-			rc = vc_client_take_error(st->client, info.done_seq > vc_client_last_seq()
-									 ? info.done_seq
-									 : vc_client_last_seq());
-		}
+		/* Errors up to this call's own command at least: the client
+		 * counts a reply as done even where it overtook done_seq (a
+		 * deferred synchronisation's), vc_client_get_info(). */
+		if (syncs)
+			rc = vc_cu_take_error();
 	}
 	vc_cu_fast_after(op, req, reqlen, rc);
 	if (buf != stackbuf)
