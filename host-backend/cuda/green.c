@@ -74,19 +74,22 @@ static void res_issue(struct vc_cu_green *g, const CUdevResource *r, struct vc_c
 /*
  * The driver's resource behind @w, in *@r: CUDA_ERROR_INVALID_RESOURCE_TYPE
  * for a type that is not one (the driver's answer), CUDA_ERROR_INVALID_VALUE
- * for a resource this session was never given, or one whose public part was
- * changed.
+ * for a resource this session was never given, @changed_rc for one whose
+ * public part was changed (the H100's driver 580 answers a descriptor of a
+ * group with more SMs than its split gave it with
+ * CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION).
  */
-static int res_take(struct vc_cu_session *x, const struct vc_cu_res *w, CUdevResource *r)
+static int res_take(struct vc_cu_session *x, const struct vc_cu_res *w, CUdevResource *r, int changed_rc)
 {
 	struct vc_cu_green *g = x->green;
 	uint32_t idx = (uint32_t)(w->id & (RES_MAX - 1));
 
 	if (w->type != CU_DEV_RESOURCE_TYPE_SM)
 		return CUDA_ERROR_INVALID_RESOURCE_TYPE;
-	if (!g || !w->id || g->res[idx].id != w->id || (int32_t)g->res[idx].r.type != w->type ||
-	    memcmp((const uint8_t *)&g->res[idx].r + offsetof(CUdevResource, sm), w->u, VC_CU_RES_UNION))
+	if (!g || !w->id || g->res[idx].id != w->id || (int32_t)g->res[idx].r.type != w->type)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (memcmp((const uint8_t *)&g->res[idx].r + offsetof(CUdevResource, sm), w->u, VC_CU_RES_UNION))
+		return changed_rc;
 	*r = g->res[idx].r;
 	return 0;
 }
@@ -161,7 +164,7 @@ int vc_cu_manual_cuDevSmResourceSplitByCount(struct vc_cu_session *x, const uint
 	TAKE(rq);
 	if (!(g = state(x)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if ((rc = res_take(x, &rq.input, &in)))
+	if ((rc = res_take(x, &rq.input, &in, CUDA_ERROR_INVALID_VALUE)))
 		return rc;
 	/* No GPU has more SMs than this: a larger array cannot get more groups. */
 	nb = rq.nb_groups > VC_CU_SPLIT_MAX ? VC_CU_SPLIT_MAX : rq.nb_groups;
@@ -217,7 +220,7 @@ int vc_cu_manual_cuDevResourceGenerateDesc(struct vc_cu_session *x, const uint8_
 		struct vc_cu_res w;
 
 		memcpy(&w, p + sizeof(rq) + (size_t)i * sizeof(w), sizeof(w));
-		if ((rc = res_take(x, &w, &res[i])))
+		if ((rc = res_take(x, &w, &res[i], CUDA_ERROR_INVALID_RESOURCE_CONFIGURATION)))
 			return rc;
 	}
 	if ((rc = x->drv->cuDevResourceGenerateDesc(&d, res, rq.count)))
@@ -269,6 +272,16 @@ int vc_cu_manual_cuGreenCtxCreate(struct vc_cu_session *x, const uint8_t *p, uin
 fail:
 	x->drv->cuGreenCtxDestroy(gc);
 	return rc;
+}
+
+bool vc_cu_green_primary_alias(struct vc_cu_session *x, void *real, uint64_t *id)
+{
+	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
+		if (real && x->green_primary[d] == real && x->primary[d]) {
+			*id = x->primary[d];
+			return true;
+		}
+	return false;
 }
 
 /* The context green context @gc converts into, or NULL. */

@@ -97,6 +97,13 @@ int main(void)
     CKD(cuStreamGetGreenCtx(gs, &sg));
     CKD(cuStreamGetCtx(gs, &sc));
     printf("stream's green context: %s, its context: %s\n", sg == g ? "yes" : "no", sc == gc ? "yes" : "no");
+    // cuStreamGetCtx_v2 of a green stream: the documentation says p_ctx is
+    // the device's primary context, p_green_ctx the green context
+    CUcontext sc2 = NULL;
+    CUgreenCtx sg2 = NULL;
+    CKD(cuStreamGetCtx_v2(gs, &sc2, &sg2));
+    printf("v2: green context: %s; context: green's %s, primary %s\n", sg2 == g ? "yes" : "no",
+           sc2 == gc ? "yes" : "no", sc2 == pctx ? "yes" : "no");
 
     // --- a kernel on the green stream, its context current ---
     CKD(cuCtxSetCurrent(gc));
