@@ -40,8 +40,21 @@ START_TEST(device_facts)
 	ck_assert_int_ge(major, 7);
 	CK(cuDeviceGetAttribute(&v, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK, 0));
 	ck_assert_int_eq(v, 1024);
+	/* the strings end where the driver ended them, whatever the buffer
+	 * held (the VM's guest saw "...HBM3V": the terminator was not sent) */
+	memset(name, 'V', sizeof(name));
 	CK(cuDeviceGetName(name, sizeof(name), 0));
 	ck_assert_int_gt(strlen(name), 0);
+	ck_assert_uint_lt(strlen(name), sizeof(name));
+	ck_assert_int_ne(name[strlen(name) - 1], 'V');
+	{
+		char bus[64];
+
+		memset(bus, 'V', sizeof(bus));
+		CK(cuDeviceGetPCIBusId(bus, sizeof(bus), 0));
+		ck_assert_uint_lt(strlen(bus), sizeof(bus));
+		ck_assert_int_ne(bus[strlen(bus) - 1], 'V');
+	}
 	CK(cuDeviceTotalMem(&mem, 0));
 	ck_assert_uint_gt(mem, 0);
 	CK(cuDeviceGetUuid(&u, 0));

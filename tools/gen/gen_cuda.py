@@ -490,7 +490,11 @@ def emit_host(funcs):
             o.append("\tvc_cu_forget(x, VC_H_%s, rq.%s);" % (d.base.upper(), d.name))
         for p in ps:
             if p.dir == "buf":
+                # the string with its terminator, as the driver wrote it
+                # (a truncated one without, where the driver left none)
                 o.append("\tout->data_len = (uint32_t)strnlen((char *)out_data, (size_t)rq.%s);" % p.buf)
+                o.append("\tif (out->data_len < (uint32_t)rq.%s)" % p.buf)
+                o.append("\t\tout->data_len++;")
         o.append("\tmemcpy(out->rep, &rp, sizeof(rp));")
         o.append("\tout->rep_len = sizeof(rp);")
         o.append("\treturn CUDA_SUCCESS;")
