@@ -178,6 +178,13 @@ static int staged(struct vc_cu_session *x, const struct vc_cu_req_memcpy3d *rq, 
 			  : box(x, &b, &a, bw, bh, bd, rq->dims, stream, rq->async);
 		off += bw * bh * bd;
 	}
+	/* Into the arena the bytes must be there when the piece is done (the
+	 * guest copies them out then). The 1D copy into pageable memory
+	 * returns complete; the driver's 2D and 3D ones from an array need
+	 * not: under load on an H100 (driver 580, the soak) the guest read
+	 * the arena before cuMemcpy2DAsync had written it. */
+	if (!rc && !to_o && rq->async)
+		rc = x->drv->cuStreamSynchronize(stream);
 	return rc;
 }
 
