@@ -75,6 +75,7 @@ LIBCUDA_SRC += guest-lib/libcuda/legacy_array.c guest-lib/libcuda/memmisc.c
 LIBCUDA_SRC += guest-lib/libcuda/texref.c
 LIBCUDA_SRC += guest-lib/libcuda/green.c guest-lib/libcuda/logs.c
 LIBCUDA_SRC += guest-lib/libcuda/stats.c guest-lib/libcuda/fastpath.c
+LIBCUDA_SRC += guest-lib/libcuda/profile.c
 LIBCUDA_SRC += guest-lib/libcuda/pinseg.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 LIBCUDA_GEN += vc_cuda_opnames_gen
