@@ -46,7 +46,7 @@ for s in "${steps[@]}"; do
 	test-gpu) run test-gpu 420 env OUT="$OUT/test-gpu" bash ci/test-gpu.sh ;;
 	stress) run stress 240 bash -c "$(declare -f stress_gpu); stress_gpu" ;;
 	bench) run bench 240 bash ci/bench-gpu.sh ;;
-	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack GPU_SUITE=build/gpu-tests \
+	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack VM_SHM=8G GPU_SUITE=build/gpu-tests \
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
 	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
 	vm-frameworks) run vm-frameworks 580 env OUT="$OUT/vm-frameworks" bash ci/vm-frameworks.sh ;;

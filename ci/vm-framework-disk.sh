@@ -40,7 +40,10 @@ tar -C / -cf - --exclude='*/__pycache__' \
 		case $lib in "$venv"/*) continue ;; esac
 		[ -e "$stage$lib" ] || cp -L --parents "$lib" "$stage"
 	done
-mkdir -p "$stage"/{dev,proc,sys,tmp,vcuda,work,expect}
+mkdir -p "$stage"/{dev,proc,sys,tmp,vcuda,work,expect,etc}
+# Who root is: Python's getpass (torch's caches) asks pwd for the uid.
+printf 'root:x:0:0:root:/tmp:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$stage/etc/passwd"
+printf 'root:x:0:\nnogroup:x:65534:\n' >"$stage/etc/group"
 cp "$vb/guest/libcuda.so.1" "$stage/vcuda/"
 cp tests/workloads/*.py "$stage/work/"
 for w in "$@"; do

@@ -27,6 +27,12 @@
 #   VM_ACCEL=tcg|kvm          how the guest runs (default tcg; kvm where
 #                             /dev/kvm can boot a guest: the GPU machine)
 #   VM_MEM=MiB, VM_CPUS=N     the guest's memory and CPUs
+#   VM_SHM=SIZE               the device's shm-size (default 1G: 4 slots of
+#                             256 MiB); a session's pinned memory is its
+#                             slot less ring and arena (the GPU suite's
+#                             pinned_large holds 1 GiB + 64 MiB: 8G)
+#   VM_CPU=MODEL              QEMU's -cpu (TCG's default, qemu64, lacks
+#                             SSE4.2 and AVX: frameworks need "max")
 #   VCUDA_BUILD=DIR           vcuda-server and guest library (default build/release)
 #   VM_SOAK=S                 run the soak inside the guest for S seconds
 #                             (tests/vm/run.sh soak; with VM_ONLY=soak alone)
@@ -34,7 +40,8 @@
 #   VM_SERVER_SOCKET=PATH     a running vcuda-server's --vm-socket to attach
 #                             the VM to, instead of starting one here (its
 #                             owner checks what the sessions left: the soak)
-#   VM_ACCEL=tcg|kvm          QEMU's accelerator (default tcg)
+#   VM_VERBOSE=1              the guest kernel's messages on the console
+#                             (no "quiet"; early printk on the serial port)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . ci/lib.sh
@@ -44,7 +51,7 @@ VM_REQUESTS=${VM_REQUESTS:-100000}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VCUDA_BUILD=${VCUDA_BUILD:-build/release}
 SLOTS=4
-SHM=1G
+SHM=${VM_SHM:-1G} # the device's shm-size: SLOTS slots, each a session's ring, arena and pinned pool
 PACK_DIR=
 
 if [ "${1:-}" = "--pack" ]; then
@@ -132,6 +139,7 @@ else
 fi
 
 append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS vmtest.executor=$EXECUTOR"
+[ -n "${VM_VERBOSE:-}" ] && append="${append/ quiet/} earlyprintk=serial,ttyS0 ignore_loglevel"
 [ -n "${VM_ONLY:-}" ] && append="$append vmtest.only=$VM_ONLY"
 [ -n "${VM_SOAK:-}" ] && append="$append vmtest.soak=$VM_SOAK vmtest.soakprocs=${VM_SOAK_PROCS:-4}"
 log "booting: $QEMU (${VM_ACCEL:-tcg}), $SLOTS session slots in $SHM, executor $EXECUTOR"
@@ -139,6 +147,7 @@ t0=$SECONDS
 set +e
 accel=(-accel tcg)
 [ "${VM_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm -cpu host)
+[ -n "${VM_CPU:-}" ] && accel+=(-cpu "$VM_CPU")
 timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults "${accel[@]}" -smp "${VM_CPUS:-2}" -m "${VM_MEM:-1536}" -display none -no-reboot \
 	-L "$QEMU_FIRMWARE" -kernel "$VMLINUZ" -initrd "$INITRD" -append "$append" \
 	-serial "file:$VC_TMP/console.log" \
