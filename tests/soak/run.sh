@@ -31,7 +31,8 @@
 # A run passes when the program exits 0 and, for the GPU suite, prints
 # "PASS NAME" last (over the stand-in, "FAIL NAME: N check(s) failed" counts
 # as a run: its kernels do not compute); a workload passes when it exits 0
-# and its result line says "ok": true. Baselines are taken after one warm-up
+# and its result agrees with the workload's native run, taken once before
+# the load (tests/workloads/run.py --check). Baselines are taken after one warm-up
 # session (the server's first fork and the driver's first load); the GPU's
 # memory must come back within 64 MiB, the listener's RSS within 8 MiB, its
 # descriptors exactly.
@@ -179,8 +180,10 @@ one_run() {
 		(cd "$ROOT/tests/workloads" && env LD_LIBRARY_PATH="$GUEST_LIB${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
 			VCUDA_SOCKET="$SOCK" timeout -k 5 600 "$PY" ${w#*:} </dev/null >"$log" 2>&1)
 		rc=$?
-		[ $rc -eq 0 ] && grep -q '"ok": *true' "$log" && return 0
-		echo "workload $name exit $rc: $(tail -n 1 "$log")"
+		local why=
+		[ $rc -eq 0 ] && why=$("$PY" "$ROOT/tests/workloads/run.py" --check "$name" "$OUT/native-$name.log" "$log") &&
+			return 0
+		echo "workload $name exit $rc: ${why:-$(tail -n 1 "$log")}"
 		return 1
 		;;
 	esac
@@ -203,6 +206,15 @@ loop() {
 
 # ---- baseline (after a warm-up session), load, and the checks ---------------------
 say "server pid $SERVER_PID, executor $EXECUTOR, ${#progs[@]} programs in the mix, out $OUT"
+# Each workload once natively: the result its runs through vcuda must agree
+# with (tests/workloads/run.py --check: exactly, or to the workload's
+# stated tolerance).
+for w in "${workloads[@]}"; do
+	name=${w%%:*}
+	# shellcheck disable=SC2086
+	(cd "$ROOT/tests/workloads" && timeout -k 5 600 "$PY" ${w#*:} </dev/null >"$OUT/native-$name.log" 2>&1) ||
+		say "workload $name fails natively: its runs through vcuda will fail too"
+done
 one_run 0 warmup >/dev/null || say "the warm-up run failed (it is counted nowhere)"
 wait_idle 30 || say "sessions still open after the warm-up"
 sleep 1
@@ -222,7 +234,7 @@ if [ "$VM_PROCS" -gt 0 ]; then
 	(env EXECUTOR="$EXECUTOR" VM_SERVER_SOCKET="$VMSOCK" VM_ONLY=soak VM_SOAK="$DURATION" \
 		VM_SOAK_PROCS="$VM_PROCS" VM_TIMEOUT=$((DURATION + 900)) VCUDA_BUILD="$VB" \
 		${GPU_DISK:+GPU_DISK=$GPU_DISK} \
-		$([ "$EXECUTOR" = cuda ] && echo "GPU_SUITE=$GPU_TESTS GPU_EXPECT=$OUT/empty-expect") \
+		$([ "$EXECUTOR" = cuda ] && echo "GPU_SUITE=$GPU_TESTS GPU_EXPECT=$OUT/empty-expect VM_SHM=${VM_SHM:-8G}") \
 		bash ci/vm-test.sh >"$OUT/vm.log" 2>&1; echo $? >"$OUT/vm.rc") &
 fi
 # samples while loaded

@@ -84,9 +84,9 @@ soak_one() { # PROGRAM...: 0 when it ran right
 	case $1 in
 	/gpu/bin/*)
 		n=${1##*/}
-		LD_LIBRARY_PATH="$T/lib:/gpu/lib" timeout 300 $U "$@" >/tmp/soak-$$.out 2>&1
+		LD_LIBRARY_PATH="$T/lib:/gpu/lib" timeout 300 $U "$@" >/tmp/soak-run-$SOAK_ME.out 2>&1
 		rc=$?
-		last=$(tail -n 1 /tmp/soak-$$.out)
+		last=$(tail -n 1 /tmp/soak-run-$SOAK_ME.out)
 		[ $rc -eq 0 ] && [ "$last" = "PASS $n" ] && return 0
 		# over the CI stand-in kernels do not run: result checks may fail
 		[ "$(arg vmtest.executor)" = ci-standin ] && [ $rc -eq 1 ] &&
@@ -95,14 +95,17 @@ soak_one() { # PROGRAM...: 0 when it ran right
 		return 1
 		;;
 	*)
-		timeout 300 $U "$@" >/tmp/soak-$$.out 2>&1 && return 0
-		echo "$* -> exit $?: $(tail -n 1 /tmp/soak-$$.out)"
+		timeout 300 $U "$@" >/tmp/soak-run-$SOAK_ME.out 2>&1 && return 0
+		echo "$* -> exit $?: $(tail -n 1 /tmp/soak-run-$SOAK_ME.out)"
 		return 1
 		;;
 	esac
 }
 
 soak_loop() { # N END_EPOCH
+	# each loop its own output file ($$ is the parent shell's in a
+	# background function: the loops overwrote each other's)
+	SOAK_ME=$1
 	runs=0
 	bad=0
 	k=$1

@@ -131,7 +131,27 @@ def summary(res):
     return s if len(s) <= 60 else s[:57] + "..."
 
 
+def check(name, native_log, vcuda_log):
+    """--check: compare one run's log with a native one by NAME's rules (the
+    soak's check of each framework run); 0 when they agree."""
+    tol = next((w[3] for w in WORKLOADS if w[0] == name), None)
+    if tol is None:
+        print("unknown workload %s" % name)
+        return 2
+    with open(native_log) as f:
+        nat = parse(f.read())
+    with open(vcuda_log) as f:
+        vc = parse(f.read())
+    why = compare(name, nat, vc, tol)
+    if why:
+        print(why)
+        return 1
+    return 0
+
+
 def main():
+    if len(sys.argv) == 5 and sys.argv[1] == "--check":
+        sys.exit(check(*sys.argv[2:]))
     ap = argparse.ArgumentParser()
     ap.add_argument("--only", default="")
     ap.add_argument("--mode", default="both", choices=["both", "native", "vcuda", "guest"])
