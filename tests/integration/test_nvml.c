@@ -331,6 +331,77 @@ START_TEST(processes_list_this_one)
 }
 END_TEST
 
+/* nvmlInternalGetExportTable: the table nvidia-smi asks for first (internal.c). */
+typedef nvmlReturn_t (*slot_fn)(void *, void *, void *, void *);
+
+static slot_fn table_slot(const void *table, unsigned slot)
+{
+	slot_fn f;
+
+	memcpy(&f, (const uint8_t *)table + 8 * (size_t)slot, sizeof(f));
+	return f;
+}
+
+START_TEST(nvidia_smi_table)
+{
+	static const unsigned char id[16] = {0xc4, 0xfe, 0x3e, 0x6c, 0xc9, 0x8f, 0x6c, 0x4e,
+					     0xa3, 0x27, 0xee, 0x69, 0x6e, 0x12, 0xf7, 0xc4};
+	unsigned char other[16] = {0}, *ent;
+	const void *tab = NULL;
+	uint64_t size;
+	nvmlDevice_t d, h = NULL;
+	unsigned n, mine = 0, pid;
+	uint64_t used;
+	CUdeviceptr p;
+	int sentinel = 7;
+
+	cuda_up();
+	CK(cuMemAlloc(&p, 16 * MiB));
+	d = dev0();
+	ck_assert_int_eq(nvmlInternalGetExportTable(NULL, id), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlInternalGetExportTable(&tab, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlInternalGetExportTable(&tab, other), NVML_ERROR_NOT_SUPPORTED);
+	OK(nvmlInternalGetExportTable(&tab, id));
+	memcpy(&size, tab, sizeof(size));
+	ck_assert_uint_ge(size, 0x288 + 8); /* nvidia-smi reads slots past 81 */
+	/* slot 81: a handle by index, our own */
+	OK(table_slot(tab, 81)((void *)(uintptr_t)0, &h, (void *)(uintptr_t)0x22, NULL));
+	ck_assert_ptr_eq(h, d);
+	ck_assert_int_eq(table_slot(tab, 81)((void *)(uintptr_t)9, &h, (void *)(uintptr_t)0x22, NULL),
+			 NVML_ERROR_INVALID_ARGUMENT);
+	/* slots 213..215: this process, with its memory and its name */
+	ent = calloc(4, 4128);
+	ck_assert_ptr_nonnull(ent);
+	for (unsigned s = 213; s <= 215; s++) {
+		n = 4;
+		mine = 0;
+		OK(table_slot(tab, s)(d, &n, ent, NULL));
+		ck_assert_uint_ge(n, 1);
+		ck_assert_uint_le(n, 4);
+		for (unsigned i = 0; i < n; i++) {
+			memcpy(&pid, ent + i * 4128, sizeof(pid));
+			memcpy(&used, ent + i * 4128 + 8, sizeof(used));
+			if (pid != (unsigned)getpid())
+				continue;
+			mine++;
+			ck_assert_uint_eq(used, 16 * MiB);
+			ck_assert_msg(strstr((char *)ent + i * 4128 + 32, "test_nvml") != NULL, "name %s",
+				      (char *)ent + i * 4128 + 32);
+		}
+		ck_assert_uint_eq(mine, 1);
+	}
+	/* a device slot vcuda does not know: N/A, nothing written; a call
+	 * without a device of ours: success, nothing written */
+	ck_assert_int_eq(table_slot(tab, 230)(d, &sentinel, NULL, NULL), NVML_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(sentinel, 7);
+	OK(table_slot(tab, 7)((void *)(uintptr_t)0x1234, &sentinel, NULL, NULL));
+	ck_assert_int_eq(sentinel, 7);
+	free(ent);
+	CK(cuMemFree(p));
+	OK(nvmlShutdown());
+}
+END_TEST
+
 START_TEST(unserved_calls_are_not_supported)
 {
 	typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
@@ -385,6 +456,7 @@ int main(void)
 	tcase_add_test(t, count_and_handles);
 	tcase_add_test(t, name_uuid_pci_agree_with_cuda);
 	tcase_add_test(t, processes_list_this_one);
+	tcase_add_test(t, nvidia_smi_table);
 	tcase_add_test(t, unserved_calls_are_not_supported);
 	suite_add_tcase(s, t);
 	t = tcase_create("quota");
