@@ -111,7 +111,7 @@ else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed \
        $(LIBNVML) $(BUILD)/tests/test_nvml \
        $(BUILD)/tests/test_quota $(BUILD)/tests/gpushare_load $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs $(BUILD)/tests/test_hostile_api
-ALL += $(BUILD)/tests/test_pinned
+ALL += $(BUILD)/tests/test_pinned $(BUILD)/guest/libvcuda-profile.so
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(LIBNVML) $(BUILD)/tests/test_cuda_api \
        $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
@@ -182,6 +182,12 @@ $(LIBCUDA): $(call obj,$(LIBCUDA_SRC)) $(patsubst %,$(BUILD)/obj/gen/%.o,$(LIBCU
 	$(CC) $(LDFLAGS) -shared -Wl,-soname,libcuda.so.1 -Wl,--version-script=guest-lib/libcuda/libcuda.map \
 		-Wl,-z,defs -o $@ $(filter %.o,$^) $(LDLIBS)
 	ln -sf libcuda.so.1 $(@D)/libcuda.so
+
+# The same sampling profiler alone (profile.c), to preload into a native
+# run: VCUDA_PROFILE's figures natively and through vcuda, compared.
+$(BUILD)/guest/libvcuda-profile.so: $(call obj,guest-lib/libcuda/profile.c)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libvcuda-profile.so -Wl,-z,defs -o $@ $^ $(LDLIBS)
 
 # The guest's libnvidia-ml.so.1: NVML over the transport client. Its
 # exports and NOT_SUPPORTED stubs come from the entry-point list and the

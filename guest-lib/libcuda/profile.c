@@ -21,6 +21,10 @@
  * its debug information), by the innermost frame in vcuda's library, and
  * by the first frame outside the C library (who made the system call).
  *
+ * The same file builds libvcuda-profile.so, to preload into a native run
+ * (LD_PRELOAD=.../libvcuda-profile.so VCUDA_PROFILE=wall): the two profiles
+ * of one program, natively and through vcuda, side by side.
+ *
  * Off (the default), nothing is installed. On, the samples go to an array
  * mapped at start; the handler only stores (an index taken with a relaxed
  * atomic add, no locks), and a full array stops recording. A program's own
