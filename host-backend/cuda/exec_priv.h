@@ -281,14 +281,6 @@ void vc_cu_sync_stop(struct vc_cu_session *x);
  */
 void vc_cu_green_close(struct vc_cu_session *x);
 
-/**
- * vc_cu_green_primary_alias() - @real is a worker primary context retained
- * for green contexts (the driver names it, e.g. cuStreamGetCtx_v2 of a green
- * stream): the id of the session's primary context of that device in @id,
- * true; false when it is not, or the session has none (green.c).
- */
-bool vc_cu_green_primary_alias(struct vc_cu_session *x, void *real, uint64_t *id);
-
 /** vc_cu_logs_close() - session teardown: the driver log callback unregistered, its queue freed (logs.c). */
 void vc_cu_logs_close(struct vc_cu_session *x);
 

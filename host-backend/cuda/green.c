@@ -274,16 +274,6 @@ fail:
 	return rc;
 }
 
-bool vc_cu_green_primary_alias(struct vc_cu_session *x, void *real, uint64_t *id)
-{
-	for (int d = 0; d < VC_CU_MAX_DEVICES; d++)
-		if (real && x->green_primary[d] == real && x->primary[d]) {
-			*id = x->primary[d];
-			return true;
-		}
-	return false;
-}
-
 /* The context green context @gc converts into, or NULL. */
 static CUcontext green_context(struct vc_cu_session *x, CUgreenCtx gc)
 {

@@ -165,10 +165,15 @@ static int publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id, 
 		*id = 0;
 		return 0;
 	}
-	/* The worker's own primary context (a green stream's, natively the
-	 * device's primary context) is the session's primary context. */
-	if (kind == VC_H_CUCONTEXT && vc_cu_green_primary_alias(x, real, id))
-		return 0;
+	/* A worker primary context retained for green contexts (green.c),
+	 * where the driver names it (cuStreamGetCtx_v2 of a green stream:
+	 * natively the device's primary context), is the session's primary
+	 * context of that device. */
+	for (int d = 0; kind == VC_H_CUCONTEXT && d < VC_CU_MAX_DEVICES; d++)
+		if (x->green_primary[d] == real && x->primary[d]) {
+			*id = x->primary[d];
+			return 0;
+		}
 	if ((x->nh + 1) * 2 > x->rcap && rmap_grow(x))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	k = rmap_find(x, kind, real);

@@ -51,6 +51,11 @@ static volatile int g_stop;
 static uint64_t g_good_ops;
 static char g_good_err[256];
 
+/* How long a session may take to be freed once its client is gone: the
+ * server drains what was queued first (4000 commands under ASan on a busy
+ * machine took over 2 s); a hang still shows. */
+#define FREED_MS 10000
+
 #define CHECK(cond, ...)                                                  \
 	do {                                                              \
 		if (!(cond)) {                                            \
@@ -249,8 +254,8 @@ static void run_bad(const char *name, void (*inject)(struct vc_ring_guest *, uin
 	vc_client_close(c);
 	CHECK(rc == -EPROTO, "%s: the client got %d, not -EPROTO (session FATAL)", name, rc);
 	CHECK(reason == want, "%s: fatal reason %u, expected %u", name, reason, want);
-	ms = wait_freed(info.session_id, 2000);
-	CHECK(ms >= 0, "%s: server still maps session %u after 2 s", name, info.session_id);
+	ms = wait_freed(info.session_id, FREED_MS);
+	CHECK(ms >= 0, "%s: server still maps session %u after %d ms", name, info.session_id, FREED_MS);
 	usleep(20000);
 	CHECK(__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) > ops0 && !g_good_err[0],
 	      "%s: the good client stalled or failed: %s", name, g_good_err);
@@ -291,8 +296,8 @@ static void run_live(const struct vt_live_case *k)
 	}
 	vc_client_close(c);
 	CHECK(rc == 0, "%s: %s", k->name, why);
-	ms = wait_freed(info.session_id, 2000);
-	CHECK(ms >= 0, "%s: server still maps session %u after 2 s", k->name, info.session_id);
+	ms = wait_freed(info.session_id, FREED_MS);
+	CHECK(ms >= 0, "%s: server still maps session %u after %d ms", k->name, info.session_id, FREED_MS);
 	usleep(20000);
 	CHECK(__atomic_load_n(&g_good_ops, __ATOMIC_RELAXED) > ops0 && !g_good_err[0],
 	      "%s: the good client stalled or failed: %s", k->name, g_good_err);
@@ -473,8 +478,8 @@ static void closed_after_welcome(void)
 		close(fds[i]);
 	CHECK(n == (ssize_t)sizeof(w) && w.status == 0 && nfds > 0, "closed after the welcome: got %zd bytes, "
 	      "status %d, %d fds", n, n > 0 ? w.status : 0, nfds);
-	ms = wait_freed(w.session_id, 2000);
-	CHECK(ms >= 0, "closed after the welcome: server still maps session %u after 2 s", w.session_id);
+	ms = wait_freed(w.session_id, FREED_MS);
+	CHECK(ms >= 0, "closed after the welcome: server still maps session %u after %d ms", w.session_id, FREED_MS);
 	if (back_to_base("closed after the welcome"))
 		return;
 	printf("ok - connection closed right after the welcome (%d fds received, nothing mapped): "
@@ -539,8 +544,8 @@ static void killed_mid_copy(void)
 	usleep(300000); /* well inside a stream of 64 MiB copies */
 	kill(pid, SIGKILL);
 	waitpid(pid, &st, 0);
-	ms = wait_freed(id, 2000);
-	CHECK(ms >= 0, "kill mid-copy: server still maps session %u 2 s after the kill", id);
+	ms = wait_freed(id, FREED_MS);
+	CHECK(ms >= 0, "kill mid-copy: server still maps session %u %d ms after the kill", id, FREED_MS);
 	printf("ok - client killed mid-copy: server freed session %u in %ld ms\n", id, ms);
 	g_pass++;
 }
