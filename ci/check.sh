@@ -172,9 +172,9 @@ fuzz() { # TARGET SECONDS
 	mkdir -p "$corpus"
 	cp "tests/fuzz/corpus/${1#fuzz_}/"* "$corpus/"
 	local regress="tests/fuzz/regressions"
-	# Inputs that once crashed a decoder must stay harmless.
+	# Inputs that once crashed or hung a decoder must stay harmless.
 	if ls "$regress/${1#fuzz_}"-* >/dev/null 2>&1; then
-		"build/fuzz/fuzz/$1" -runs=0 "$regress/${1#fuzz_}"-* || return 1
+		"build/fuzz/fuzz/$1" -runs=0 -timeout=10 "$regress/${1#fuzz_}"-* || return 1
 	fi
 	# A crash's input is kept under build/fuzz/artifacts (the temp dir goes at
 	# exit) and its stack printed where the step's tail shows it.

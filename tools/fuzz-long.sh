@@ -128,7 +128,7 @@ run_target() { # TARGET -> OUT/TARGET/{corpus,job-N.log,crash-*}
 	fi
 	# Inputs that once crashed a decoder must stay harmless.
 	if ls tests/fuzz/regressions/"${t#fuzz_}"-* >/dev/null 2>&1; then
-		$(cmd_of "$t") -runs=0 tests/fuzz/regressions/"${t#fuzz_}"-* >"$dir/regressions.log" 2>&1 ||
+		$(cmd_of "$t") -runs=0 -timeout=10 tests/fuzz/regressions/"${t#fuzz_}"-* >"$dir/regressions.log" 2>&1 ||
 			echo "regressions" >"$dir/regressions.failed"
 	fi
 	local want=$RUNS

@@ -19,10 +19,19 @@
  * publish of the form DPTR_MARK | k << 32 | off (k < 4) becomes the address
  * the k-th vcMemAlloc of the first publish was answered with, plus off; the
  * fuzzer can then reach the copy paths with addresses that are valid.
+ *
+ * A guest runs the host functions the host queues for it (cuLaunchHostFunc)
+ * and acknowledges them; a thread here plays that part (it marks every
+ * queued callback done), or a synchronisation behind a host function waits
+ * for a guest that never comes (the long run's two timeouts). A guest that
+ * truly never acknowledges holds only its own session's streams, until it
+ * goes (bad_client covers that).
  */
+#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "standin/standin.h"
 #include "vc_cuda_manual.h"
@@ -37,6 +46,39 @@
 
 static void *g_base;
 static struct vc_layout g_l;
+
+/* The guest's callback runner: while g_ack_on, every callback the host
+ * queued is done. Under g_ack_mu, so that no acknowledgement of one input's
+ * session lands in the next one's fresh region. */
+static pthread_mutex_t g_ack_mu = PTHREAD_MUTEX_INITIALIZER;
+static int g_ack_on;
+
+static void *acker(void *arg)
+{
+	(void)arg;
+	for (;;) {
+		pthread_mutex_lock(&g_ack_mu);
+		if (g_ack_on) {
+			struct vc_ctrl *c = g_base;
+			/* Pairs with the host's seq_cst store of cb_tail in
+			 * vc_ring_host_cb_push(), as the guest's runner does. */
+			uint32_t t = vc_shm_load32(&c->cb_tail, VC_ACQUIRE);
+
+			/* Pairs with the host's acquire load in vc_ring_host_cb_done(). */
+			vc_shm_store32(&c->cb_done, t, VC_RELEASE);
+		}
+		pthread_mutex_unlock(&g_ack_mu);
+		usleep(20);
+	}
+	return NULL;
+}
+
+static void acks(int on)
+{
+	pthread_mutex_lock(&g_ack_mu);
+	g_ack_on = on;
+	pthread_mutex_unlock(&g_ack_mu);
+}
 
 static void put(uint32_t at, const uint8_t *p, size_t n)
 {
@@ -108,6 +150,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		g_base = aligned_alloc(4096, g_l.region_size);
 		if (!g_base)
 			abort();
+		{
+			pthread_t t;
+
+			if (pthread_create(&t, NULL, acker, NULL) || pthread_detach(t))
+				abort();
+		}
 	}
 	if (size < 1)
 		return 0;
@@ -126,6 +174,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (vc_session_create(&p, &s))
 		abort();
 	ctrl = g_base;
+	acks(1);
 
 	if ((opt & 1) && size >= 4) {
 		memcpy(&tail, data, 4);
@@ -163,5 +212,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (int i = 0; i < 4 && vc_session_process(s) > 0; i++)
 		;
 	vc_session_destroy(s);
+	acks(0);
 	return 0;
 }
