@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -57,9 +58,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		}
 	}
 	close(sv[0]);
-	/* the peer closed: a partial frame is reported as a reset */
-	if (vc_vm_rx_read(sv[1], &rx) != -ECONNRESET)
-		abort();
+	/* the peer closed: a partial frame is reported as a reset (the long
+	 * run once saw something else here, 1 in 10^7, not reproduced: say
+	 * what, if it comes again) */
+	{
+		int r = vc_vm_rx_read(sv[1], &rx);
+
+		if (r != -ECONNRESET) {
+			fprintf(stderr, "fuzz_vm_frame: after the peer closed: %d (have %zu)\n", r, (size_t)rx.have);
+			abort();
+		}
+	}
 	close(sv[1]);
 	vc_vm_rx_drop(&rx);
 	return 0;
