@@ -295,6 +295,21 @@ int vc_cu_manual_cuMemBatchDecompressAsync(struct vc_cu_session *x, const uint8_
 		return -VC_FATAL_PAYLOAD;
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
 		return rc;
+	{
+		/* A device without the engine refuses the batch before looking
+		 * at it (the H100, driver 580: CUDA_ERROR_NOT_SUPPORTED for
+		 * entries out of range too, the error index untouched). */
+		CUdevice dev;
+		int algos = 0;
+
+		if (!x->drv->cuCtxGetDevice(&dev) &&
+		    !x->drv->cuDeviceGetAttribute(&algos, CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK, dev) &&
+		    !algos) {
+			rp.result = CUDA_ERROR_NOT_SUPPORTED;
+			REPLY(rp);
+			return 0;
+		}
+	}
 	if (!(d = calloc(rq.count, sizeof(*d))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	memcpy(d, p + sizeof(rq), (size_t)rq.count * sizeof(*d));
@@ -313,20 +328,27 @@ int vc_cu_manual_cuMemBatchDecompressAsync(struct vc_cu_session *x, const uint8_
 
 /* ---- the pools of a location ---------------------------------------------------- */
 
-/* The location and type pairs CUDA 13 documents for these calls. */
-static bool location_ok(int32_t loc, int32_t type)
+/*
+ * The location and type pairs CUDA 13 documents for these calls: 0, or
+ * CUDA_ERROR_INVALID_VALUE for a pair it does not; a location type CUDA does
+ * not name is CUDA_ERROR_NOT_SUPPORTED (the H100's driver 580 answers
+ * cuMemGetDefaultMemPool so).
+ */
+static int location_ok(int32_t loc, int32_t type)
 {
 	if (type != CU_MEM_ALLOCATION_TYPE_PINNED && type != CU_MEM_ALLOCATION_TYPE_MANAGED)
-		return false;
+		return CUDA_ERROR_INVALID_VALUE;
 	switch (loc) {
 	case CU_MEM_LOCATION_TYPE_DEVICE:
 	case CU_MEM_LOCATION_TYPE_HOST:
 	case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-		return true;
+		return 0;
 	case CU_MEM_LOCATION_TYPE_NONE:
-		return type == CU_MEM_ALLOCATION_TYPE_MANAGED;
+		return type == CU_MEM_ALLOCATION_TYPE_MANAGED ? 0 : CUDA_ERROR_INVALID_VALUE;
+	case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+		return CUDA_ERROR_INVALID_VALUE;
 	default:
-		return false;
+		return CUDA_ERROR_NOT_SUPPORTED;
 	}
 }
 
@@ -344,8 +366,8 @@ static int locpool(struct vc_cu_session *x, const uint8_t *p, uint32_t len, stru
 		return -VC_FATAL_PAYLOAD;
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
-	if (!location_ok(rq.loc_type, rq.type))
-		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = location_ok(rq.loc_type, rq.type)))
+		return rc;
 	loc.type = (CUmemLocationType)rq.loc_type;
 	loc.id = rq.loc_id;
 	switch (what) {

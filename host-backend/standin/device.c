@@ -35,13 +35,22 @@ static CUresult s_device_get(CUdevice *d, int ordinal)
 	return CUDA_SUCCESS;
 }
 
+static int g_decompress = -1; /* -1: the recorded profile's */
+
+void vc_cuda_driver_standin_decompress(int mask)
+{
+	__atomic_store_n(&g_decompress, mask, __ATOMIC_RELAXED);
+}
+
 static CUresult s_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
+	int dm = __atomic_load_n(&g_decompress, __ATOMIC_RELAXED);
+
 	if (d != 0)
 		return CUDA_ERROR_INVALID_DEVICE;
 	if ((int)a < 1 || (int)a >= vc_standin_nattrs)
 		return CUDA_ERROR_INVALID_VALUE;
-	*v = vc_standin_attrs[a];
+	*v = a == CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK && dm >= 0 ? dm : vc_standin_attrs[a];
 	return CUDA_SUCCESS;
 }
 

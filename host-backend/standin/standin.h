@@ -64,6 +64,14 @@ uint64_t vc_cuda_driver_standin_launches(void);
  */
 void vc_cuda_driver_standin_stats(uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs);
 
+/**
+ * vc_cuda_driver_standin_decompress() - for unit tests: from now on the
+ * stand-in's device reports decompression engines (@mask, the attribute
+ * CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK; the recorded H200 has
+ * none, 0), so that the server's checks of a batch's entries are reached.
+ */
+void vc_cuda_driver_standin_decompress(int mask);
+
 /** vc_cuda_driver_fill_unsupported() - every entry answering CUDA_ERROR_NOT_SUPPORTED (generated). */
 void vc_cuda_driver_fill_unsupported(struct vc_cuda_driver *d);
 

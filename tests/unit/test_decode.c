@@ -1633,12 +1633,18 @@ START_TEST(memmisc_errors_are_results)
 	m.e.memOperationType = CU_MEM_OPERATION_TYPE_UNMAP;
 	m.e.offset = 0;
 	ck_assert_int_eq(cu(VC_CU_cuMemMapArrayAsync, &m, sizeof(m), NULL, 0, NULL, 0), 0);
-	/* decompression: source, destination and size word must be the session's */
+	/* decompression: a device without the engine refuses a batch before
+	 * its entries (the H100's answer, the error index untouched) */
 	z.e.src = (const void *)(uintptr_t)d;
 	z.e.srcNumBytes = 4096;
 	z.e.dst = (void *)(uintptr_t)(d + 4096);
 	z.e.dstNumBytes = 4097; /* one past the allocation */
 	z.e.dstActBytes = (cuuint32_t *)(uintptr_t)(d + 8188);
+	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
+	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_uint_eq(zr.error_index, UINT64_MAX);
+	/* with one, source, destination and size word must be the session's */
+	vc_cuda_driver_standin_decompress(1);
 	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
 	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_INVALID_VALUE);
 	ck_assert_uint_eq(zr.error_index, 0);
@@ -1652,8 +1658,9 @@ START_TEST(memmisc_errors_are_results)
 	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_INVALID_VALUE);
 	z.e.src = (const void *)(uintptr_t)d;
 	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)), 0);
-	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_NOT_SUPPORTED); /* the stand-in's engine-less answer */
+	ck_assert_int_eq(zr.result, VC_CUDA_ERROR_NOT_SUPPORTED); /* the stand-in driver's own answer */
 	ck_assert_uint_eq(zr.error_index, UINT64_MAX);
+	vc_cuda_driver_standin_decompress(-1);
 	z.r.stream = 0x7c00000000000999ull;
 	ck_assert_int_eq(cu(VC_CU_cuMemBatchDecompressAsync, &z, sizeof(z), NULL, 0, &zr, sizeof(zr)),
 			 VC_CUDA_ERROR_INVALID_HANDLE);
@@ -1669,6 +1676,8 @@ START_TEST(memmisc_errors_are_results)
 	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), 0);
 	l.loc_type = CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT;
 	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
+	l.loc_type = 42; /* no type CUDA names: the H100's NOT_SUPPORTED */
+	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), VC_CUDA_ERROR_NOT_SUPPORTED);
 	l.loc_type = CU_MEM_LOCATION_TYPE_DEVICE;
 	l.type = 0x7fffffff;
 	ck_assert_int_eq(cu(VC_CU_cuMemSetMemPool, &l, sizeof(l), NULL, 0, NULL, 0), VC_CUDA_ERROR_INVALID_VALUE);
