@@ -7,7 +7,9 @@
 # then on the GPU machine (the toolkit there builds the GPU suite):
 #   OUT=$OUT bash ci/gpu-session.sh [step ...]
 # Steps: smoke test-gpu stress bench vm demo gpushare mgmt (default: all, in
-# that order), and vm-frameworks (PyTorch inside the VM; not by default).
+# that order), vm-frameworks (PyTorch inside the VM) and profile (where
+# GPT-2's fp16 decode spends its time, natively and through vcuda); the last
+# two not by default.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vcuda-gpu-session}
@@ -40,6 +42,25 @@ stress_gpu() {
 	return $rc
 }
 
+# GPT-2 fp16 greedy decode (16 tokens) natively with the sampling profiler
+# preloaded, then through vcuda with it and VCUDA_STATS: the two profiles
+# side by side (guest-lib/libcuda/profile.c).
+profile_gpt2() {
+	. ci/lib.sh
+	ci_tmpdir profile-gpu
+	local py=/opt/torch/.venv/bin/python3 g=$PWD/build/release/guest rc=0
+	export VCUDA_SOCKET="$VC_TMP/vcuda.sock" PYTHONPATH=$PWD/tests/workloads VCUDA_PROFILE=wall
+	build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --executor cuda >"$VC_TMP/server.log" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+	echo "== native"
+	LD_PRELOAD=$g/libvcuda-profile.so "$py" tests/workloads/torch_infer.py gpt2 fp16 16 2>&1 | grep -v '^\[transformers' || rc=1
+	echo "== vcuda"
+	VCUDA_STATS=1 LD_LIBRARY_PATH=$g "$py" tests/workloads/torch_infer.py gpt2 fp16 16 2>&1 | grep -v '^\[transformers' || rc=1
+	kill -TERM $pid; wait $pid
+	return $rc
+}
+
 for s in "${steps[@]}"; do
 	case $s in
 	smoke) run smoke 60 sh -c 'nvidia-smi -L && nvidia-smi --query-gpu=driver_version,memory.used --format=csv' ;;
@@ -49,6 +70,7 @@ for s in "${steps[@]}"; do
 	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack VM_SHM=8G GPU_SUITE=build/gpu-tests \
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
 	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
+	profile) run profile 300 bash -c "$(declare -f profile_gpt2); profile_gpt2" ;;
 	vm-frameworks) run vm-frameworks 580 env OUT="$OUT/vm-frameworks" bash ci/vm-frameworks.sh ;;
 	gpushare) run gpushare 120 env EXECUTOR=cuda bash ci/gpushare-test.sh ;;
 	mgmt) run mgmt 180 bash ci/mgmt-gpu.sh ;;
