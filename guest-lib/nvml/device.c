@@ -236,8 +236,7 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
 
 /* ---- processes ------------------------------------------------------------------ */
 
-/* The VM's processes: *@n of them into a new array @out (free it). */
-static nvmlReturn_t procs(nvmlDevice_t device, struct vc_nv_proc **out, unsigned *n)
+nvmlReturn_t vc_nvml_procs(nvmlDevice_t device, struct vc_nv_proc **out, unsigned *n)
 {
 	struct vc_nv_rep_procs rp;
 	struct vc_nv_proc *p;
@@ -272,7 +271,7 @@ static nvmlReturn_t procs(nvmlDevice_t device, struct vc_nv_proc **out, unsigned
 	do {                                                                     \
 		struct vc_nv_proc *p_ = NULL;                                    \
 		unsigned n_ = 0;                                                 \
-		nvmlReturn_t rc_ = (graphics) ? vc_nvml_device(device, &n_) : procs(device, &p_, &n_); \
+		nvmlReturn_t rc_ = (graphics) ? vc_nvml_device(device, &n_) : vc_nvml_procs(device, &p_, &n_); \
 		if (rc_)                                                         \
 			return rc_;                                              \
 		if (graphics)                                                    \

@@ -65,34 +65,30 @@ static void proc_name(uint32_t pid, char *buf, size_t cap)
 /* Slots 213..215: device @d's processes into @out (room for *@count). */
 static nvmlReturn_t procs(nvmlDevice_t d, unsigned int *count, unsigned char *out)
 {
-	nvmlProcessInfo_t *p;
-	unsigned room = *count, n = room;
+	struct vc_nv_proc *p = NULL;
+	unsigned room = *count, n = 0;
 	nvmlReturn_t rc;
 
 	if (room < 1 || room > 65536)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	if (!(p = calloc(room, sizeof(*p))))
-		return NVML_ERROR_MEMORY;
-	rc = nvmlDeviceGetComputeRunningProcesses_v3(d, &n, p);
-	if (rc == NVML_ERROR_INSUFFICIENT_SIZE) /* more than room: the first room of them */
-		rc = nvmlDeviceGetComputeRunningProcesses_v3(d, &n, p);
-	if (rc == NVML_SUCCESS) {
-		for (unsigned i = 0; i < n && i < room; i++) {
-			unsigned char *e = out + (size_t)i * ENTRY_SIZE;
-			uint32_t inst = NO_INSTANCE;
-			uint64_t used = p[i].usedGpuMemory;
+	if ((rc = vc_nvml_procs(d, &p, &n)))
+		return rc;
+	if (n > room) /* more than room: the first room of them */
+		n = room;
+	for (unsigned i = 0; i < n; i++) {
+		unsigned char *e = out + (size_t)i * ENTRY_SIZE;
+		uint32_t inst = NO_INSTANCE;
 
-			memset(e, 0, ENTRY_NAME);
-			memcpy(e, &p[i].pid, sizeof(uint32_t));
-			memcpy(e + 8, &used, sizeof(used));
-			memcpy(e + 16, &inst, sizeof(inst));
-			memcpy(e + 20, &inst, sizeof(inst));
-			proc_name(p[i].pid, (char *)e + ENTRY_NAME, ENTRY_NAME_MAX);
-		}
-		*count = n < room ? n : room;
+		memset(e, 0, ENTRY_NAME);
+		memcpy(e, &p[i].pid, sizeof(p[i].pid));
+		memcpy(e + 8, &p[i].used, sizeof(p[i].used));
+		memcpy(e + 16, &inst, sizeof(inst));
+		memcpy(e + 20, &inst, sizeof(inst));
+		proc_name(p[i].pid, (char *)e + ENTRY_NAME, ENTRY_NAME_MAX);
 	}
+	*count = n;
 	free(p);
-	return rc;
+	return NVML_SUCCESS;
 }
 
 /* Slot @slot called with up to four arguments (the rest go unread). */

@@ -51,6 +51,13 @@ nvmlReturn_t vc_nvml_device(nvmlDevice_t d, unsigned int *index);
 nvmlReturn_t vc_nvml_call(uint32_t op, const void *req, size_t reqlen, void *rep, size_t replen, void *data,
 			  size_t dcap, size_t *dlen);
 
+/**
+ * vc_nvml_procs() - the VM's processes on device @device (pid and device
+ * memory held): *@n of them in a new array *@out, which the caller frees.
+ * Returns an NVML code (device.c).
+ */
+nvmlReturn_t vc_nvml_procs(nvmlDevice_t device, struct vc_nv_proc **out, unsigned *n);
+
 /** vc_nvml_copy_str() - copy @s into @buf of @len bytes; NVML_ERROR_INSUFFICIENT_SIZE if it does not fit. */
 nvmlReturn_t vc_nvml_copy_str(char *buf, unsigned int len, const char *s);
 
