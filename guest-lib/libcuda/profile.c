@@ -137,18 +137,39 @@ struct row {
 	uint32_t n;
 };
 
-/* Count @name in @rows (of @nrows, at most @cap), by linear search: a run's
- * distinct names number in the hundreds. */
-static void tally(struct row *rows, uint32_t *nrows, uint32_t cap, const char *name)
+/* A table of names and their counts, found by a hash of the name (a long
+ * run's samples times frames would make a linear search slow at exit). */
+#define ROWS 4096
+#define SLOTS (2 * ROWS)
+
+struct table {
+	struct row *rows;
+	uint32_t *slot; /* index + 1 of the row a name hashes to; 0: free */
+	uint32_t n;
+};
+
+/* Count @name in @t; names past ROWS distinct ones go uncounted. */
+static void tally(struct table *t, const char *name)
 {
-	for (uint32_t i = 0; i < *nrows; i++)
-		if (!strcmp(rows[i].name, name)) {
-			rows[i].n++;
+	uint32_t h = 2166136261u; /* FNV-1a */
+
+	for (const char *c = name; *c; c++)
+		h = (h ^ (uint8_t)*c) * 16777619u;
+	for (uint32_t k = h % SLOTS;; k = (k + 1) % SLOTS) {
+		uint32_t r = t->slot[k];
+
+		if (r && !strcmp(t->rows[r - 1].name, name)) {
+			t->rows[r - 1].n++;
 			return;
 		}
-	if (*nrows < cap) {
-		snprintf(rows[*nrows].name, sizeof(rows[*nrows].name), "%s", name);
-		rows[(*nrows)++].n = 1;
+		if (!r) {
+			if (t->n == ROWS)
+				return;
+			snprintf(t->rows[t->n].name, sizeof(t->rows[t->n].name), "%s", name);
+			t->rows[t->n].n = 1;
+			t->slot[k] = ++t->n;
+			return;
+		}
 	}
 }
 
@@ -205,9 +226,10 @@ static int name_of(uintptr_t pc, char *name, size_t cap, const char **lib, int *
 
 __attribute__((destructor)) static void profile_print(void)
 {
-	struct row *tab[4];
-	uint32_t n, nrow[4] = {0}, cap = 4096;
+	struct table tab[4];
+	uint32_t n;
 	Dl_info self;
+	int ok = 1;
 
 	if (!g_pc)
 		return;
@@ -224,9 +246,13 @@ __attribute__((destructor)) static void profile_print(void)
 	n = __atomic_load_n(&g_n, __ATOMIC_RELAXED);
 	if (n > MAX_SAMPLES)
 		n = MAX_SAMPLES;
-	for (int t = 0; t < 4; t++)
-		tab[t] = calloc(cap, sizeof(struct row));
-	if (!tab[0] || !tab[1] || !tab[2] || !tab[3] || !n)
+	for (int t = 0; t < 4; t++) {
+		tab[t].rows = calloc(ROWS, sizeof(struct row));
+		tab[t].slot = calloc(SLOTS, sizeof(uint32_t));
+		tab[t].n = 0;
+		ok = ok && tab[t].rows && tab[t].slot;
+	}
+	if (!ok || !n)
 		goto out;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct sample *sm = &g_pc[i];
@@ -235,31 +261,33 @@ __attribute__((destructor)) static void profile_print(void)
 		int ours, in_vcuda = 0, caller = 0;
 
 		name_of(sm->pc[0], name, sizeof(name), &lib, &ours);
-		tally(tab[0], &nrow[0], cap, lib);
-		tally(tab[1], &nrow[1], cap, name);
-		for (int k = 0; k < DEPTH && sm->pc[k]; k++) {
+		tally(&tab[0], lib);
+		tally(&tab[1], name);
+		for (int k = 0; k < DEPTH && sm->pc[k] && !(in_vcuda && caller); k++) {
 			/* a return address points after its call: look one byte back */
 			if (name_of(sm->pc[k] - (k > 0), name, sizeof(name), &lib, &ours))
 				continue;
 			if (ours && !in_vcuda) {
-				tally(tab[2], &nrow[2], cap, name);
+				tally(&tab[2], name);
 				in_vcuda = 1;
 			}
 			if (!caller && !is_libc(lib)) {
-				tally(tab[3], &nrow[3], cap, name);
+				tally(&tab[3], name);
 				caller = 1;
 			}
 		}
 	}
 	fprintf(stderr, "vcuda profile (pid %d): %u samples of %s at %u Hz (%.2f s)\n", (int)getpid(), n,
 		g_wall ? "one thread's wall-clock time" : "the process's CPU time", g_hz, (double)n / g_hz);
-	print_top("library", tab[0], nrow[0], n);
-	print_top("library and symbol (nearest exported name, or offset)", tab[1], nrow[1], n);
-	print_top("innermost frame in vcuda's library (offset, for addr2line)", tab[2], nrow[2], n);
-	print_top("first frame outside the C library", tab[3], nrow[3], n);
+	print_top("library", tab[0].rows, tab[0].n, n);
+	print_top("library and symbol (nearest exported name, or offset)", tab[1].rows, tab[1].n, n);
+	print_top("innermost frame in vcuda's library (offset, for addr2line)", tab[2].rows, tab[2].n, n);
+	print_top("first frame outside the C library", tab[3].rows, tab[3].n, n);
 out:
-	for (int t = 0; t < 4; t++)
-		free(tab[t]);
+	for (int t = 0; t < 4; t++) {
+		free(tab[t].rows);
+		free(tab[t].slot);
+	}
 	munmap(g_pc, MAX_SAMPLES * sizeof(*g_pc));
 	g_pc = NULL;
 }
