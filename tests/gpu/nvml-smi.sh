@@ -14,7 +14,9 @@
 #
 # Everything it saw is kept under $OUT: nvidia-smi's table, the entry points
 # nvidia-smi asked for that the guest NVML does not serve (VCUDA_DEBUG names
-# each once on stderr: nvidia-smi.unsupported), the server's log.
+# each once on stderr: nvidia-smi.unsupported), the server's log, and, when
+# build/nvml-trace is built (make -C tools/nvml-trace), a trace of every
+# NVML call of nvidia-smi natively and through the guest NVML.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 . ci/lib.sh
@@ -85,11 +87,28 @@ echo "cuMemGetInfo in the holder: free ${cu_free} MiB, total ${cu_total} MiB"
 [ "$cu_free" -le $((quota_mib - hold_mib)) ] || fail "cuMemGetInfo free ${cu_free} MiB > quota - held"
 
 # nvidia-smi's default view, through the guest NVML.
-if ! VCUDA_DEBUG=1 LD_LIBRARY_PATH="$guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$smi" \
-	>"$out/nvidia-smi.txt" 2>"$out/nvidia-smi.stderr"; then
-	fail "nvidia-smi exited with $? (see $out/nvidia-smi.stderr)"
-fi
+src=0
+VCUDA_DEBUG=1 LD_LIBRARY_PATH="$guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$smi" \
+	>"$out/nvidia-smi.txt" 2>"$out/nvidia-smi.stderr" || src=$?
+[ $src -eq 0 ] || fail "nvidia-smi exited with $src (see $out/nvidia-smi.stderr)"
 cat "$out/nvidia-smi.txt"
+# The same view and -q through tools/nvml-trace, natively and through the
+# guest NVML: every NVML call and private-table slot nvidia-smi made, with
+# its answer (trace-native-*.txt and trace-guest-*.txt, to compare).
+trace=$PWD/build/nvml-trace
+real=$(ldconfig -p | awk '/libnvidia-ml\.so\.1 /{print $NF; exit}')
+if [ -e "$trace/libnvidia-ml.so.1" ] && [ -n "$real" ]; then
+	for view in default q; do
+		args=(); [ $view = q ] && args=(-q)
+		rm -f "$out/trace-native-$view.txt" "$out/trace-guest-$view.txt"
+		NVML_TRACE_TARGET=$real NVML_TRACE_LOG=$out/trace-native-$view.txt LD_LIBRARY_PATH=$trace \
+			"$smi" "${args[@]}" >"$out/nvidia-smi-native-$view.txt" 2>&1 || true
+		NVML_TRACE_TARGET=$guest/libnvidia-ml.so.1 NVML_TRACE_LOG=$out/trace-guest-$view.txt \
+			LD_LIBRARY_PATH="$trace:$guest" "$smi" "${args[@]}" >"$out/nvidia-smi-guest-$view.txt" 2>&1 || true
+	done
+	echo "nvml-trace: $(wc -l <"$out/trace-native-default.txt") calls natively," \
+	     "$(wc -l <"$out/trace-guest-default.txt") through the guest NVML (default view)"
+fi
 grep 'not supported in a VM' "$out/nvidia-smi.stderr" | sed 's/^vcuda: NVML //; s/:.*//' | sort -u \
 	>"$out/nvidia-smi.unsupported" || true
 echo "entry points nvidia-smi asked for that the guest NVML refuses: $(wc -l <"$out/nvidia-smi.unsupported")" \
