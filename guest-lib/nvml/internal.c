@@ -18,12 +18,17 @@
  *             NUL-terminated) at 32 (nvidia-smi draws no row without one);
  *   230, 249  a host's PCIe generation, the sparse operation mode.
  * vcuda answers 81 and 213..215 from what it knows (the processes are this
- * VM's, as nvmlDeviceGetComputeRunningProcesses says); any other slot called
- * with one of this library's device handles answers NVML_ERROR_NOT_SUPPORTED
- * (nvidia-smi shows N/A) and writes nothing; any other call answers
- * NVML_SUCCESS and writes nothing (nvidia-smi's topology view gives up on
- * an error there). A handle is ours only by address (vc_nvml_device()):
- * nothing the caller passes is read before that.
+ * VM's, as nvmlDeviceGetComputeRunningProcesses says), and 230 and 249
+ * with NVML_ERROR_NOT_SUPPORTED (nvidia-smi shows N/A: the host's PCIe
+ * generation is not the guest's to know). Any other slot called
+ * with one of this library's device handles is a list of nothing: its
+ * second argument, a count, becomes 0 and the call succeeds (nvidia-smi's
+ * default view stops with "Internal NVML error" when such a slot answers an
+ * error, and an untouched count reads as that many entries). Any other call
+ * answers NVML_SUCCESS and writes nothing (nvidia-smi's topology view gives
+ * up on an error there). A handle is ours only by address (vc_nvml_device()):
+ * nothing the caller passes is read before that. tools/nvml-trace logs each
+ * slot nvidia-smi calls, natively and here.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +40,8 @@
 #define SLOT_HANDLE_BY_INDEX 81
 #define SLOT_PROCS_FIRST 213
 #define SLOT_PROCS_LAST 215
+#define SLOT_HOST_PCIE_GEN 230
+#define SLOT_SPARSE_MODE 249
 
 #define ENTRY_SIZE 4128
 #define ENTRY_NAME 32
@@ -103,7 +110,12 @@ static nvmlReturn_t slot_call(unsigned slot, void *a0, void *a1, void *a2, void 
 		return NVML_SUCCESS; /* no device of ours: nothing to say, nothing written */
 	if (slot >= SLOT_PROCS_FIRST && slot <= SLOT_PROCS_LAST && a1 && a2)
 		return procs((nvmlDevice_t)a0, (unsigned int *)a1, (unsigned char *)a2);
-	return NVML_ERROR_NOT_SUPPORTED;
+	if (slot == SLOT_HOST_PCIE_GEN || slot == SLOT_SPARSE_MODE || !a1)
+		return NVML_ERROR_NOT_SUPPORTED;
+	/* a list of nothing: the count nvidia-smi passes is its room, and an
+	 * untouched room reads as that many entries */
+	*(unsigned int *)a1 = 0;
+	return NVML_SUCCESS;
 }
 
 /* One function per slot, so that a call tells which slot it is. */

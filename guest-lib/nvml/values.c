@@ -178,3 +178,18 @@ nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *
 	bar1Memory->bar1Used = rp.v[2];
 	return NVML_SUCCESS;
 }
+
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc;
+
+	if (!temperature)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (temperature->version != nvmlTemperature_v1)
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	if ((rc = value(device, VC_NV_TEMPERATURE, temperature->sensorType, 0, &rp)))
+		return rc;
+	temperature->temperature = (int)rp.v[0];
+	return NVML_SUCCESS;
+}

@@ -187,6 +187,39 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power);
 nvmlReturn_t nvmlDeviceGetPerformanceState(nvmlDevice_t device, nvmlPstates_t *pState);
 
+/* Event sets (events.c): a VM receives no device events. */
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+typedef struct nvmlEventData_st {
+	nvmlDevice_t device;
+	unsigned long long eventType;
+	unsigned long long eventData;
+	unsigned int gpuInstanceId;
+	unsigned int computeInstanceId;
+} nvmlEventData_t;
+static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t layout");
+nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set);
+nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set);
+nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+nvmlReturn_t nvmlEventSetWait(nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms);
+nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set);
+nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes);
+
+/* A versioned temperature query (NVML_STRUCT_VERSION(Temperature, 1)). */
+typedef struct {
+	unsigned int version;
+	nvmlTemperatureSensors_t sensorType;
+	int temperature;
+} nvmlTemperature_t;
+static_assert(sizeof(nvmlTemperature_t) == 12, "nvmlTemperature_t layout");
+#define nvmlTemperature_v1 (unsigned int)(sizeof(nvmlTemperature_t) | (1u << 24))
+nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature);
+
+/* MIG and virtualisation as a VM sees its GPU: no MIG devices, bare metal. */
+typedef unsigned int nvmlGpuVirtualizationMode_t; /* NVML_GPU_VIRTUALIZATION_MODE_NONE = 0 */
+nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count);
+nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice);
+nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t *pVirtualMode);
+
 /* Not NVML's: marks this library as vcuda's (the server refuses to load it
  * as the host's NVML). Returns 1. */
 int vcNvmlGuestLibrary(void);

@@ -390,15 +390,57 @@ START_TEST(nvidia_smi_table)
 		}
 		ck_assert_uint_eq(mine, 1);
 	}
-	/* a device slot vcuda does not know: N/A, nothing written; a call
-	 * without a device of ours: success, nothing written */
+	/* the host's PCIe generation: N/A, nothing written; a device slot
+	 * vcuda does not know: a list of nothing (count 0); a call without a
+	 * device of ours: success, nothing written */
 	ck_assert_int_eq(table_slot(tab, 230)(d, &sentinel, NULL, NULL), NVML_ERROR_NOT_SUPPORTED);
 	ck_assert_int_eq(sentinel, 7);
+	OK(table_slot(tab, 100)(d, &sentinel, NULL, NULL));
+	ck_assert_int_eq(sentinel, 0);
+	sentinel = 7;
 	OK(table_slot(tab, 7)((void *)(uintptr_t)0x1234, &sentinel, NULL, NULL));
 	ck_assert_int_eq(sentinel, 7);
 	free(ent);
 	CK(cuMemFree(p));
 	OK(nvmlShutdown());
+}
+END_TEST
+
+/* nvidia-smi's default view makes an event set first: a set can be made,
+ * waited on (nothing comes), and freed; a VM's device registers no events. */
+START_TEST(event_sets_mig_and_mode)
+{
+	nvmlDevice_t d = dev0();
+	nvmlEventSet_t set, forged = (nvmlEventSet_t)(uintptr_t)0x1000;
+	nvmlEventData_t ev;
+	nvmlGpuVirtualizationMode_t mode = 7;
+	unsigned long long types = 1;
+	unsigned n = 7;
+	nvmlTemperature_t t = {.version = 1, .sensorType = 0};
+
+	ck_assert_int_eq(nvmlEventSetCreate(NULL), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlEventSetCreate(&set));
+	ck_assert_int_eq(nvmlEventSetWait_v2(set, &ev, 20), NVML_ERROR_TIMEOUT);
+	ck_assert_int_eq(nvmlEventSetWait_v2(forged, &ev, 0), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceRegisterEvents(d, 1, set), NVML_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(nvmlDeviceRegisterEvents(d, 1, forged), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlDeviceGetSupportedEventTypes(d, &types));
+	ck_assert_uint_eq(types, 0);
+	OK(nvmlEventSetFree(set));
+	ck_assert_int_eq(nvmlEventSetFree(set), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlDeviceGetMaxMigDeviceCount(d, &n));
+	ck_assert_uint_eq(n, 0);
+	n = 7;
+	OK(nvmlDeviceIsMigDeviceHandle(d, &n));
+	ck_assert_uint_eq(n, 0);
+	OK(nvmlDeviceGetVirtualizationMode(d, &mode));
+	ck_assert_uint_eq(mode, 0);
+	ck_assert_int_eq(nvmlDeviceGetMaxMigDeviceCount((nvmlDevice_t)(uintptr_t)0x1000, &n),
+			 NVML_ERROR_INVALID_ARGUMENT);
+	/* a struct of an unknown version is refused before anything is asked */
+	ck_assert_int_eq(nvmlDeviceGetTemperatureV(d, &t), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	OK(nvmlShutdown());
+	ck_assert_int_eq(nvmlEventSetCreate(&set), NVML_ERROR_UNINITIALIZED);
 }
 END_TEST
 
@@ -457,6 +499,7 @@ int main(void)
 	tcase_add_test(t, name_uuid_pci_agree_with_cuda);
 	tcase_add_test(t, processes_list_this_one);
 	tcase_add_test(t, nvidia_smi_table);
+	tcase_add_test(t, event_sets_mig_and_mode);
 	tcase_add_test(t, unserved_calls_are_not_supported);
 	suite_add_tcase(s, t);
 	t = tcase_create("quota");
