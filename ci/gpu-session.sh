@@ -72,7 +72,8 @@ for s in "${steps[@]}"; do
 	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
 	profile) run profile 300 bash -c "$(declare -f profile_gpt2); profile_gpt2" ;;
 	vm-frameworks) run vm-frameworks 580 env OUT="$OUT/vm-frameworks" bash ci/vm-frameworks.sh ;;
-	gpushare) run gpushare 120 env EXECUTOR=cuda bash ci/gpushare-test.sh ;;
+	gpushare) run gpushare 300 bash -c 'for k in 1000 10; do echo "== kernels of $k us";
+		EXECUTOR=cuda KERNEL_US=$k bash ci/gpushare-test.sh || r=1; done; exit ${r:-0}' ;;
 	mgmt) run mgmt 180 bash ci/mgmt-gpu.sh ;;
 	*) echo "gpu-session: unknown step $s" >&2 ;;
 	esac

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "cuda/exec_priv.h"
@@ -17,7 +18,7 @@
 #include "vc_time.h"
 
 #define TRACKS 16
-#define TICK_NS 500000L
+#define TICK_NS 50000L /* how soon a drained GPU is seen free (gpushare.c's turns) */
 
 struct track {
 	void *ctx, *stream, *event;
@@ -52,7 +53,11 @@ static void settle(struct vc_cu_sched *s)
 			t->pending = false; /* done, or an error: stop waiting for it */
 	}
 	if (s->busy) {
-		vc_sched_charge(now - s->last_ns);
+		/* The work ended somewhere since the last look: charge half of
+		 * that interval, the expected part, not all of it (a lag every
+		 * turn would otherwise weigh most on the lightest server, whose
+		 * turns are the shortest). */
+		vc_sched_charge(pending ? now - s->last_ns : (now - s->last_ns) / 2);
 		s->last_ns = now;
 		if (!pending) {
 			s->busy = false;
@@ -65,6 +70,8 @@ static void *tracker(void *arg)
 {
 	struct vc_cu_sched *s = arg;
 
+	/* Ticks this short want the timer's slack (50 us by default) gone. */
+	prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
 	pthread_mutex_lock(&s->mu);
 	while (!s->stop) {
 		struct timespec ts = {.tv_nsec = TICK_NS};
