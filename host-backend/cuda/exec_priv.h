@@ -230,6 +230,16 @@ void vc_cu_sched_ctx_gone(struct vc_cu_session *x, void *ctx);
 void vc_cu_sched_stop(struct vc_cu_session *x);
 
 /**
+ * vc_cu_quiesce() - at a session's close, in a context of the session made
+ * current: wait at most @ms for the work of its streams (and the current
+ * context's legacy stream) to end. Returns false when some did not: a
+ * stream may wait on a value that nothing will write now (a guest's
+ * cuStreamWaitValue32 left behind), which a context synchronisation would
+ * wait on for ever. The worker's exit frees the rest (exec.c).
+ */
+bool vc_cu_quiesce(struct vc_cu_session *x, int ms);
+
+/**
  * vc_cu_managed_check() - is [@ptr, @ptr + @len) in one managed range of this
  * session (managed.c)? Returns 0 or CUDA_ERROR_INVALID_VALUE.
  */
