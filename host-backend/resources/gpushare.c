@@ -40,6 +40,7 @@
 #define STALE_NS 3000000000ull   /* an owner silent this long is ignored */
 #define RECENT_NS 50000000ull    /* a submission this recent makes a server a competitor */
 #define IDLE_NS 100000000ull     /* a server idle this long rejoins at the others' pace */
+#define LINGER_US 300u           /* a turn outlasts its work by this much (the next batch's way) */
 
 static struct vc_sched_file *g_f;
 static _Thread_local bool slack_set; /* this thread's timer slack is 1 ns */
@@ -81,14 +82,23 @@ static bool min_other(uint64_t now, uint64_t *min)
 	return any;
 }
 
-/* Another live server has work in flight on the GPU now. */
-static bool other_in_flight(uint64_t now)
+/* Another live server holds the GPU now: it has work in flight, or its work
+ * ended under LINGER_US ago while it is not a quantum ahead of us (@mine). */
+static bool other_in_flight(uint64_t now, uint64_t mine)
 {
 	for (unsigned i = 0; i < VC_SCHED_MAX; i++) {
 		struct vc_sched_vm *v = &g_f->vm[i];
 
-		/* A figure of the other server's workers (vc_sched_busy()): relaxed. */
-		if ((int)i != g_me && live(v, now) && vc_shm_load32(&v->active, VC_RELAXED))
+		if ((int)i == g_me || !live(v, now))
+			continue;
+		/* Figures of the other server's workers (vc_sched_busy(),
+		 * vc_sched_charge()): relaxed. */
+		if (vc_shm_load32(&v->active, VC_RELAXED))
+			return true;
+		uint32_t end = vc_shm_load32(&v->drained_us, VC_RELAXED);
+
+		if (end && (uint32_t)(now / 1000) - end < LINGER_US &&
+		    vc_shm_load64(&v->vtime, VC_RELAXED) <= mine + QUANTUM_NS)
 			return true;
 	}
 	return false;
@@ -154,6 +164,7 @@ int vc_sched_attach(const char *path, uint32_t weight)
 		 * sees a figure of either, which shifts one decision.) */
 		vc_shm_store32(&v->weight, weight ? weight : 100, VC_RELAXED);
 		vc_shm_store32(&v->active, 0, VC_RELAXED);
+		vc_shm_store32(&v->drained_us, 0, VC_RELAXED);
 		vc_shm_store64(&v->busy_ns, 0, VC_RELAXED);
 		vc_shm_store64(&v->beat, vc_now_ns(), VC_RELAXED);
 		g_me = (int)i;
@@ -258,7 +269,7 @@ uint64_t vc_sched_gate(void)
 		 * server joins only a GPU that is free of the others' work (or
 		 * that it holds already), and holds it until it is a quantum
 		 * ahead of the least-served competitor. */
-		if (mine <= min + QUANTUM_NS && (holding || !other_in_flight(now)))
+		if (mine <= min + QUANTUM_NS && (holding || !other_in_flight(now, mine)))
 			break;
 		struct timespec ts = {.tv_nsec = (long)POLL_NS};
 
@@ -283,10 +294,16 @@ void vc_sched_busy(bool on)
 	/* A count that this server's workers change concurrently (atomic RMWs,
 	 * so that none is lost) and the other servers' min_other() reads: it
 	 * publishes nothing, so relaxed. */
-	if (on)
+	if (on) {
 		vc_shm_add32(&g_f->vm[g_me].active, 1, VC_RELAXED);
-	else
+	} else {
+		/* When its work ended, for the others' other_in_flight(): a
+		 * figure, relaxed (never 0, which means never). */
+		uint32_t us = (uint32_t)(vc_now_ns() / 1000);
+
+		vc_shm_store32(&g_f->vm[g_me].drained_us, us ? us : 1, VC_RELAXED);
 		vc_shm_sub32(&g_f->vm[g_me].active, 1, VC_RELAXED);
+	}
 }
 
 void vc_sched_charge(uint64_t ns)

@@ -12,6 +12,11 @@
  * than a quantum it waits for them to catch up (at most a bounded time, so a
  * stuck peer cannot stall it). A server that comes back after a pause (over
  * 100 ms) starts one quantum behind the others: idleness earns no credit.
+ * Servers take turns: one submits only to a GPU free of the others' work
+ * (or one it holds already), and a server whose work just ended keeps its
+ * turn a moment longer (its next submission may be on its way) unless it
+ * is a quantum ahead: two servers' work in flight together time-slices the
+ * GPU, and then neither's time in flight would be its GPU time.
  * With no competitor,
  * nothing waits and no event is recorded: a server only notes the time of
  * its last submission, which is how the others see that it competes.
@@ -31,7 +36,7 @@ struct vc_sched_vm {
 	int32_t owner;      /* the server (listener) pid; 0: free */
 	uint32_t weight;    /* 1..10000; 100 is the default */
 	uint32_t active;    /* sessions with GPU work in flight */
-	uint32_t pad;
+	uint32_t drained_us; /* CLOCK_MONOTONIC us (mod 2^32) its work last ended; 0: never */
 	uint64_t vtime;     /* ns of work-in-flight time x 100 / weight */
 	uint64_t beat;      /* CLOCK_MONOTONIC ns of the owner's last sign of life */
 	uint64_t busy_ns;   /* unscaled, for status */
