@@ -17,6 +17,8 @@
 #                             GPU machine has no apt and no network)
 #   VM_REQUESTS=N             transport test size (default 100000)
 #   VM_ONLY=a,b               run only the named tests
+#   VM_SLOTS=N                session slots (max-sessions; default 4)
+#   VM_SERVER_ARGS=...        more options for the VM's vcuda-server (--mem-quota 4G)
 #   VM_TIMEOUT=S              guest time limit (default 900)
 #   GPU_SUITE=DIR             also run this built GPU suite inside the guest,
 #   GPU_EXPECT=DIR            against these native results (run-suite.sh
@@ -50,7 +52,7 @@ EXECUTOR=${EXECUTOR:-ci-standin}
 VM_REQUESTS=${VM_REQUESTS:-100000}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VCUDA_BUILD=${VCUDA_BUILD:-build/release}
-SLOTS=4
+SLOTS=${VM_SLOTS:-4} # the device's max-sessions (a power of two)
 SHM=${VM_SHM:-1G} # the device's shm-size: SLOTS slots, each a session's ring, arena and pinned pool
 PACK_DIR=
 
@@ -129,7 +131,8 @@ if [ -n "${VM_SERVER_SOCKET:-}" ]; then
 	[ -S "$VM_SOCK" ] || { echo "vm-test: no vcuda-server at $VM_SOCK"; exit 1; }
 else
 	VM_SOCK=$VC_TMP/vm.sock
-	"$VCUDA_BUILD/bin/vcuda-server" --vm-socket "$VM_SOCK" --executor "$EXECUTOR" >"$VC_TMP/server.log" 2>&1 &
+	# shellcheck disable=SC2086 # VM_SERVER_ARGS: more options, e.g. --mem-quota 4G
+	"$VCUDA_BUILD/bin/vcuda-server" --vm-socket "$VM_SOCK" --executor "$EXECUTOR" ${VM_SERVER_ARGS:-} >"$VC_TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 	for _ in $(seq 100); do
 		[ -S "$VM_SOCK" ] && break

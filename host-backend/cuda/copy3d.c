@@ -179,10 +179,12 @@ static int staged(struct vc_cu_session *x, const struct vc_cu_req_memcpy3d *rq, 
 		off += bw * bh * bd;
 	}
 	/* Into the arena the bytes must be there when the piece is done (the
-	 * guest copies them out then). The 1D copy into pageable memory
-	 * returns complete; the driver's 2D and 3D ones from an array need
-	 * not: under load on an H100 (driver 580, the soak) the guest read
-	 * the arena before cuMemcpy2DAsync had written it. */
+	 * guest copies them out then). A copy into pageable memory returns
+	 * complete natively, asynchronous or not; the synchronisation makes
+	 * that so whatever form the driver was given. (The soak failures once
+	 * put down to this were the test's own race: memcpy_3d_array read
+	 * an array on a non-blocking stream while a copy into it on the
+	 * legacy stream could still run.) */
 	if (!rc && !to_o && rq->async)
 		rc = x->drv->cuStreamSynchronize(stream);
 	return rc;

@@ -34,7 +34,7 @@
 
 #define SCHED_MAGIC 0x44484353u /* "SCHD" */
 #define SCHED_VERSION 1u
-#define QUANTUM_NS 2000000ull    /* how far ahead (virtual ns) a server may run */
+#define QUANTUM_NS 4000000ull    /* how far ahead (virtual ns) a server may run */
 #define MAX_WAIT_NS 100000000ull /* the longest a submission is held back */
 #define POLL_NS 50000ull
 #define STALE_NS 3000000000ull   /* an owner silent this long is ignored */

@@ -234,7 +234,7 @@ if [ "$VM_PROCS" -gt 0 ]; then
 	(env EXECUTOR="$EXECUTOR" VM_SERVER_SOCKET="$VMSOCK" VM_ONLY=soak VM_SOAK="$DURATION" \
 		VM_SOAK_PROCS="$VM_PROCS" VM_TIMEOUT=$((DURATION + 900)) VCUDA_BUILD="$VB" \
 		${GPU_DISK:+GPU_DISK=$GPU_DISK} \
-		$([ "$EXECUTOR" = cuda ] && echo "GPU_SUITE=$GPU_TESTS GPU_EXPECT=$OUT/empty-expect VM_SHM=${VM_SHM:-8G}") \
+		$([ "$EXECUTOR" = cuda ] && echo "GPU_SUITE=$GPU_TESTS GPU_EXPECT=$OUT/empty-expect VM_SHM=${VM_SHM:-16G} VM_SLOTS=${VM_SLOTS:-8}") \
 		bash ci/vm-test.sh >"$OUT/vm.log" 2>&1; echo $? >"$OUT/vm.rc") &
 fi
 # samples while loaded

@@ -72,6 +72,9 @@ int main(void)
     CKD(cuMemsetD2D16(d + rows * pitch + 2, pitch, 0xcafe, 900, rows));
     for (size_t r = 0; r < rows; r++)
         ref_fill(rows * pitch + 2 + r * pitch, 900, 2, 0xcafe);
+    // Memsets of device memory return before they are done, on the legacy
+    // stream, which s (non-blocking) does not wait for.
+    CKD(cuCtxSynchronize());
     CKD(cuMemsetD2D32Async(d + 2 * rows * pitch + 8, pitch, 0x01020304u, 1000, rows, s));
     for (size_t r = 0; r < rows; r++)
         ref_fill(2 * rows * pitch + 8 + r * pitch, 1000, 4, 0x01020304u);

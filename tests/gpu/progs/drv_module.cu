@@ -99,6 +99,9 @@ int main(void)
     CKD(cuMemAlloc(&din, n * 4));
     CKD(cuMemAlloc(&dout, n * 4));
     CKD(cuMemcpyHtoD(din, hin, n * 4));
+    // Copies from pageable memory return once staged; the legacy stream still
+    // carries them, and s (non-blocking) does not wait for it.
+    CKD(cuCtxSynchronize());
     struct {
         CUdeviceptr in;
         CUdeviceptr out;

@@ -32,6 +32,9 @@ int main(void)
         h[i] = pat(i, 1);
     CK(cudaMemcpy2DToArray(a, 0, 0, h.data(), hp, W * sizeof(float), H, cudaMemcpyHostToDevice));
     CK(cudaMemcpy2DArrayToArray(b, 0, 0, a, 0, 0, W * sizeof(float), H, cudaMemcpyDeviceToDevice));
+    // A device-to-device copy on the legacy stream returns before it is done,
+    // and s does not wait for that stream (non-blocking): wait here.
+    CK(cudaDeviceSynchronize());
     CK(cudaMemcpy2DFromArrayAsync(back.data(), hp, b, 4 * sizeof(float), 3, (W - 4) * sizeof(float), H - 3,
                                   cudaMemcpyDeviceToHost, s));
     CK(cudaStreamSynchronize(s));
@@ -46,6 +49,7 @@ int main(void)
     size_t dpitch;
     CK(cudaMallocPitch((void **)&dp, &dpitch, W * sizeof(float), H));
     CK(cudaMemcpy2DFromArray(dp, dpitch, a, 0, 0, W * sizeof(float), H, cudaMemcpyDeviceToDevice));
+    CK(cudaDeviceSynchronize()); // as above: s would not wait for it
     CK(cudaMemcpy2DToArrayAsync(b, 0, 0, dp, dpitch, W * sizeof(float), H, cudaMemcpyDeviceToDevice, s));
     std::fill(back.begin(), back.end(), 0);
     CK(cudaMemcpy2DFromArrayAsync(back.data(), hp, b, 0, 0, W * sizeof(float), H, cudaMemcpyDeviceToHost, s));

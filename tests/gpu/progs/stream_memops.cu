@@ -15,6 +15,9 @@ int main(void)
     uint32_t *d;
     CK(cudaMalloc(&d, 4096));
     CK(cudaMemset(d, 0, 4096));
+    // The memset of device memory returns before it is done, on the legacy
+    // stream that the non-blocking streams below do not wait for.
+    CK(cudaDeviceSynchronize());
     CUdeviceptr base = (CUdeviceptr)d;
     cudaStream_t a, b;
     CK(cudaStreamCreateWithFlags(&a, cudaStreamNonBlocking));
