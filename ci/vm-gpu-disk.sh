@@ -4,7 +4,8 @@
 # libraries its shared programs load from the toolkit (cuBLAS, cuFFT, cuRAND,
 # cudart), the native results to compare with (expect/VARIANT/NAME.{out,rc},
 # as tests/gpu/run-suite.sh --mode native writes them) and the guest's runner
-# (tests/vm/gpu-run.sh as run.sh).
+# (tests/vm/gpu-run.sh as run.sh); on a GPU machine also the host's
+# nvidia-smi and a memory holder (tests/vm/hold_mem.c).
 #   ci/vm-gpu-disk.sh IMAGE SUITE_DIR NATIVE_RESULTS_DIR
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,6 +36,14 @@ for p in "$stage"/bin/*/*; do
 done | sort -u | grep -F "$cuda" | while read -r lib; do
 	cp -L "$lib" "$stage/lib/$(basename "$lib")"
 done
+# On a GPU machine: the host's real nvidia-smi, to run inside the guest
+# through the guest NVML, and a CUDA program that holds device memory while
+# it does (gpu-run.sh's gpu-nvidia-smi).
+smi=$(command -v nvidia-smi || true)
+if [ -n "$smi" ]; then
+	cp -L "$smi" "$stage/bin/nvidia-smi"
+	cc -O2 -o "$stage/bin/hold-mem" tests/vm/hold_mem.c -I"$cuda/include" -L"$cuda/lib64/stubs" -lcuda
+fi
 cp tests/vm/gpu-run.sh "$stage/run.sh"
 size_mb=$(($(du -sm "$stage" | cut -f1) * 12 / 10 + 64))
 rm -f "$img"

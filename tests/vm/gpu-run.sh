@@ -34,3 +34,32 @@ for v in static shared; do
 		t "gpu-$v-${p##*/}" gpu_prog "$v" "${p##*/}"
 	done
 done
+
+# The host's real nvidia-smi inside the guest, through the guest NVML, while
+# a guest process holds 1 GiB: its table shows the VM's total (the quota when
+# the server has one: what cuMemGetInfo says in the guest), the VM's usage,
+# and the holder among the processes.
+gpu_smi() {
+	rm -f /tmp/hold.out
+	mkfifo /tmp/hold.in 2>/dev/null
+	LD_LIBRARY_PATH="$T/lib" $U "$G/bin/hold-mem" 1024 </tmp/hold.in >/tmp/hold.out 2>&1 &
+	hpid=$!
+	exec 8>/tmp/hold.in
+	i=0
+	while [ ! -s /tmp/hold.out ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+	read -r free total </tmp/hold.out
+	echo "cuMemGetInfo in the holder: free $free MiB, total $total MiB"
+	LD_LIBRARY_PATH="$T/lib" timeout 120 $U "$G/bin/nvidia-smi" >/tmp/smi.out 2>&1
+	src=$?
+	echo x >&8
+	exec 8>&-
+	wait $hpid
+	cat /tmp/smi.out
+	ok=0
+	[ $src -eq 0 ] || { echo "nvidia-smi exited with $src"; ok=1; }
+	grep -Eq "[0-9]+MiB */ *${total}MiB" /tmp/smi.out || { echo "no ${total}MiB total in the table"; ok=1; }
+	grep -Eq "1024MiB */ *${total}MiB" /tmp/smi.out || { echo "not 1024MiB used of ${total}MiB"; ok=1; }
+	grep -Eq "[[:space:]]$hpid[[:space:]].*1024MiB" /tmp/smi.out || { echo "holder $hpid not listed"; ok=1; }
+	return $ok
+}
+[ -x "$G/bin/nvidia-smi" ] && t gpu-nvidia-smi gpu_smi
