@@ -13,6 +13,9 @@ start_server() {
 	local bin=$1
 	shift
 	export VCUDA_SOCKET="$VC_TMP/vcuda.sock"
+	# A socket left by a server that was killed (dead_server) would look
+	# ready before this one has bound it, and refuse the first client.
+	rm -f "$VCUDA_SOCKET"
 	"$bin" --socket "$VCUDA_SOCKET" --executor ci-standin "$@" >"$VC_TMP/server.log" 2>&1 &
 	SERVER_PID=$!
 	for _ in $(seq 100); do

@@ -18,7 +18,6 @@
 #include "cuda/memmisc.h"
 #include "cuda/graph.h"
 #include "vcuda/server.h"
-#include "vc_time.h"
 
 /* How long a closing session's work may take to end before the close goes
  * on without it (vc_cu_quiesce()). */
@@ -56,26 +55,6 @@ static void stop_callbacks(struct vc_cu_session *x)
 	       pthread_cond_timedwait(&x->cb_cv, &x->cb_mu, &ts) != ETIMEDOUT)
 		;
 	pthread_mutex_unlock(&x->cb_mu);
-}
-
-bool vc_cu_quiesce(struct vc_cu_session *x, int ms)
-{
-	int64_t end = vc_now_ms() + ms;
-
-	for (;;) {
-		bool busy = x->drv->cuStreamQuery(NULL) == CUDA_ERROR_NOT_READY;
-
-		for (uint32_t i = 0; !busy && i < x->nh; i++)
-			if (x->h[i].live && x->h[i].kind == VC_H_CUSTREAM && x->h[i].real)
-				busy = x->drv->cuStreamQuery(x->h[i].real) == CUDA_ERROR_NOT_READY;
-		if (!busy)
-			return true;
-		if (vc_now_ms() > end)
-			return false;
-		struct timespec ts = {.tv_nsec = 1000000};
-
-		nanosleep(&ts, NULL);
-	}
 }
 
 static void cu_close(void *ctx)

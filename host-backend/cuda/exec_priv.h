@@ -235,7 +235,7 @@ void vc_cu_sched_stop(struct vc_cu_session *x);
  * context's legacy stream) to end. Returns false when some did not: a
  * stream may wait on a value that nothing will write now (a guest's
  * cuStreamWaitValue32 left behind), which a context synchronisation would
- * wait on for ever. The worker's exit frees the rest (exec.c).
+ * wait on for ever. The worker's exit frees the rest (quiesce.c).
  */
 bool vc_cu_quiesce(struct vc_cu_session *x, int ms);
 
