@@ -6,7 +6,8 @@
  * an unloaded library, a stream of a destroyed context), host memory
  * registrations of memory the pool must not take (read-only, shared, file
  * backed, unmapped, overflowing), and images whose headers claim more bytes
- * than they have. Each case asserts the driver's own error code, that the
+ * than they have, and a program that ends while a stream waits for ever.
+ * Each case asserts the driver's own error code, that the
  * session carries on (a copy round trip after it), and that nothing the call
  * should not touch changed.
  */
@@ -432,6 +433,33 @@ END_TEST
 
 /* 2000 asynchronous memsets to memory that is not the program's, none read:
  * the synchronisation reports the error once, the next one nothing. */
+/* A program that ends while one of its streams waits for a value nothing
+ * will write (cuStreamWaitValue32): its session must still be freed (the
+ * server's state is checked at the end), not wait for ever at the close.
+ * No fixture: a release of the context would wait for the stream too. */
+START_TEST(exit_while_a_stream_waits_forever)
+{
+	CUdevice d;
+	CUcontext c;
+	CUstream s;
+	CUdeviceptr flag, pooled;
+
+	CK(cuInit(0));
+	CK(cuDeviceGet(&d, 0));
+	CK(cuDevicePrimaryCtxRetain(&c, d));
+	CK(cuCtxSetCurrent(c));
+	CK(cuMemAlloc(&flag, 4096));
+	CK(cuMemsetD32(flag, 0, 1024));
+	CK(cuMemAllocAsync(&pooled, 4096, NULL)); /* left for the close to free, in order */
+	CK(cuCtxSynchronize());
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamWaitValue32(s, flag, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	CK(cuMemsetD8Async(flag + 64, 1, 64, s));
+	ck_assert_int_eq(cuStreamQuery(s), CUDA_ERROR_NOT_READY);
+	/* and the program ends here */
+}
+END_TEST
+
 START_TEST(async_errors_unread)
 {
 	CUstream s;
@@ -639,6 +667,9 @@ int main(void)
 	tcase_add_test(t, null_output_pointers);
 	tcase_add_test(t, launch_shapes_past_limits);
 	tcase_add_test(t, pinned_pool_exhausted);
+	suite_add_tcase(s, t);
+	t = tcase_create("endings");
+	tcase_add_test(t, exit_while_a_stream_waits_forever);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
