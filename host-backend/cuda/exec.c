@@ -19,10 +19,6 @@
 #include "cuda/graph.h"
 #include "vcuda/server.h"
 
-/* How long a closing session's work may take to end before the close goes
- * on without it (vc_cu_quiesce()). */
-#define CLOSE_WAIT_MS 2000
-
 static int cu_open(void *factory, const struct vc_session_services *svc, void **ctx)
 {
 	struct vc_cu_session *x = calloc(1, sizeof(*x));
@@ -57,6 +53,10 @@ static void stop_callbacks(struct vc_cu_session *x)
 	pthread_mutex_unlock(&x->cb_mu);
 }
 
+/* Closed sessions kept for callbacks the driver may still run (cu_close()). */
+static pthread_mutex_t g_kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct vc_cu_session *g_kept;
+
 static void cu_close(void *ctx)
 {
 	struct vc_cu_session *x = ctx;
@@ -76,7 +76,7 @@ static void cu_close(void *ctx)
 		    x->drv->cuCtxSetCurrent(x->h[i].real) == CUDA_SUCCESS) {
 			for (uint32_t k = 0; k < x->nasync; k++)
 				x->drv->cuMemFreeAsync((CUdeviceptr)x->async_ptr[k], NULL);
-			vc_cu_quiesce(x, CLOSE_WAIT_MS);
+			vc_cu_quiesce(x);
 			break;
 		}
 	}
@@ -133,7 +133,15 @@ static void cu_close(void *ctx)
 		pthread_mutex_destroy(&x->cb_mu);
 		pthread_cond_destroy(&x->cb_cv);
 		free(x);
+		return;
 	}
+	/* Kept on purpose, where it can still be found: an embedder that serves
+	 * many sessions in one process (the fuzzers) would otherwise count it
+	 * lost. */
+	pthread_mutex_lock(&g_kept_mu);
+	x->kept_next = g_kept;
+	g_kept = x;
+	pthread_mutex_unlock(&g_kept_mu);
 }
 
 static bool cu_busy(void *ctx)

@@ -128,6 +128,7 @@ struct vc_cu_session {
 	uint64_t sync_slots[VC_SLOTS_MAX / 64]; /* reply slots a queued job will answer (under cb_mu) */
 	pthread_t syncer;
 	bool syncer_started;
+	struct vc_cu_session *kept_next; /* closed, kept for callbacks still due (exec.c) */
 	/* managed ranges: allocations and __managed__ globals (managed.c), NULL until the first */
 	struct vc_cu_managed *managed;
 	/* virtual memory management and IPC (vmm.h), NULL until first used */
@@ -231,13 +232,13 @@ void vc_cu_sched_stop(struct vc_cu_session *x);
 
 /**
  * vc_cu_quiesce() - at a session's close, in a context of the session made
- * current: wait at most @ms for the work of its streams (and the current
+ * current: wait a while (vc_exec_cuda_set_close_wait(), 2 s) for the work of its streams (and the current
  * context's legacy stream) to end. Returns false when some did not: a
  * stream may wait on a value that nothing will write now (a guest's
  * cuStreamWaitValue32 left behind), which a context synchronisation would
  * wait on for ever. The worker's exit frees the rest (quiesce.c).
  */
-bool vc_cu_quiesce(struct vc_cu_session *x, int ms);
+bool vc_cu_quiesce(struct vc_cu_session *x);
 
 /**
  * vc_cu_managed_check() - is [@ptr, @ptr + @len) in one managed range of this

@@ -8,10 +8,20 @@
 
 #include "cuda/exec_priv.h"
 #include "vc_time.h"
+#include "vcuda/server.h"
 
-bool vc_cu_quiesce(struct vc_cu_session *x, int ms)
+/* The wait at a close, in ms: set before sessions are served (an embedder's
+ * start), read by the closes; not shared memory, a relaxed atomic. */
+static unsigned g_close_wait_ms = 2000;
+
+void vc_exec_cuda_set_close_wait(unsigned ms)
 {
-	int64_t end = vc_now_ms() + ms;
+	__atomic_store_n(&g_close_wait_ms, ms, __ATOMIC_RELAXED);
+}
+
+bool vc_cu_quiesce(struct vc_cu_session *x)
+{
+	int64_t end = vc_now_ms() + __atomic_load_n(&g_close_wait_ms, __ATOMIC_RELAXED);
 
 	for (;;) {
 		bool busy = x->drv->cuStreamQuery(NULL) == CUDA_ERROR_NOT_READY;

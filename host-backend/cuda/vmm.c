@@ -461,7 +461,7 @@ void vc_cu_vmm_fini(struct vc_cu_session *x)
 	for (uint32_t i = 0; v->nmap && i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real &&
 		    x->drv->cuCtxSetCurrent(x->h[i].real) == CUDA_SUCCESS) {
-			vc_cu_quiesce(x, 2000); /* bounded: a stream may wait for ever */
+			vc_cu_quiesce(x); /* bounded: a stream may wait for ever */
 			break;
 		}
 	for (uint32_t i = 0; i < v->nmap; i++)

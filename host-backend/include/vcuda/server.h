@@ -47,6 +47,14 @@ struct vc_cuda_driver;
  */
 struct vc_cuda_driver *vc_cuda_driver_open(const char *path, char *err, size_t errlen);
 
+/**
+ * vc_exec_cuda_set_close_wait() - how long (@ms) a closing session waits for
+ * its streams' work before its close goes on without it (default 2000; a
+ * stream may wait for ever on a value nothing writes). For embedders that
+ * close many such sessions, the fuzzers.
+ */
+void vc_exec_cuda_set_close_wait(unsigned ms);
+
 /* ---------------------------------------------------------------------------
  * Sessions.
  */
