@@ -346,43 +346,8 @@ nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProc
 		   MIG_NONE(plist->procArray[k_]));
 }
 
-/* A VM's GPU has no MIG devices of its own to show (MIG is the host's). */
-nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
-{
-	unsigned idx;
-	nvmlReturn_t rc = vc_nvml_device(device, &idx);
-
-	if (rc)
-		return rc;
-	if (!count)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*count = 0;
-	return NVML_SUCCESS;
-}
-
-nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice)
-{
-	unsigned idx;
-	nvmlReturn_t rc = vc_nvml_device(device, &idx);
-
-	if (rc)
-		return rc;
-	if (!isMigDevice)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*isMigDevice = 0;
-	return NVML_SUCCESS;
-}
-
-/* The guest sees a whole GPU, as on bare metal: NVML_GPU_VIRTUALIZATION_MODE_NONE. */
-nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t *pVirtualMode)
-{
-	unsigned idx;
-	nvmlReturn_t rc = vc_nvml_device(device, &idx);
-
-	if (rc)
-		return rc;
-	if (!pVirtualMode)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*pVirtualMode = 0;
-	return NVML_SUCCESS;
-}
+/* A VM's GPU has no MIG devices of its own to show (MIG is the host's), and
+ * it is a whole GPU, as on bare metal (NVML_GPU_VIRTUALIZATION_MODE_NONE). */
+VC_NVML_CONSTANT(nvmlDeviceGetMaxMigDeviceCount, unsigned int, 0)
+VC_NVML_CONSTANT(nvmlDeviceIsMigDeviceHandle, unsigned int, 0)
+VC_NVML_CONSTANT(nvmlDeviceGetVirtualizationMode, nvmlGpuVirtualizationMode_t, 0)

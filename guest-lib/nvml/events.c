@@ -104,15 +104,4 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long ev
 	return NVML_ERROR_NOT_SUPPORTED;
 }
 
-nvmlReturn_t nvmlDeviceGetSupportedEventTypes(nvmlDevice_t device, unsigned long long *eventTypes)
-{
-	unsigned idx;
-	nvmlReturn_t rc = vc_nvml_device(device, &idx);
-
-	if (rc)
-		return rc;
-	if (!eventTypes)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*eventTypes = 0;
-	return NVML_SUCCESS;
-}
+VC_NVML_CONSTANT(nvmlDeviceGetSupportedEventTypes, unsigned long long, 0)

@@ -58,6 +58,24 @@ nvmlReturn_t vc_nvml_call(uint32_t op, const void *req, size_t reqlen, void *rep
  */
 nvmlReturn_t vc_nvml_procs(nvmlDevice_t device, struct vc_nv_proc **out, unsigned *n);
 
+/*
+ * VC_NVML_CONSTANT() - define entry point @name(device, @type *out), which
+ * answers @value for any device of ours: what a VM's GPU always says (no MIG
+ * devices, no events). A bad handle or a NULL @out is refused first.
+ */
+#define VC_NVML_CONSTANT(name, type, value)                                        \
+	nvmlReturn_t name(nvmlDevice_t device, type *out)                          \
+	{                                                                          \
+		unsigned idx_;                                                     \
+		nvmlReturn_t rc_ = vc_nvml_device(device, &idx_);                  \
+		if (rc_)                                                           \
+			return rc_;                                                \
+		if (!out)                                                          \
+			return NVML_ERROR_INVALID_ARGUMENT;                        \
+		*out = (value);                                                    \
+		return NVML_SUCCESS;                                               \
+	}
+
 /** vc_nvml_copy_str() - copy @s into @buf of @len bytes; NVML_ERROR_INSUFFICIENT_SIZE if it does not fit. */
 nvmlReturn_t vc_nvml_copy_str(char *buf, unsigned int len, const char *s);
 
