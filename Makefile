@@ -56,7 +56,8 @@ SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c hos
 STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
 PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
 CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
-EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/exptab_cluster.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
+EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/exptab_cluster.c guest-lib/libcuda/exptab_nvvm.c \
+              guest-lib/libcuda/jitcache.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
@@ -314,7 +315,8 @@ $(BUILD)/fuzz/%: $(BUILD)/obj/tests/fuzz/%.o $(LIBSTANDIN) $(LIBSERVER) $(LIBSHA
 # NVIDIA's CUDA runtime over the guest library: an nvcc-built program, with
 # static (nvcc's default) and shared cudart.
 NVCC := $(CUDA_HOME)/bin/nvcc
-CUDART_SMOKE := $(BUILD)/tests/cudart_smoke_static $(BUILD)/tests/cudart_smoke_shared $(BUILD)/tests/libs_smoke
+CUDART_SMOKE := $(BUILD)/tests/cudart_smoke_static $(BUILD)/tests/cudart_smoke_shared $(BUILD)/tests/libs_smoke \
+                $(BUILD)/tests/nvrtc_cache
 cudart-smoke: $(CUDART_SMOKE)
 $(BUILD)/tests/cudart_smoke_static: tests/integration/cudart/cudart_smoke.cu
 	@mkdir -p $(@D)
@@ -326,6 +328,11 @@ $(BUILD)/tests/cudart_smoke_shared: tests/integration/cudart/cudart_smoke.cu
 $(BUILD)/tests/libs_smoke: tests/integration/cudart/libs_smoke.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -cudart shared -Xlinker -rpath=$(CUDA_HOME)/lib64 -o $@ $< -lcublas -lcufft -lcurand
+# NVRTC (its compile cache, export table da9151d3) over the guest library.
+$(BUILD)/tests/nvrtc_cache: tests/integration/cudart/nvrtc_cache.c
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -D_GNU_SOURCE $(WARN) -O2 -isystem $(CUDA_HOME)/include -DCUDA_INC='"$(CUDA_HOME)/include"' \
+		-o $@ $< -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 
 # ---- variants ------------------------------------------------------------------
 asan:

@@ -91,6 +91,9 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	echo "== cuBLAS, cuFFT and cuRAND over the guest library (every call succeeds)"
 	LD_LIBRARY_PATH=$PWD/$g build/release/tests/libs_smoke | tail -n 1
 	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1
+	echo "== NVIDIA's NVRTC over the guest library: the driver's compile cache, kept in the guest"
+	mkdir -p "$VC_TMP/nvrtc-cache"
+	LD_LIBRARY_PATH=$PWD/$g build/release/tests/nvrtc_cache "$VC_TMP/nvrtc-cache" || rc=1
 	stop_server || rc=1
 	echo "== page-locked memory beyond the pool: segments (a 64M pool, --pinned-max 1280M)"
 	start_server build/release/bin/vcuda-server --pinned-size 64M --pinned-max 1280M || return 1

@@ -8,9 +8,9 @@
  * instance), 21318c60 (cuBLAS, cuBLASLt, cuFFT) and 6e163fbe (cuFFT), each
  * with the driver's size word, slot count and NULL slots, and 1734dc26
  * (the cluster prototype table, asked for by cuBLASLt's half-precision
- * GEMMs: exptab_cluster.c). Not offered:
- * 69a28e9f (NVML: no NVML in a guest) and da9151d3 (NVRTC's use of the
- * driver's NVVM: its slots are not characterised well enough to remote).
+ * GEMMs: exptab_cluster.c) and da9151d3 (the compile cache NVRTC asks for:
+ * exptab_nvvm.c, answered from the guest's own cache). Not offered:
+ * 69a28e9f (NVIDIA's NVML asks for it; a guest runs vcuda's NVML, which does not).
  * Slots never seen called answer CUDA_ERROR_NOT_SUPPORTED and, with
  * VCUDA_DEBUG set, say so once on stderr.
  *
@@ -111,5 +111,8 @@ const struct vc_exptab_ops *vc_exptab_ops_current(void);
 
 /** vc_exptab_cluster_table() - the 1734dc26 table (exptab_cluster.c). */
 const void *vc_exptab_cluster_table(void);
+
+/** vc_exptab_nvvm_table() - the da9151d3 table (exptab_nvvm.c). */
+const void *vc_exptab_nvvm_table(void);
 
 #endif /* VC_EXPTAB_H */

@@ -16,6 +16,7 @@
 
 #include "cls.h"
 #include "exptab.h"
+#include "jitcache.h"
 #include "md2.h"
 
 typedef void (*fn_t)(void);
@@ -706,7 +707,7 @@ static const struct shape {
 	const CUuuid *id;
 	uint64_t size; /* 0: no size word */
 	const char *layout;
-	int impl[4];   /* implemented slots, -1 ends */
+	int impl[8];   /* implemented slots, -1 ends */
 } shapes[] = {
 	{"f8cff951", ID_F8CFF951, 24, "dcc", {-1}},
 	{"6bd5fb6c", ID_6BD5FB6C, 104, "dccccccccc0cc", {2, -1}},
@@ -721,6 +722,7 @@ static const struct shape {
 	{"6e163fbe", ID_6E163FBE, 792,
 	 "dcccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccccc0ccccc",
 	 {7, -1}},
+	{"da9151d3", ID_DA9151D3, 56, "dcccccc", {1, 2, 3, 4, 6, -1}},
 };
 
 static int implemented(const struct shape *s, int slot)
@@ -769,9 +771,6 @@ START_TEST(refused_ids)
 	uint8_t near[16];
 
 	ck_assert_int_eq(vc_exptab_get(&t, ID_69A28E9F), CUDA_ERROR_INVALID_VALUE); /* NVML */
-	ck_assert_ptr_null(t);
-	t = (const void *)1;
-	ck_assert_int_eq(vc_exptab_get(&t, ID_DA9151D3), CUDA_ERROR_INVALID_VALUE); /* NVRTC */
 	ck_assert_ptr_null(t);
 	ck_assert_int_eq(vc_exptab_get(&t, (const CUuuid *)zero), CUDA_ERROR_INVALID_VALUE);
 	memcpy(near, ID_D4082055, 16);
@@ -936,6 +935,225 @@ START_TEST(unsupported_slot_logs_once)
 }
 END_TEST
 
+/* ---- da9151d3: NVRTC's compile cache (exptab_nvvm.c, jitcache.c) ---------- */
+
+typedef CUresult (*nv_create_t)(void **, int, const void *, size_t, const char *, const char *, const char *,
+				int, int);
+typedef CUresult (*nv_destroy_t)(void *);
+typedef CUresult (*nv_lookup_t)(void *, int, void **, uint32_t *);
+typedef CUresult (*nv_store_t)(void *, int, const void *, size_t);
+typedef CUresult (*nv_release_t)(void *, void *, size_t, size_t);
+
+#define NV_SLOT(type, n) ((type)table(ID_DA9151D3)[n])
+
+static char g_cache_dir[64];
+
+/* Remove the test's cache folder (mkdtemp's name: no shell characters). */
+static void cache_done(void)
+{
+	char cmd[96];
+
+	if (!g_cache_dir[0])
+		return;
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", g_cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	g_cache_dir[0] = 0;
+}
+
+/* A fresh cache folder (CUDA_CACHE_PATH) and settings read again. */
+static void cache_fresh(const char *maxsize, const char *disable)
+{
+	cache_done();
+	strcpy(g_cache_dir, "/tmp/vcjc-XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(g_cache_dir));
+	setenv("CUDA_CACHE_PATH", g_cache_dir, 1);
+	if (maxsize)
+		setenv("CUDA_CACHE_MAXSIZE", maxsize, 1);
+	else
+		unsetenv("CUDA_CACHE_MAXSIZE");
+	if (disable)
+		setenv("CUDA_CACHE_DISABLE", disable, 1);
+	else
+		unsetenv("CUDA_CACHE_DISABLE");
+	vc_jitcache_reset();
+}
+
+static int cache_files(void)
+{
+	char cmd[160];
+	int n = -1;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "ls %s/vcuda-nvrtc 2>/dev/null | grep -c '\\.vcjc$'", g_cache_dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(fscanf(p, "%d", &n), 1);
+	pclose(p);
+	return n;
+}
+
+static void *nv_handle(int kind, const char *input, const char *options)
+{
+	void *h = NULL;
+
+	ck_assert_int_eq(NV_SLOT(nv_create_t, 1)(&h, kind, input, strlen(input), options, "HOST64",
+						 "Aug 20 2025 14:13:52", 90, 0),
+			 CUDA_SUCCESS);
+	ck_assert_ptr_nonnull(h);
+	return h;
+}
+
+/* The exchange NVRTC makes: miss, store; then, for the same step, a hit. */
+START_TEST(nvvm_cache_round_trip)
+{
+	const char *ptx = "// made by test_exptab\n.version 9.0\n";
+	void *h = nv_handle(2, "BC\xc0\xde bitcode", " -arch=compute_90 -ftz=0"), *d = NULL;
+	uint32_t len = 0;
+
+	cache_fresh(NULL, NULL);
+	ck_assert_int_eq(NV_SLOT(nv_lookup_t, 3)(h, 0, &d, &len), CUDA_ERROR_NOT_FOUND);
+	ck_assert_int_eq(NV_SLOT(nv_store_t, 4)(h, 0, ptx, strlen(ptx) + 1), CUDA_SUCCESS);
+	ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(h), CUDA_SUCCESS);
+	ck_assert_int_eq(cache_files(), 1);
+
+	/* Same step: a hit, from memory and then (settings forgotten) from the file. */
+	for (int round = 0; round < 2; round++) {
+		h = nv_handle(2, "BC\xc0\xde bitcode", " -arch=compute_90 -ftz=0");
+		ck_assert_int_eq(NV_SLOT(nv_lookup_t, 3)(h, 0, &d, &len), CUDA_SUCCESS);
+		ck_assert_uint_eq(len, strlen(ptx) + 1);
+		ck_assert_str_eq((const char *)d, ptx);
+		ck_assert_int_eq(NV_SLOT(nv_release_t, 6)(d, &d, len, len), CUDA_SUCCESS);
+		ck_assert_int_eq(NV_SLOT(nv_release_t, 6)(d, &d, len, len), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(h), CUDA_SUCCESS);
+		vc_jitcache_reset();
+	}
+
+	/* Another option, another kind, another input: each a miss. */
+	const struct {
+		int kind;
+		const char *in, *opt;
+	} other[] = {
+		{2, "BC\xc0\xde bitcode", " -arch=compute_90 -ftz=1"},
+		{1, "BC\xc0\xde bitcode", " -arch=compute_90 -ftz=0"},
+		{2, "BC\xc0\xde bitcodf", " -arch=compute_90 -ftz=0"},
+	};
+	for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++) {
+		h = nv_handle(other[i].kind, other[i].in, other[i].opt);
+		ck_assert_int_eq(NV_SLOT(nv_lookup_t, 3)(h, 0, &d, &len), CUDA_ERROR_NOT_FOUND);
+		ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(h), CUDA_SUCCESS);
+	}
+	cache_done();
+}
+END_TEST
+
+/* CUDA_CACHE_DISABLE=1: create refuses as the driver does (3), so NVRTC
+ * compiles without the cache. */
+START_TEST(nvvm_cache_disabled)
+{
+	void *h = (void *)1;
+
+	cache_fresh(NULL, "1");
+	ck_assert_int_eq(NV_SLOT(nv_create_t, 1)(&h, 2, "x", 1, "", "HOST64", "d", 90, 0),
+			 CUDA_ERROR_NOT_INITIALIZED);
+	ck_assert_ptr_null(h);
+	ck_assert_int_eq(cache_files(), 0);
+	cache_fresh(NULL, "0");
+	h = nv_handle(2, "x", "");
+	ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(h), CUDA_SUCCESS);
+	cache_done();
+}
+END_TEST
+
+/* Handles and buffers this table did not hand out are refused, never used. */
+START_TEST(nvvm_cache_foreign_pointers)
+{
+	uint64_t fake[8] = {0x4e56564d43414348ull};
+	void *d = NULL, *h;
+	uint32_t len;
+
+	cache_fresh(NULL, NULL);
+	ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(fake), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(NULL), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(NV_SLOT(nv_lookup_t, 3)(fake, 0, &d, &len), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(NV_SLOT(nv_store_t, 4)(fake, 0, "x", 1), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(NV_SLOT(nv_release_t, 6)(fake, NULL, 0, 0), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(NV_SLOT(nv_create_t, 1)(NULL, 2, "x", 1, "", "", "", 0, 0), CUDA_ERROR_INVALID_VALUE);
+	h = nv_handle(2, "x", "");
+	ck_assert_int_eq(NV_SLOT(nv_lookup_t, 3)(h, 0, NULL, &len), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(NV_SLOT(nv_store_t, 4)(h, 0, NULL, 5), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(h), CUDA_SUCCESS);
+	ck_assert_int_eq(NV_SLOT(nv_destroy_t, 2)(h), CUDA_ERROR_INVALID_HANDLE);
+	ck_assert_int_eq(((CUresult(*)(void))table(ID_DA9151D3)[5])(), CUDA_ERROR_NOT_SUPPORTED);
+	cache_done();
+}
+END_TEST
+
+/* A damaged or truncated file is a miss, not a wrong answer. */
+START_TEST(jitcache_damaged_file)
+{
+	const char key[] = "key", val[] = "value bytes";
+	char cmd[200];
+	void *d;
+	size_t n;
+
+	for (int how = 0; how < 2; how++) {
+		cache_fresh(NULL, NULL);
+		ck_assert_int_eq(vc_jitcache_store(key, sizeof(key), val, sizeof(val)), 0);
+		vc_jitcache_reset();
+		ck_assert_int_eq(vc_jitcache_lookup(key, sizeof(key), &d, &n), 0);
+		free(d);
+		/* flip the value's last byte, or cut it off */
+		snprintf(cmd, sizeof(cmd),
+			 how ? "f=$(ls %s/vcuda-nvrtc/*.vcjc); truncate -s -1 $f"
+			     : "f=$(ls %s/vcuda-nvrtc/*.vcjc); printf 'X' | dd of=$f bs=1 seek=$(($(stat -c %%s $f)-1)) conv=notrunc status=none",
+			 g_cache_dir);
+		ck_assert_int_eq(system(cmd), 0);
+		vc_jitcache_reset();
+		ck_assert_int_eq(vc_jitcache_lookup(key, sizeof(key), &d, &n), -ENOENT);
+	}
+	cache_done();
+}
+END_TEST
+
+/* CUDA_CACHE_MAXSIZE: the oldest files go; 0 keeps nothing; an unwritable
+ * folder still leaves the process its own entries. */
+START_TEST(jitcache_limits)
+{
+	char val[1000], key[8], k0[8] = "k0", k5[8] = "k5";
+	void *d;
+	size_t n;
+
+	memset(val, 'v', sizeof(val));
+	cache_fresh("2600", NULL);
+	for (int i = 0; i < 6; i++) {
+		memset(key, 0, sizeof(key));
+		snprintf(key, sizeof(key), "k%d", i);
+		ck_assert_int_eq(vc_jitcache_store(key, sizeof(key), val, sizeof(val)), 0);
+		usleep(2000); /* distinct ages */
+	}
+	ck_assert_int_le(cache_files(), 2);
+	vc_jitcache_reset();
+	ck_assert_int_eq(vc_jitcache_lookup(k5, sizeof(k5), &d, &n), 0); /* the newest stays */
+	free(d);
+	ck_assert_int_eq(vc_jitcache_lookup(k0, sizeof(k0), &d, &n), -ENOENT);
+
+	cache_fresh("0", NULL);
+	ck_assert_int_eq(vc_jitcache_store("k", 2, val, sizeof(val)), 0);
+	ck_assert_int_eq(vc_jitcache_lookup("k", 2, &d, &n), -ENOENT);
+	ck_assert_int_eq(cache_files(), 0);
+
+	setenv("CUDA_CACHE_PATH", "/proc/vcuda-no-such-folder", 1);
+	unsetenv("CUDA_CACHE_MAXSIZE");
+	vc_jitcache_reset();
+	ck_assert_int_eq(vc_jitcache_store("k", 2, val, sizeof(val)), 0);
+	ck_assert_int_eq(vc_jitcache_lookup("k", 2, &d, &n), 0);
+	ck_assert_uint_eq(n, sizeof(val));
+	free(d);
+	ck_assert_int_eq(vc_jitcache_store(NULL, 2, val, 1), -EINVAL);
+	cache_done();
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("exptab");
@@ -978,6 +1196,11 @@ int main(void)
 	tcase_add_test(tbl, context_checks);
 	tcase_add_test(tbl, ctx_queries_remoted);
 	tcase_add_test(tbl, cufft_slot_refused);
+	tcase_add_test(tbl, nvvm_cache_round_trip);
+	tcase_add_test(tbl, nvvm_cache_disabled);
+	tcase_add_test(tbl, nvvm_cache_foreign_pointers);
+	tcase_add_test(tbl, jitcache_damaged_file);
+	tcase_add_test(tbl, jitcache_limits);
 	suite_add_tcase(s, tbl);
 
 	sr = srunner_create(s);
