@@ -1127,7 +1127,8 @@ START_TEST(jitcache_limits)
 	cache_fresh("2600", NULL);
 	for (int i = 0; i < 6; i++) {
 		memset(key, 0, sizeof(key));
-		snprintf(key, sizeof(key), "k%d", i);
+		key[0] = 'k';
+		key[1] = (char)('0' + i);
 		ck_assert_int_eq(vc_jitcache_store(key, sizeof(key), val, sizeof(val)), 0);
 		usleep(2000); /* distinct ages */
 	}
