@@ -22,3 +22,13 @@ printf '%-28s %12s %12s %8s\n' metric native vcuda ratio
 paste "$VC_TMP/native.tsv" "$VC_TMP/vcuda.tsv" | awk -F'\t' '$1 == $4 {
 	r = ($3 == "us") ? $2 / $5 : $5 / $2;   # times: native/vcuda; rates: vcuda/native
 	printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
+
+# The PyTorch section: training steps (MLP and CNN, fp32 and autocast) and
+# transformer decode, natively and through vcuda in the same run
+# (tests/workloads/run.py; the last column is vcuda's speed against native's).
+PY=${WL_PYTHON:-/opt/torch/.venv/bin/python3}
+if [ -x "$PY" ] && [ "${BENCH_TORCH:-1}" != 0 ]; then
+	echo "== PyTorch through vcuda vs native, same run"
+	"$PY" tests/workloads/run.py --vcuda-build "$vb" --out "$VC_TMP/torch" --timeout 180 \
+		--only mlp-fp32,mlp-fp16,mlp-bf16,cnn-fp32,cnn-fp16,cnn-bf16,gpt2-fp16,llama-bf16 || true
+fi

@@ -123,6 +123,20 @@ def timing_of(res):
     return "-"
 
 
+def ratio_of(nat, vc):
+    """vcuda's speed against native's, as make bench prints it: native time /
+    vcuda time, or vcuda rate / native rate (100% = parity, higher is better)."""
+    if not nat or not vc:
+        return ""
+    for k in ("ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms"):
+        if k in nat and k in vc and vc[k] > 0:
+            return "%.0f%%" % (100.0 * nat[k] / vc[k])
+    for k in ("tokens_per_s", "h2d_GBps"):
+        if k in nat and k in vc and nat[k] > 0:
+            return "%.0f%%" % (100.0 * vc[k] / nat[k])
+    return ""
+
+
 def summary(res):
     if not res:
         return "-"
@@ -222,8 +236,9 @@ def main():
                         why += "\n      %s rc=%d: %s" % (mode, rc, " | ".join(tail)[:300])
             rows.append((name, "PASS" if not why else "FAIL", summary(nat), summary(vc),
                          timing_of(nat), timing_of(vc), why))
-            print("%-26s %s  native %-14s vcuda %-14s %s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
-                                                              "" if not why else "\n    " + why), flush=True)
+            print("%-26s %s  native %-14s vcuda %-14s %5s%s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
+                                                                  ratio_of(nat, vc),
+                                                                  "" if not why else "\n    " + why), flush=True)
     finally:
         for p, _ in servers.values():
             p.terminate()
