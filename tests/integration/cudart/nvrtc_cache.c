@@ -202,6 +202,6 @@ int main(int argc, char **argv)
 	snprintf(p, sizeof(p), "%s/ref.cubin", argv[1]);
 	snprintf(q, sizeof(q), "%s/again.cubin", argv[1]);
 	same(p, q);
-	printf("nvrtc_cache: PASS: a new process took the PTX from the guest's cache\n");
+	printf("PASS nvrtc_cache: a new process took the PTX from the guest's cache\n");
 	return 0;
 }
