@@ -21,6 +21,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <time.h>
 #include <unistd.h>
 
 #define DEFAULT_MAX (256ull << 20)
@@ -28,6 +29,7 @@
 #define MEM_MAX (32u << 20)
 #define SUBDIR "vcuda-nvrtc"
 #define SUFFIX ".vcjc"
+#define TMP_STALE_S 3600 /* a temporary file older than this is a dead writer's */
 
 static const char disk_magic[8] = {'V', 'C', 'J', 'I', 'T', 'C', '0', '1'};
 
@@ -346,6 +348,13 @@ static void disk_trim(unsigned long long room)
 		size_t l = strlen(e->d_name);
 		struct stat st;
 
+		/* A writer that died between create and rename left its file. */
+		if (!strncmp(e->d_name, ".tmp-", 5)) {
+			if (!fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st.st_mode) &&
+			    st.st_mtim.tv_sec + TMP_STALE_S < time(NULL))
+				unlinkat(dirfd(d), e->d_name, 0);
+			continue;
+		}
 		if (l < sizeof(SUFFIX) || l >= sizeof(v->name) || strcmp(e->d_name + l - (sizeof(SUFFIX) - 1), SUFFIX))
 			continue;
 		if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) || !S_ISREG(st.st_mode))

@@ -1115,6 +1115,27 @@ START_TEST(jitcache_damaged_file)
 }
 END_TEST
 
+/* A temporary file a dead writer left is removed once it is an hour old;
+ * a fresh one (another process writing now) is left alone. */
+START_TEST(jitcache_stale_tmp)
+{
+	char cmd[256], path[128];
+
+	cache_fresh(NULL, NULL);
+	ck_assert_int_eq(vc_jitcache_store("a", 2, "x", 1), 0);
+	snprintf(cmd, sizeof(cmd), "touch -d '2 hours ago' %s/vcuda-nvrtc/.tmp-1-0 && touch %s/vcuda-nvrtc/.tmp-2-0",
+		 g_cache_dir, g_cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	vc_jitcache_reset(); /* the next store counts the folder again */
+	ck_assert_int_eq(vc_jitcache_store("b", 2, "y", 1), 0);
+	snprintf(path, sizeof(path), "%s/vcuda-nvrtc/.tmp-1-0", g_cache_dir);
+	ck_assert_int_ne(access(path, F_OK), 0);
+	snprintf(path, sizeof(path), "%s/vcuda-nvrtc/.tmp-2-0", g_cache_dir);
+	ck_assert_int_eq(access(path, F_OK), 0);
+	cache_done();
+}
+END_TEST
+
 /* CUDA_CACHE_MAXSIZE: the oldest files go; 0 keeps nothing; an unwritable
  * folder still leaves the process its own entries. */
 START_TEST(jitcache_limits)
@@ -1202,6 +1223,7 @@ int main(void)
 	tcase_add_test(tbl, nvvm_cache_foreign_pointers);
 	tcase_add_test(tbl, jitcache_damaged_file);
 	tcase_add_test(tbl, jitcache_limits);
+	tcase_add_test(tbl, jitcache_stale_tmp);
 	suite_add_tcase(s, tbl);
 
 	sr = srunner_create(s);
