@@ -281,7 +281,9 @@ static int disk_get(uint64_t h, const void *key, size_t key_len, void **data, si
 	if (!g_dir[0])
 		return -ENOENT;
 	path_of(path, sizeof(path), h);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	/* O_NONBLOCK: a FIFO planted under an entry's name must not hang the
+	 * program (it is then refused as not a regular file). */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -ENOENT;
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || read_all(fd, &hd, sizeof(hd)))

@@ -1088,7 +1088,8 @@ START_TEST(nvvm_cache_foreign_pointers)
 }
 END_TEST
 
-/* A damaged or truncated file is a miss, not a wrong answer. */
+/* A damaged or truncated file, or something else under an entry's name, is
+ * a miss, not a wrong answer or a hang. */
 START_TEST(jitcache_damaged_file)
 {
 	const char key[] = "key", val[] = "value bytes";
@@ -1111,6 +1112,11 @@ START_TEST(jitcache_damaged_file)
 		vc_jitcache_reset();
 		ck_assert_int_eq(vc_jitcache_lookup(key, sizeof(key), &d, &n), -ENOENT);
 	}
+	/* A FIFO under the entry's name: a miss, at once (no open that waits for a writer). */
+	snprintf(cmd, sizeof(cmd), "f=$(ls %s/vcuda-nvrtc/*.vcjc); rm $f && mkfifo $f", g_cache_dir);
+	ck_assert_int_eq(system(cmd), 0);
+	vc_jitcache_reset();
+	ck_assert_int_eq(vc_jitcache_lookup(key, sizeof(key), &d, &n), -ENOENT);
 	cache_done();
 }
 END_TEST
