@@ -110,10 +110,16 @@ def start_server(bin_, sock, log, extra):
     raise SystemExit("vcuda-server did not start (see its log)")
 
 
+# The one figure a workload is shown by (timing_of) and compared by (ratio_of):
+# its time per unit, lower is better, or its rate, higher is better.
+HEADLINE_TIMES = ("ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms")
+HEADLINE_RATES = ("tokens_per_s", "h2d_GBps")
+
+
 def timing_of(res):
     if not res:
         return "-"
-    for k in ("ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms"):
+    for k in HEADLINE_TIMES:
         if k in res:
             return "%.3f ms" % res[k]
     if "tokens_per_s" in res:
@@ -128,10 +134,10 @@ def ratio_of(nat, vc):
     vcuda time, or vcuda rate / native rate (100% = parity, higher is better)."""
     if not nat or not vc:
         return ""
-    for k in ("ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms"):
+    for k in HEADLINE_TIMES:
         if k in nat and k in vc and vc[k] > 0:
             return "%.0f%%" % (100.0 * nat[k] / vc[k])
-    for k in ("tokens_per_s", "h2d_GBps"):
+    for k in HEADLINE_RATES:
         if k in nat and k in vc and nat[k] > 0:
             return "%.0f%%" % (100.0 * vc[k] / nat[k])
     return ""
