@@ -235,40 +235,6 @@ static void path_of(char *out, size_t cap, uint64_t h)
 	snprintf(out, cap, "%s/%016llx" SUFFIX, g_dir, (unsigned long long)h);
 }
 
-static int read_all(int fd, void *buf, size_t n)
-{
-	unsigned char *b = buf;
-
-	while (n) {
-		ssize_t r = read(fd, b, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const unsigned char *b = buf;
-
-	while (n) {
-		ssize_t r = write(fd, b, n);
-
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		b += r;
-		n -= (size_t)r;
-	}
-	return 0;
-}
-
 /* The file's value when its key is @key, else -ENOENT. Called with g_mu held. */
 static int disk_get(uint64_t h, const void *key, size_t key_len, void **data, size_t *len)
 {
@@ -276,6 +242,7 @@ static int disk_get(uint64_t h, const void *key, size_t key_len, void **data, si
 	struct disk_header hd;
 	struct stat st;
 	unsigned char *k = NULL, *d = NULL;
+	FILE *f;
 	int fd, rc = -ENOENT;
 
 	if (!g_dir[0])
@@ -286,7 +253,12 @@ static int disk_get(uint64_t h, const void *key, size_t key_len, void **data, si
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
 	if (fd < 0)
 		return -ENOENT;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || read_all(fd, &hd, sizeof(hd)))
+	f = fdopen(fd, "rb");
+	if (!f) {
+		close(fd);
+		return -ENOENT;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || fread(&hd, sizeof(hd), 1, f) != 1)
 		goto out;
 	if (memcmp(hd.magic, disk_magic, sizeof(disk_magic)) || hd.key_len != key_len ||
 	    hd.data_len > VC_JITCACHE_ITEM_MAX ||
@@ -298,8 +270,8 @@ static int disk_get(uint64_t h, const void *key, size_t key_len, void **data, si
 		rc = -ENOMEM;
 		goto out;
 	}
-	if (read_all(fd, k, key_len) || memcmp(k, key, key_len) || read_all(fd, d, hd.data_len) ||
-	    hash_of(d, hd.data_len) != hd.data_hash)
+	if (fread(k, 1, key_len, f) != key_len || memcmp(k, key, key_len) ||
+	    fread(d, 1, hd.data_len, f) != hd.data_len || hash_of(d, hd.data_len) != hd.data_hash)
 		goto out;
 	/* A hit is a use: the oldest files are the ones evicted. */
 	futimens(fd, NULL);
@@ -310,7 +282,7 @@ static int disk_get(uint64_t h, const void *key, size_t key_len, void **data, si
 out:
 	free(k);
 	free(d);
-	close(fd);
+	fclose(f);
 	return rc;
 }
 
@@ -393,7 +365,8 @@ static void disk_put(uint64_t h, const void *key, size_t key_len, const void *da
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 64];
 	struct disk_header hd;
 	unsigned long long size = sizeof(hd) + key_len + len;
-	int fd;
+	FILE *f;
+	int fd, ok;
 
 	if (!g_max || size > g_max || !dir_ready())
 		return;
@@ -408,13 +381,15 @@ static void disk_put(uint64_t h, const void *key, size_t key_len, const void *da
 	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
 		return;
-	if (write_all(fd, &hd, sizeof(hd)) || write_all(fd, key, key_len) || write_all(fd, data, len)) {
+	f = fdopen(fd, "wb");
+	if (!f) {
 		close(fd);
 		unlink(tmp);
 		return;
 	}
-	close(fd);
-	if (rename(tmp, path)) {
+	ok = fwrite(&hd, sizeof(hd), 1, f) == 1 && fwrite(key, 1, key_len, f) == key_len &&
+	     fwrite(data, 1, len, f) == len;
+	if (fclose(f) || !ok || rename(tmp, path)) {
 		unlink(tmp);
 		return;
 	}
