@@ -32,10 +32,8 @@
 typedef void (*vc_slot_fn)(void);
 
 #define STR_MAX 65536u /* options and version strings longer than this are not cached */
-#define HANDLE_MAGIC 0x4e56564d43414348ull /* "NVVMCACH" */
 
 struct nvvm_handle {
-	uint64_t magic;
 	struct nvvm_handle *next;
 	unsigned char *key;
 	size_t key_len;
@@ -97,7 +95,6 @@ static CUresult create(void **out, int kind, const void *input, size_t input_len
 	p = put(p, options, lo);
 	p = put(p, host, lh);
 	put(p, date, ld);
-	h->magic = HANDLE_MAGIC;
 	pthread_mutex_lock(&g_mu);
 	h->next = g_handles;
 	g_handles = h;
@@ -111,7 +108,7 @@ static struct nvvm_handle *find(const void *p)
 {
 	for (struct nvvm_handle *h = g_handles; h; h = h->next)
 		if (h == p)
-			return h->magic == HANDLE_MAGIC ? h : NULL;
+			return h;
 	return NULL;
 }
 
@@ -130,7 +127,6 @@ static CUresult destroy(void *handle)
 	pthread_mutex_unlock(&g_mu);
 	if (!h)
 		return CUDA_ERROR_INVALID_HANDLE;
-	h->magic = 0;
 	free(h->key);
 	free(h);
 	return CUDA_SUCCESS;
