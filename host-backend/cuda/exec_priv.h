@@ -232,8 +232,8 @@ void vc_cu_sched_stop(struct vc_cu_session *x);
 
 /**
  * vc_cu_quiesce() - at a session's close, in a context of the session made
- * current: wait a while (vc_exec_cuda_set_close_wait(), 2 s) for the work of its streams (and the current
- * context's legacy stream) to end. Returns false when some did not: a
+ * current: wait a while (vc_exec_cuda_set_close_wait(), 2 s by default) for
+ * the work of its streams (and the current context's legacy stream) to end. Returns false when some did not: a
  * stream may wait on a value that nothing will write now (a guest's
  * cuStreamWaitValue32 left behind), which a context synchronisation would
  * wait on for ever. The worker's exit frees the rest (quiesce.c).
