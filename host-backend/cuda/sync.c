@@ -193,21 +193,12 @@ static int defer(struct vc_cu_session *x, struct sync_job *j)
 	return VC_CU_DEFERRED;
 }
 
-/* Hand job @j to the helper thread, or wait here when there is no slot to
- * answer in later. Takes @j. */
+/* Hand job @j to the helper thread, which answers in the caller's slot.
+ * Takes @j. */
 static int submit(struct vc_cu_session *x, struct sync_job *j, struct vc_cu_out *out)
 {
 	int rc;
 
-	if (!out->has_slot) {
-		/* Sent without a reply slot (not by this library): wait here. */
-		rc = job_wait(x, j);
-		if (j->kind == VC_CU_SYNC_ALL)
-			x->cur_id = UINT64_MAX; /* it switched contexts: the next vc_cu_enter() sets one */
-		job_free(j);
-		out->console = true;
-		return rc;
-	}
 	j->slot = out->slot;
 	j->seq = out->seq;
 	rc = defer(x, j);
@@ -261,6 +252,12 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	memcpy(&rq, p, sizeof(rq));
 	if (rq.kind > VC_CU_SYNC_ALL)
 		return -VC_FATAL_PAYLOAD;
+	/* Its answer comes late, in a reply slot: sent without one (never by
+	 * this library), it has nowhere to go, and waiting for it here would
+	 * stop the serving thread, maybe for ever (a stream told to wait for
+	 * a value nothing writes). Refused, as an asynchronous error. */
+	if (!out->has_slot)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (rq.kind == VC_CU_SYNC_ALL)
 		return sync_all(x, out);
 	if (rq.kind == VC_CU_SYNC_CTX && rq.handle)
@@ -286,7 +283,7 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			rc = x->drv->cuStreamSynchronize(h);
 			goto err;
 		}
-		if (out->has_slot && vc_cu_sync_poll(x, VC_CU_SYNC_STREAM, h, &rc)) {
+		if (vc_cu_sync_poll(x, VC_CU_SYNC_STREAM, h, &rc)) {
 			out->console = true; /* it synchronised here */
 			goto err;
 		}
@@ -314,7 +311,7 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			rc = CUDA_ERROR_INVALID_HANDLE;
 			goto err;
 		}
-		if (out->has_slot && vc_cu_sync_poll(x, VC_CU_SYNC_EVENT, h, &rc)) {
+		if (vc_cu_sync_poll(x, VC_CU_SYNC_EVENT, h, &rc)) {
 			out->console = true; /* it synchronised here */
 			goto err;
 		}

@@ -315,6 +315,32 @@ static int pending_sync_slot_reused(struct vc_client *c, uint64_t ctx, uint64_t 
 	return 0;
 }
 
+/* A synchronisation sent without a reply slot (never by guest-lib): its
+ * late answer has nowhere to go, so it is refused as an asynchronous error,
+ * at once. It names a stream that a host function nobody runs holds for
+ * ever: waiting for it on the serving thread would have stopped the
+ * session. Later calls are answered. */
+static int sync_without_slot(struct vc_client *c, uint64_t ctx, uint64_t d, char *why, size_t n)
+{
+	struct vc_ring_guest *g = vc_client_raw_ring(c);
+	struct vc_cu_req_sync rq = {.ctx = ctx, .kind = VC_CU_SYNC_STREAM};
+	struct vc_client_info info;
+	uint64_t s = 0;
+
+	(void)d;
+	EXPECT(stream_create(c, ctx, &s), 0, "cuStreamCreate");
+	EXPECT(host_func(c, ctx, s, 0x52, 0), 0, "a host function nobody runs, on it");
+	rq.handle = s;
+	EXPECT(raw_put(g, VC_CU_vcSync, 0, 0, &rq, sizeof(rq)) > 0, 1, "published");
+	rq.kind = VC_CU_SYNC_CTX;
+	rq.handle = ctx;
+	EXPECT(raw_put(g, VC_CU_vcSync, 0, 0, &rq, sizeof(rq)) > 0, 1, "a context's, published");
+	EXPECT(stream_op(c, VC_CU_cuStreamQuery, ctx, s), VC_CUDA_ERROR_NOT_READY, "cuStreamQuery after them");
+	vc_client_get_info(c, &info);
+	EXPECT(vc_client_take_error(c, info.done_seq), VC_CUDA_ERROR_INVALID_VALUE, "their error");
+	return 0;
+}
+
 /* ---- host-owned control-page words ------------------------------------------------------ */
 
 /* head, done_seq and the sticky error overwritten: the host keeps its own
@@ -539,5 +565,6 @@ const struct vt_live_case vt_live_cases[] = {
 	{"closed with 4000 commands queued", closed_with_commands_queued, VT_END_HELD},
 	{"image staging caps (8 images, 1 GiB)", image_staging_caps, VT_END_CLOSE},
 	{"a second pending synchronisation in one reply slot", pending_sync_slot_reused, VT_END_FATAL},
+	{"synchronisations without a reply slot", sync_without_slot, VT_END_HELD},
 };
 const unsigned vt_live_ncases = sizeof(vt_live_cases) / sizeof(vt_live_cases[0]);
