@@ -60,6 +60,7 @@ struct vc_cu_handle {
 	uint32_t owner; /* index of the handle it belongs to (UINT32_MAX: none), set
 			 * with vc_cu_set_owner(): it is forgotten with its owner */
 	uint32_t nchild; /* live handles that name this one their owner */
+	uint32_t refs;   /* a user object: the references the guest holds (graph_state.c) */
 };
 
 struct vc_cu_image {
@@ -212,6 +213,23 @@ void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx);
  */
 int vc_cu_quota_meminfo(struct vc_cu_session *x, size_t *free, size_t *total);
 
+/* How a call changes the guest's references on a user object (besides a
+ * cuGraphRetainUserObject's flags, CU_GRAPH_USER_OBJECT_MOVE: they move). */
+#define VC_CU_UOBJ_ADD 0x100u
+#define VC_CU_UOBJ_DROP 0x200u
+
+/**
+ * vc_cu_uobj_check() - may the guest's references on user object @object
+ * change by @count as @how says (VC_CU_UOBJ_*, a graph retain's flags, 0
+ * for no change)? First forgets the ids of objects the driver destroyed.
+ * A release or a move of more than the guest holds, or a count past 32
+ * bits, is CUDA_ERROR_INVALID_VALUE (generated decoders' host_pre).
+ */
+int vc_cu_uobj_check(struct vc_cu_session *x, uint64_t object, uint64_t count, uint64_t how);
+
+/** vc_cu_uobj_note() - the driver took the change vc_cu_uobj_check() allowed: count it (host_post). */
+int vc_cu_uobj_note(struct vc_cu_session *x, uint64_t object, uint64_t count, uint64_t how);
+
 /** vc_cu_quota_fini() - free the table (the process or context teardown freed the memory). */
 void vc_cu_quota_fini(struct vc_cu_session *x);
 
@@ -348,6 +366,9 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
  * Returns 0 or CUDA_ERROR_INVALID_HANDLE.
  */
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
+
+/** vc_cu_handle_get() - the table entry of live id @id of kind @kind, or NULL. */
+struct vc_cu_handle *vc_cu_handle_get(struct vc_cu_session *x, int kind, uint64_t id);
 
 /**
  * vc_cu_stream_ctx() - the real context stream id @id belongs to (its owner's,

@@ -77,8 +77,9 @@ struct vc_cu_graphs *vc_cu_graph_state(struct vc_cu_session *x);
 
 /**
  * vc_cu_graph_close() - the session closes (callbacks stopped): graphs owned
- * by nodes are forgotten (their owner destroys them), and host nodes and
- * destructors queue nothing more for the guest.
+ * by nodes are forgotten (their owner destroys them), host nodes and
+ * destructors queue nothing more for the guest, and the references the
+ * guest still holds on user objects are released.
  */
 void vc_cu_graph_close(struct vc_cu_session *x);
 

@@ -29,6 +29,8 @@ struct vc_cu_graph_anchor {
 	uint32_t refs;           /* the session's, and one per live user object */
 	struct hostrec **chunks; /* host node records, never moved */
 	uint32_t nrec, nchunks;
+	void **dead;             /* user objects the driver destroyed, not yet forgotten */
+	uint32_t ndead, capdead;
 };
 
 struct hostrec {
@@ -68,6 +70,7 @@ static void anchor_put(struct vc_cu_graph_anchor *a)
 	for (uint32_t i = 0; i < a->nchunks; i++)
 		free(a->chunks[i]);
 	free(a->chunks);
+	free(a->dead);
 	pthread_mutex_destroy(&a->mu);
 	free(a);
 }
@@ -188,19 +191,68 @@ int vc_cu_graph_host_cookie(const CUDA_HOST_NODE_PARAMS *hp, uint64_t *cookie)
 
 /* ---- user objects --------------------------------------------------------------------- */
 
+/* A user object's destructor record: the guest's cookie, and the object,
+ * so that its id can be forgotten once the driver destroyed it. */
+struct uobjrec {
+	struct vc_cu_graph_anchor *a;
+	uint64_t cookie; /* 0: an object the guest never had (nothing to run) */
+	CUuserObject obj;
+};
+
 /* The driver, when a user object's last reference went (any thread): queue
- * the guest's destructor, and return without waiting for it. */
+ * the guest's destructor, and return without waiting for it. The object is
+ * noted dead for the serving thread, which forgets its id (uobj_reap()):
+ * from then on the guest's id is an invalid handle, never a freed object. */
 static void CUDA_CB user_object_gone(void *arg)
 {
-	struct hostrec *r = arg;
-	struct vc_cu_session *x = anchor_enter(r->a);
+	struct uobjrec *r = arg;
+	struct vc_cu_graph_anchor *a = r->a;
+	struct vc_cu_session *x = anchor_enter(a);
 
 	if (x) {
-		run_in_guest(x, r->cookie, false);
+		if (r->cookie)
+			run_in_guest(x, r->cookie, false);
 		session_leave(x);
 	}
-	anchor_put(r->a);
+	pthread_mutex_lock(&a->mu);
+	if (a->ndead == a->capdead) {
+		uint32_t cap = a->capdead ? a->capdead * 2 : 16;
+		void **nd = realloc(a->dead, cap * sizeof(*nd));
+
+		if (nd) {
+			a->dead = nd;
+			a->capdead = cap;
+		}
+	}
+	/* Without memory the id stays, as before this list: the driver is then
+	 * handed a freed object only if the guest names it again. */
+	if (a->ndead < a->capdead)
+		a->dead[a->ndead++] = r->obj;
+	pthread_mutex_unlock(&a->mu);
+	anchor_put(a);
 	free(r);
+}
+
+/* Serving thread: forget the ids of the user objects the driver destroyed. */
+static void uobj_reap(struct vc_cu_session *x)
+{
+	struct vc_cu_graph_anchor *a = x->graphs ? x->graphs->a : NULL;
+	void **dead;
+	uint32_t n;
+	uint64_t id;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&a->mu);
+	dead = a->dead;
+	n = a->ndead;
+	a->dead = NULL;
+	a->ndead = a->capdead = 0;
+	pthread_mutex_unlock(&a->mu);
+	for (uint32_t i = 0; i < n; i++)
+		if (vc_cu_find(x, VC_H_CUUSEROBJECT, dead[i], &id) == 0)
+			vc_cu_forget(x, VC_H_CUUSEROBJECT, id);
+	free(dead);
 }
 
 int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
@@ -209,7 +261,7 @@ int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, u
 	struct vc_cu_rep_graph_call rp = {0};
 	struct vc_cu_graphs *g;
 	CUuserObject obj;
-	struct hostrec *r;
+	struct uobjrec *r;
 	int rc;
 
 	TAKE(rq);
@@ -219,8 +271,9 @@ int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, u
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
-	if (!(g = vc_cu_graph_state(x)) || !(r = malloc(sizeof(*r))))
+	if (!(g = vc_cu_graph_state(x)) || !(r = calloc(1, sizeof(*r))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	uobj_reap(x); /* a new object may have a dead one's address */
 	r->a = g->a;
 	r->cookie = rq.a;
 	pthread_mutex_lock(&g->a->mu);
@@ -231,9 +284,56 @@ int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, u
 		free(r);
 		return rc;
 	}
-	if ((rc = vc_cu_publish(x, VC_H_CUUSEROBJECT, obj, &rp.h)))
+	r->obj = obj; /* before any release: only the guest can release it */
+	if ((rc = vc_cu_publish(x, VC_H_CUUSEROBJECT, obj, &rp.h))) {
+		r->cookie = 0; /* the guest never had it: no destructor to run */
+		x->drv->cuUserObjectRelease(obj, (unsigned)rq.v0);
 		return rc;
+	}
+	vc_cu_handle_get(x, VC_H_CUUSEROBJECT, rp.h)->refs = (uint32_t)rq.v0;
 	REPLY(rp);
+	return 0;
+}
+
+/* +1: @how adds references to the guest's, -1: takes some away, 0: neither
+ * (a graph retain that makes its own, a graph release). */
+static int uobj_sign(uint64_t how)
+{
+	if (how & VC_CU_UOBJ_ADD)
+		return 1;
+	return how & (VC_CU_UOBJ_DROP | CU_GRAPH_USER_OBJECT_MOVE) ? -1 : 0;
+}
+
+int vc_cu_uobj_check(struct vc_cu_session *x, uint64_t object, uint64_t count, uint64_t how)
+{
+	struct vc_cu_handle *h;
+	int sign = uobj_sign(how);
+
+	if (!object)
+		return 0; /* the driver's own answer to a NULL object */
+	uobj_reap(x);
+	if (!(h = vc_cu_handle_get(x, VC_H_CUUSEROBJECT, object)))
+		return CUDA_ERROR_INVALID_HANDLE;
+	/* Natively a release past the references held frees the object under
+	 * whoever still uses it; here the guest's count is known. */
+	if (count > UINT32_MAX || (sign > 0 && count > UINT32_MAX - h->refs) || (sign < 0 && count > h->refs))
+		return CUDA_ERROR_INVALID_VALUE;
+	return 0;
+}
+
+int vc_cu_uobj_note(struct vc_cu_session *x, uint64_t object, uint64_t count, uint64_t how)
+{
+	struct vc_cu_handle *h = vc_cu_handle_get(x, VC_H_CUUSEROBJECT, object);
+	int sign = uobj_sign(how);
+
+	/* The object may be gone already (the driver ran its destructor in
+	 * the call): its id goes at the next reap. Until then, no count. */
+	if (!h || !sign)
+		return 0;
+	if (sign > 0)
+		h->refs += (uint32_t)count;
+	else
+		h->refs -= (uint32_t)count;
 	return 0;
 }
 
@@ -289,6 +389,19 @@ void vc_cu_graph_close(struct vc_cu_session *x)
 		x->graphs->a->x = NULL;
 		pthread_mutex_unlock(&x->graphs->a->mu);
 	}
+	/* The references the guest still holds on user objects: dropped, so
+	 * that an object no graph holds is freed (its destructor reaches the
+	 * guest no more: the anchor above has no session). */
+	uobj_reap(x);
+	for (uint32_t i = 0; i < x->nh; i++)
+		if (x->h[i].live && x->h[i].kind == VC_H_CUUSEROBJECT) {
+			void *obj = x->h[i].real;
+			uint32_t refs = x->h[i].refs;
+
+			vc_cu_forget_slot(x, i);
+			if (refs)
+				x->drv->cuUserObjectRelease(obj, refs);
+		}
 }
 
 void vc_cu_graph_fini(struct vc_cu_session *x)

@@ -215,6 +215,7 @@ static int publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id, 
 	h->next_free = 0;
 	h->owner = UINT32_MAX; /* none until the publisher says (a reused slot kept its last) */
 	h->nchild = 0;
+	h->refs = 0;
 	x->rmap[rmap_find(x, kind, real)] = idx + 1;
 	*id = make_id((uint32_t)kind, h->gen, idx);
 	*fresh = true;
@@ -280,6 +281,11 @@ static struct vc_cu_handle *slot(struct vc_cu_session *x, int kind, uint64_t id)
 	struct vc_cu_handle *h = any_slot(x, id);
 
 	return h && h->kind == kind ? h : NULL;
+}
+
+struct vc_cu_handle *vc_cu_handle_get(struct vc_cu_session *x, int kind, uint64_t id)
+{
+	return slot(x, kind, id);
 }
 
 uint32_t vc_cu_owner_of(struct vc_cu_session *x, uint64_t id)

@@ -433,7 +433,12 @@ START_TEST(user_objects)
 	ck_assert_int_eq(cuUserObjectCreate(&o, &gone, uobj_gone, 1, 0), CUDA_ERROR_INVALID_VALUE);
 	CK(cuUserObjectCreate(&o, &gone, uobj_gone, 1, CU_USER_OBJECT_NO_DESTRUCTOR_SYNC));
 	CK(cuGraphCreate(&g, 0));
+	/* More than the program holds: refused (natively the object would be
+	 * freed under whoever still uses it) */
+	ck_assert_int_eq(cuUserObjectRelease(o, 2), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuGraphRetainUserObject(g, o, 2, CU_GRAPH_USER_OBJECT_MOVE), CUDA_ERROR_INVALID_VALUE);
 	CK(cuGraphRetainUserObject(g, o, 1, CU_GRAPH_USER_OBJECT_MOVE));
+	ck_assert_int_eq(cuUserObjectRelease(o, 1), CUDA_ERROR_INVALID_VALUE); /* it moved */
 	CK(cuGraphClone(&gc, g)); /* the clone holds a reference too */
 	CK(cuUserObjectRetain(o, 1));
 	CK(cuUserObjectRelease(o, 1));

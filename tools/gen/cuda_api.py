@@ -26,10 +26,15 @@ what the header cannot:
     post      (guest function, [parameters]): called with those parameters
               after the call succeeded; its CUresult is the call's (a
               managed global mapped into the guest).
-    host_post (host function, [output parameters]): generated host decoders
-              call it with the session and pointers to those outputs after
-              the driver succeeded; it may change them (cuMemGetInfo's view
-              of the quota); its CUresult is the call's.
+    host_post (host function, [arguments]): generated host decoders call it
+              with the session after the driver succeeded; an output
+              parameter is passed by address (it may change it: cuMemGetInfo's
+              view of the quota), an input parameter by its wire value (a
+              handle by its id), any other word as written (a constant); its
+              CUresult is the call's.
+    host_pre  (host function, [arguments]): the same, called after the
+              handles were looked up and before the driver is: a nonzero
+              CUresult refuses the call (user objects' reference counts).
     owner     who owns the handle the call returns: "ctx" (the current
               context) or the name of a handle parameter (cuModuleGetFunction's
               hmod). The host forgets the handle with its owner, so that a
@@ -479,10 +484,17 @@ fn("cuDeviceSetGraphMemAttribute", SYNC, manual=True)
 fn("cuDeviceGraphMemTrim", SYNC, ctx_free=True)
 # user objects: the destructor runs in the guest, through the host-callback queue
 fn("cuUserObjectCreate", SYNC, manual=True)
-fn("cuUserObjectRetain", SYNC)
-fn("cuUserObjectRelease", SYNC)
-fn("cuGraphRetainUserObject", SYNC)
-fn("cuGraphReleaseUserObject", SYNC)
+# The host counts the references the guest holds on each user object, so that
+# a release past them is refused (natively it frees the object under a graph
+# that still uses it) and the session's end drops what is left; and forgets
+# an object's id once the driver destroyed it (graph_state.c).
+fn("cuUserObjectRetain", SYNC, host_pre=("vc_cu_uobj_check", ["object", "count", "VC_CU_UOBJ_ADD"]),
+   host_post=("vc_cu_uobj_note", ["object", "count", "VC_CU_UOBJ_ADD"]))
+fn("cuUserObjectRelease", SYNC, host_pre=("vc_cu_uobj_check", ["object", "count", "VC_CU_UOBJ_DROP"]),
+   host_post=("vc_cu_uobj_note", ["object", "count", "VC_CU_UOBJ_DROP"]))
+fn("cuGraphRetainUserObject", SYNC, host_pre=("vc_cu_uobj_check", ["object", "count", "flags"]),
+   host_post=("vc_cu_uobj_note", ["object", "count", "flags"]))
+fn("cuGraphReleaseUserObject", SYNC, host_pre=("vc_cu_uobj_check", ["object", "count", "0"]))
 # capture
 fn("cuStreamBeginCaptureToGraph", SYNC, manual=True)
 fn("cuStreamUpdateCaptureDependencies", SYNC, local=True)
