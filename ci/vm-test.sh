@@ -185,7 +185,10 @@ if [ -n "$SERVER_PID" ]; then
 	if kill -0 "$SERVER_PID" 2>/dev/null; then
 		echo "ok - vcuda-server is still serving after everything the guest did"
 	else
-		echo "not ok - vcuda-server died"
+		src=0
+		wait "$SERVER_PID" 2>/dev/null || src=$?
+		echo "not ok - vcuda-server died (exit status $src); the end of its log:"
+		tail -n 15 "$VC_TMP/server.log" | sed 's/^/    /'
 		rc=1
 	fi
 	sleep 0.5
@@ -203,4 +206,7 @@ if [ -n "$SERVER_PID" ]; then
 fi
 done_line=$(grep '^VMTEST DONE' "$VC_TMP/console.log" || echo "VMTEST DONE pass=? fail=?")
 echo "vm-test: ${done_line#VMTEST DONE } in ${secs}s of ${VM_ACCEL:-tcg} guest time (executor $EXECUTOR)"
+# Last, where a CI log's tail shows it: what failed.
+failed=$(sed -n 's/^VMTEST FAIL \([^ ]*\).*/\1/p' "$VC_TMP/console.log" | tr '\n' ' ')
+[ -n "$failed" ] && echo "vm-test: failed in the guest: $failed"
 exit $rc
