@@ -20,8 +20,9 @@
 #include "servers.h"
 #include "util.h"
 
-enum { R_CLIENT_EXIT, R_IDLE, R_FATAL, R_CRASHED, R_STOPPED, R_FAILED, R_UNKNOWN, NREASON };
-static const char *const reasons[NREASON] = {"client-exit", "idle", "fatal", "crashed", "stopped", "failed", "unknown"};
+enum { R_CLIENT_EXIT, R_IDLE, R_FATAL, R_CRASHED, R_STOPPED, R_STUCK, R_FAILED, R_UNKNOWN, NREASON };
+static const char *const reasons[NREASON] = {"client-exit", "idle",  "fatal",  "crashed",
+					     "stopped",     "stuck", "failed", "unknown"};
 
 /* Management reply codes (proto.h), "ok" first; anything else is "other". */
 static const char *const codes[] = {"ok", VC_MERR_BAD_REQUEST, VC_MERR_VERSION, VC_MERR_UNKNOWN_OP,

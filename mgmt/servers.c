@@ -428,6 +428,8 @@ static const char *reason_text(const char *r, const struct vc_server *s, char *b
 		return "its worker crashed";
 	if (!strcmp(r, "stopped"))
 		return "stopped by its server (QEMU disconnected, or the server stopped)";
+	if (!strcmp(r, "stuck"))
+		return "its client went while its GPU work could not end (worker ended)";
 	snprintf(buf, len, "%s", r);
 	vc_printable(buf);
 	return buf;

@@ -47,6 +47,8 @@ const char *vc_acct_end_reason(const struct vc_acct_entry *e, int status)
 		return "client-exit";
 	if (WEXITSTATUS(status) == VC_WORKER_EXIT_FATAL)
 		return "fatal";
+	if (WEXITSTATUS(status) == VC_WORKER_EXIT_STUCK)
+		return "stuck";
 	return "failed";
 }
 

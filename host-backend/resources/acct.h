@@ -23,6 +23,8 @@
 
 /* A worker's exit status when its session broke the protocol (FATAL). */
 #define VC_WORKER_EXIT_FATAL 3
+/* ... when its client went and its session could not end (server/worker.c). */
+#define VC_WORKER_EXIT_STUCK 4
 
 enum vc_acct_kind { VC_ACCT_LOCAL = 1, VC_ACCT_VM = 2 };
 enum vc_acct_res { VC_ACCT_MEM = 0, VC_ACCT_PINNED = 1 };

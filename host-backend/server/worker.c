@@ -34,8 +34,16 @@
 #include "vc_abi_hash.h"
 #include "vc_log.h"
 #include "vc_sock.h"
+#include "vc_time.h"
 
 #define BEAT_MS 100
+/* After the client went, how long the session's own close may take (its
+ * bounded waits: the streams' quiesce, the helper threads) before the
+ * worker is ended instead: a serving thread stuck in a driver call that
+ * never returns (a copy behind a stream that waits for a value nothing
+ * writes) would otherwise hold the session, its GPU memory and a session
+ * slot for as long as the server runs. */
+#define STUCK_MS 10000
 
 void vc_log(const char *fmt, ...)
 {
@@ -167,9 +175,10 @@ static void *run_thread(void *arg)
 	return NULL;
 }
 
-int vc_worker_serve(struct vc_session *s, uint32_t id)
+int vc_worker_serve(struct vc_session *s, uint32_t id, int hangup_fd)
 {
 	struct runner r = {.s = s};
+	int64_t gone_at = 0;
 	pthread_t th;
 	int rc;
 
@@ -180,10 +189,23 @@ int vc_worker_serve(struct vc_session *s, uint32_t id)
 		return -ENOMEM;
 	}
 	for (;;) {
-		struct pollfd p[2] = {{.fd = r.done_fd, .events = POLLIN}, {.fd = g_wake, .events = POLLIN}};
+		/* The client's end, watched for its going only (the serving
+		 * thread reads it); once gone, no longer watched. */
+		struct pollfd p[3] = {{.fd = r.done_fd, .events = POLLIN},
+				      {.fd = g_wake, .events = POLLIN},
+				      {.fd = gone_at ? -1 : hangup_fd, .events = POLLRDHUP}};
 
-		if (poll(p, 2, BEAT_MS) > 0 && (p[0].revents & POLLIN))
+		if (poll(p, 3, BEAT_MS) > 0 && (p[0].revents & POLLIN))
 			break;
+		if (p[2].revents & (POLLRDHUP | POLLHUP | POLLERR))
+			gone_at = vc_now_ms();
+		if (gone_at && vc_now_ms() - gone_at > STUCK_MS) {
+			vc_log("session %u: the client went %d s ago and the session has not ended: its serving "
+			       "thread waits in the driver for GPU work that may never finish; ending the worker "
+			       "(the driver frees what it held)",
+			       id, STUCK_MS / 1000);
+			_exit(VC_WORKER_EXIT_STUCK);
+		}
 		vc_session_heartbeat(s);
 		if (vc_session_busy(s))
 			vc_acct_activity(0); /* waiting on the GPU for the guest is not idle */
@@ -267,7 +289,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, co
 	       id, hello.pid, hello.comm, layout.region_size, layout.ring_size, layout.arena_size,
 	       layout.chunk_size, cfg->executor);
 
-	rc = vc_worker_serve(s, id);
+	rc = vc_worker_serve(s, id, sock);
 	vc_session_get_stats(s, &st);
 	if (rc == -EPROTO)
 		vc_log("session %u: FATAL: %s, after %" PRIu64 " commands; resources freed", id,

@@ -31,8 +31,10 @@ void vc_worker_catch_term(void);
 /**
  * vc_worker_serve() - serve @s on a thread until it ends (hang-up, FATAL,
  * SIGTERM), keeping ALIVE set while the serving thread is busy in a long
- * driver call. Returns vc_session_run()'s result.
+ * driver call. When the client's end @hangup_fd goes and the session has
+ * not ended 10 s later (its serving thread stuck in the driver), the worker
+ * exits with VC_WORKER_EXIT_STUCK. Returns vc_session_run()'s result.
  */
-int vc_worker_serve(struct vc_session *s, uint32_t id);
+int vc_worker_serve(struct vc_session *s, uint32_t id, int hangup_fd);
 
 #endif /* VC_WORKER_PRIV_H */

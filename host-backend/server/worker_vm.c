@@ -107,7 +107,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	       a->vm_name, a->slot, a->id, a->pid, a->uid, a->comm, layout.region_size, layout.arena_size,
 	       layout.pinned_size, cfg->executor);
 
-	rc = vc_worker_serve(s, a->id);
+	rc = vc_worker_serve(s, a->id, a->ctl_fd);
 	vc_session_get_stats(s, &st);
 	if (rc == -EPROTO)
 		vc_log("vm %s slot %u: session %u FATAL: %s, after %" PRIu64 " commands; resources freed",

@@ -460,6 +460,60 @@ START_TEST(exit_while_a_stream_waits_forever)
 }
 END_TEST
 
+/* A program killed while its server waits for it in the driver: a 3D copy
+ * into pageable memory behind a stream that waits for a value nothing will
+ * write keeps the session's serving thread in cuStreamSynchronize for ever
+ * (natively the program would hang there too). Killed, its session cannot
+ * close; the worker is ended 10 s after the client went, and everything it
+ * held is freed (the server's state is checked at the end). */
+START_TEST(killed_while_the_server_waits_in_a_copy)
+{
+	int pipefd[2], st = 0;
+	pid_t pid;
+	char c = 0;
+
+	ck_assert_int_eq(pipe(pipefd), 0);
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		static uint8_t host[64 * 64];
+		CUDA_MEMCPY3D m = {0};
+		CUdeviceptr flag, src;
+		CUcontext ctx;
+		CUstream s;
+		CUdevice d;
+
+		close(pipefd[0]);
+		if (cuInit(0) || cuDeviceGet(&d, 0) || cuDevicePrimaryCtxRetain(&ctx, d) || cuCtxSetCurrent(ctx) ||
+		    cuMemAlloc(&flag, 4096) || cuMemsetD32(flag, 0, 1024) || cuMemAlloc(&src, sizeof(host)) ||
+		    cuStreamCreate(&s, CU_STREAM_NON_BLOCKING) ||
+		    cuStreamWaitValue32(s, flag, 1, CU_STREAM_WAIT_VALUE_GEQ))
+			_exit(2);
+		m.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+		m.srcDevice = src;
+		m.srcPitch = 64;
+		m.dstMemoryType = CU_MEMORYTYPE_HOST;
+		m.dstHost = host;
+		m.dstPitch = 64;
+		m.WidthInBytes = 64;
+		m.Height = 64;
+		m.Depth = 1;
+		if (write(pipefd[1], "x", 1) != 1)
+			_exit(3);
+		cuMemcpy3DAsync(&m, s); /* into pageable memory: returns when the data is there, never */
+		_exit(4);
+	}
+	close(pipefd[1]);
+	ck_assert_int_eq(read(pipefd[0], &c, 1), 1);
+	close(pipefd[0]);
+	usleep(300 * 1000); /* the copy is at the server */
+	ck_assert_int_eq(waitpid(pid, &st, WNOHANG), 0); /* still waiting for it */
+	kill(pid, SIGKILL);
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFSIGNALED(st));
+}
+END_TEST
+
 START_TEST(async_errors_unread)
 {
 	CUstream s;
@@ -670,6 +724,7 @@ int main(void)
 	suite_add_tcase(s, t);
 	t = tcase_create("endings");
 	tcase_add_test(t, exit_while_a_stream_waits_forever);
+	tcase_add_test(t, killed_while_the_server_waits_in_a_copy);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
@@ -682,7 +737,7 @@ int main(void)
 	}
 	if (g_server_pid > 0) {
 		/* every session gone, nothing charged, the listener's fds as before */
-		int rc = vt_server_settle(g_server_pid, g_admin, 0, 0, 5000, &st1);
+		int rc = vt_server_settle(g_server_pid, g_admin, 0, 0, 20000, &st1); /* a stuck worker ends in 10 s */
 
 		for (int i = 0; rc == 0 && i < 300 && st1.fds > st0.fds; i++) {
 			usleep(10000);
