@@ -29,7 +29,7 @@ struct vc_cu_graph_anchor {
 	uint32_t refs;           /* the session's, and one per live user object */
 	struct hostrec **chunks; /* host node records, never moved */
 	uint32_t nrec, nchunks;
-	void **dead;             /* user objects the driver destroyed, not yet forgotten */
+	uint64_t *dead;          /* ids of user objects the driver destroyed, not yet forgotten */
 	uint32_t ndead, capdead;
 };
 
@@ -191,12 +191,12 @@ int vc_cu_graph_host_cookie(const CUDA_HOST_NODE_PARAMS *hp, uint64_t *cookie)
 
 /* ---- user objects --------------------------------------------------------------------- */
 
-/* A user object's destructor record: the guest's cookie, and the object,
- * so that its id can be forgotten once the driver destroyed it. */
+/* A user object's destructor record: the guest's cookie, and the guest's
+ * id, so that the id can be forgotten once the driver destroyed it. */
 struct uobjrec {
 	struct vc_cu_graph_anchor *a;
 	uint64_t cookie; /* 0: an object the guest never had (nothing to run) */
-	CUuserObject obj;
+	uint64_t id;     /* 0 until the guest has one (under a->mu) */
 };
 
 /* The driver, when a user object's last reference went (any thread): queue
@@ -215,9 +215,9 @@ static void CUDA_CB user_object_gone(void *arg)
 		session_leave(x);
 	}
 	pthread_mutex_lock(&a->mu);
-	if (a->ndead == a->capdead) {
+	if (r->id && a->ndead == a->capdead) {
 		uint32_t cap = a->capdead ? a->capdead * 2 : 16;
-		void **nd = realloc(a->dead, cap * sizeof(*nd));
+		uint64_t *nd = realloc(a->dead, cap * sizeof(*nd));
 
 		if (nd) {
 			a->dead = nd;
@@ -226,8 +226,8 @@ static void CUDA_CB user_object_gone(void *arg)
 	}
 	/* Without memory the id stays, as before this list: the driver is then
 	 * handed a freed object only if the guest names it again. */
-	if (a->ndead < a->capdead)
-		a->dead[a->ndead++] = r->obj;
+	if (r->id && a->ndead < a->capdead)
+		a->dead[a->ndead++] = r->id;
 	pthread_mutex_unlock(&a->mu);
 	anchor_put(a);
 	free(r);
@@ -237,9 +237,8 @@ static void CUDA_CB user_object_gone(void *arg)
 static void uobj_reap(struct vc_cu_session *x)
 {
 	struct vc_cu_graph_anchor *a = x->graphs ? x->graphs->a : NULL;
-	void **dead;
+	uint64_t *dead;
 	uint32_t n;
-	uint64_t id;
 
 	if (!a)
 		return;
@@ -250,8 +249,7 @@ static void uobj_reap(struct vc_cu_session *x)
 	a->ndead = a->capdead = 0;
 	pthread_mutex_unlock(&a->mu);
 	for (uint32_t i = 0; i < n; i++)
-		if (vc_cu_find(x, VC_H_CUUSEROBJECT, dead[i], &id) == 0)
-			vc_cu_forget(x, VC_H_CUUSEROBJECT, id);
+		vc_cu_forget(x, VC_H_CUUSEROBJECT, dead[i]); /* an id reissued since is another: kept */
 	free(dead);
 }
 
@@ -262,6 +260,7 @@ int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, u
 	struct vc_cu_graphs *g;
 	CUuserObject obj;
 	struct uobjrec *r;
+	uint64_t stale;
 	int rc;
 
 	TAKE(rq);
@@ -273,7 +272,6 @@ int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, u
 		return rc;
 	if (!(g = vc_cu_graph_state(x)) || !(r = calloc(1, sizeof(*r))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	uobj_reap(x); /* a new object may have a dead one's address */
 	r->a = g->a;
 	r->cookie = rq.a;
 	pthread_mutex_lock(&g->a->mu);
@@ -284,12 +282,19 @@ int vc_cu_manual_cuUserObjectCreate(struct vc_cu_session *x, const uint8_t *p, u
 		free(r);
 		return rc;
 	}
-	r->obj = obj; /* before any release: only the guest can release it */
+	/* Its address may be a destroyed object's whose destructor has not
+	 * run yet (the driver may run it later, on a thread of its own): that
+	 * id is dead, and must not be handed out for this object. */
+	if (vc_cu_find(x, VC_H_CUUSEROBJECT, obj, &stale) == 0)
+		vc_cu_forget(x, VC_H_CUUSEROBJECT, stale);
 	if ((rc = vc_cu_publish(x, VC_H_CUUSEROBJECT, obj, &rp.h))) {
 		r->cookie = 0; /* the guest never had it: no destructor to run */
 		x->drv->cuUserObjectRelease(obj, (unsigned)rq.v0);
 		return rc;
 	}
+	pthread_mutex_lock(&g->a->mu);
+	r->id = rp.h; /* before the guest can release it: only then can it die */
+	pthread_mutex_unlock(&g->a->mu);
 	vc_cu_handle_get(x, VC_H_CUUSEROBJECT, rp.h)->refs = (uint32_t)rq.v0;
 	REPLY(rp);
 	return 0;
