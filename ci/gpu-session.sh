@@ -7,9 +7,10 @@
 # then on the GPU machine (the toolkit there builds the GPU suite):
 #   OUT=$OUT bash ci/gpu-session.sh [step ...]
 # Steps: smoke test-gpu stress bench vm demo gpushare mgmt (default: all, in
-# that order), vm-frameworks (PyTorch inside the VM) and profile (where
-# GPT-2's fp16 decode spends its time, natively and through vcuda); the last
-# two not by default.
+# that order), vm-frameworks (PyTorch inside the VM), profile (where GPT-2's
+# fp16 decode spends its time, natively and through vcuda) and suites (CI's
+# driver-API and hostile suites through the real driver); the last three not
+# by default.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vcuda-gpu-session}
@@ -42,6 +43,30 @@ stress_gpu() {
 	return $rc
 }
 
+# The driver-API suites and the hostile suite that CI runs over the stand-in,
+# here through vcuda-server on the real driver: the server's handling of
+# graphs, user objects, stuck sessions and misuse, where the stand-in cannot
+# say what the driver does.
+suites_gpu() {
+	. ci/lib.sh
+	ci_tmpdir suites-gpu
+	local rc=0 t
+	export VCUDA_SOCKET="$VC_TMP/vcuda.sock" VCUDA_ADMIN_SOCKET="$VC_TMP/admin.sock"
+	build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --admin-socket "$VCUDA_ADMIN_SOCKET" \
+		--executor cuda >"$VC_TMP/server.log" 2>&1 &
+	local pid=$!
+	for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+	for t in test_cuda_api test_cuda_objects test_graphs test_arrays test_managed test_hostile_api; do
+		echo "== $t"
+		VCUDA_SERVER_PID=$pid timeout 200 build/release/tests/$t || rc=1
+	done
+	echo "== bad_client"
+	build/release/tests/bad_client --socket "$VCUDA_SOCKET" --server-pid $pid --admin "$VCUDA_ADMIN_SOCKET" || rc=1
+	kill -TERM $pid; wait $pid || rc=1
+	grep -E "stuck|crashed|FATAL" "$VC_TMP/server.log" | tail -5
+	return $rc
+}
+
 # GPT-2 fp16 greedy decode (16 tokens) natively with the sampling profiler
 # preloaded, then through vcuda with it and VCUDA_STATS: the two profiles
 # side by side (guest-lib/libcuda/profile.c).
@@ -71,6 +96,7 @@ for s in "${steps[@]}"; do
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
 	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
 	profile) run profile 300 bash -c "$(declare -f profile_gpt2); profile_gpt2" ;;
+	suites) run suites 500 bash -c "$(declare -f suites_gpu); suites_gpu" ;;
 	vm-frameworks) run vm-frameworks 580 env OUT="$OUT/vm-frameworks" bash ci/vm-frameworks.sh ;;
 	gpushare) run gpushare 300 bash -c 'for k in 1000 10; do echo "== kernels of $k us";
 		EXECUTOR=cuda KERNEL_US=$k bash ci/gpushare-test.sh || r=1; done; exit ${r:-0}' ;;
