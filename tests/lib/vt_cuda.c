@@ -26,8 +26,7 @@ static int call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen
 	return rc;
 }
 
-/* The pending asynchronous error of any command executed so far, consumed. */
-static int take_error(struct vc_client *c)
+int vt_take_error(struct vc_client *c)
 {
 	struct vc_client_info info;
 
@@ -44,7 +43,7 @@ static int send_copy(struct vc_client *c, struct vc_cu_req_memcpy *rq, const voi
 	if (rq->async)
 		return vc_client_submit(c, VC_CU_vcMemcpy, rq, sizeof(*rq), data, dlen, 0, NULL);
 	rc = call(c, VC_CU_vcMemcpy, rq, sizeof(*rq), data, dlen, NULL, 0);
-	return rc ? rc : take_error(c);
+	return rc ? rc : vt_take_error(c);
 }
 
 int vt_ctx_open(struct vc_client *c, uint64_t *ctx)
@@ -137,7 +136,7 @@ int vt_dtoh(struct vc_client *c, uint64_t ctx, void *dst, uint64_t src, uint64_t
 		if (rc == 0 && len)
 			memcpy(dst, buf + VC_CU_REP_MAX, len);
 		free(buf);
-		return rc ? rc : take_error(c);
+		return rc ? rc : vt_take_error(c);
 	}
 	return vc_client_get(c, dst, len, emit_copy, &x);
 }
@@ -160,7 +159,7 @@ int vt_memset(struct vc_client *c, uint64_t ctx, uint64_t dst, uint32_t value, u
 	if (async)
 		return vc_client_submit(c, VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0, 0, NULL);
 	rc = call(c, VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0, NULL, 0);
-	return rc ? rc : take_error(c);
+	return rc ? rc : vt_take_error(c);
 }
 
 int vt_sync(struct vc_client *c, uint64_t ctx)
@@ -171,7 +170,7 @@ int vt_sync(struct vc_client *c, uint64_t ctx)
 
 	if (rc < 0)
 		return rc;
-	err = take_error(c);
+	err = vt_take_error(c);
 	return err ? err : rc;
 }
 

@@ -66,6 +66,9 @@ int vt_dtod(struct vc_client *c, uint64_t ctx, uint64_t dst, uint64_t src, uint6
 int vt_memset(struct vc_client *c, uint64_t ctx, uint64_t dst, uint32_t value, uint32_t elem, uint64_t count,
 	      int async);
 
+/** vt_take_error() - the pending asynchronous error of any command executed so far, consumed (0: none). */
+int vt_take_error(struct vc_client *c);
+
 /**
  * vt_sync() - cuCtxSynchronize of @ctx (vcSync, answered when the device is
  * done), then the pending asynchronous error, consumed: returns that error if

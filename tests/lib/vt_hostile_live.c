@@ -324,7 +324,6 @@ static int sync_without_slot(struct vc_client *c, uint64_t ctx, uint64_t d, char
 {
 	struct vc_ring_guest *g = vc_client_raw_ring(c);
 	struct vc_cu_req_sync rq = {.ctx = ctx, .kind = VC_CU_SYNC_STREAM};
-	struct vc_client_info info;
 	uint64_t s = 0;
 
 	(void)d;
@@ -336,8 +335,7 @@ static int sync_without_slot(struct vc_client *c, uint64_t ctx, uint64_t d, char
 	rq.handle = ctx;
 	EXPECT(raw_put(g, VC_CU_vcSync, 0, 0, &rq, sizeof(rq)) > 0, 1, "a context's, published");
 	EXPECT(stream_op(c, VC_CU_cuStreamQuery, ctx, s), VC_CUDA_ERROR_NOT_READY, "cuStreamQuery after them");
-	vc_client_get_info(c, &info);
-	EXPECT(vc_client_take_error(c, info.done_seq), VC_CUDA_ERROR_INVALID_VALUE, "their error");
+	EXPECT(vt_take_error(c), VC_CUDA_ERROR_INVALID_VALUE, "their error");
 	return 0;
 }
 
