@@ -91,4 +91,7 @@ void vc_session_services_init(struct vc_session *s, uint8_t *base)
 	v->pinned.fd = s->mem_fd;
 	v->pinned.fd_off = s->mem_off + s->layout.pinned_off;
 	v->pinned.seg_max = s->pass_fds ? s->pinned_max : 0;
+	v->arena_file.fd = s->mem_fd;
+	v->arena_file.fd_off = s->mem_off + s->layout.arena_off;
+	v->arena_file.size = s->layout.arena_size;
 }

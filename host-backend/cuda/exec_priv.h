@@ -121,6 +121,9 @@ struct vc_cu_session {
 	struct vc_cu_preg *pregs; /* registered ranges, charged as pinned memory */
 	uint32_t npregs, cappregs;
 	struct vc_cu_psegs *psegs; /* segments beyond the pool (pinseg.c), NULL until the first */
+	/* the staging arena mapped again and page-locked (arena.c) */
+	uint8_t *arena_dma;     /* NULL until the first arena copy, or where it cannot be */
+	bool arena_tried;       /* the mapping and registration were attempted */
 	/* compute weights: the tracker of work in flight (sched.c), NULL until needed */
 	struct vc_cu_sched *sched;
 	/* synchronisations waiting off the serving thread (sync.c) */
@@ -182,6 +185,17 @@ int vc_cu_pinseg_find(struct vc_cu_session *x, uint64_t addr, uint64_t len, uint
 
 /** vc_cu_pinseg_fini() - unmap every segment (session teardown, after the contexts). */
 void vc_cu_pinseg_fini(struct vc_cu_session *x);
+
+/**
+ * vc_cu_arena_dma() - host address of [@off, @off + @len) of the staging
+ * arena in its page-locked mapping (arena.c), mapped and registered on the
+ * first call (a context must be current); NULL where there is none or the
+ * range is outside the arena: the caller then uses the session's mapping.
+ */
+void *vc_cu_arena_dma(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
+/** vc_cu_arena_fini() - unregister and unmap the arena's page-locked mapping (teardown, a context current). */
+void vc_cu_arena_fini(struct vc_cu_session *x);
 
 /**
  * vc_cu_quota_charge() - count @bytes of device memory against the quota

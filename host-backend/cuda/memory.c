@@ -139,7 +139,7 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 			  struct vc_cu_out *out)
 {
 	struct vc_cu_req_memcpy rq;
-	void *stream, *host;
+	void *stream, *host, *dma = NULL;
 	int rc;
 
 	TAKE(rq);
@@ -170,6 +170,7 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		if (!host)
 			return -VC_FATAL_ARENA;
 		out->bulk = true;
+		dma = vc_cu_arena_dma(x, rq.arena_off, rq.len);
 	} else if (rq.host == VC_CU_HOST_PINNED) {
 		/* The guest's own page-locked memory: the copy is DMA and, when
 		 * asynchronous, really is (the guest owns those pages). */
@@ -184,17 +185,31 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	if (rq.dir == VC_CU_COPY_HTOD) {
 		if ((rc = vc_cu_check_range(x, rq.dst, rq.len)))
 			return rc;
-		/* The arena is not registered with the driver (yet): an async copy
-		 * from it is staged before the call returns, so the chunk may be
-		 * reused as soon as this command completes. */
-		return rq.async ? x->drv->cuMemcpyHtoDAsync_v2(rq.dst, host, rq.len, stream)
-				: x->drv->cuMemcpyHtoD_v2(rq.dst, host, rq.len);
+		/* From the arena, an asynchronous copy takes the session's
+		 * unregistered mapping: the driver stages it before returning,
+		 * without waiting for the stream, as from pageable memory
+		 * natively, and the piece may be reused once this command is
+		 * done. A blocking one is DMA from the page-locked mapping
+		 * (arena.c), complete when the call returns. */
+		if (rq.async)
+			return x->drv->cuMemcpyHtoDAsync_v2(rq.dst, host, rq.len, stream);
+		return x->drv->cuMemcpyHtoD_v2(rq.dst, dma ? dma : host, rq.len);
 	}
 	if (rq.dir == VC_CU_COPY_DTOH) {
 		if ((rc = vc_cu_check_range(x, rq.src, rq.len)))
 			return rc;
 		/* Into pageable memory the async form completes before returning,
-		 * so done_seq covers the data, as the guest expects. */
+		 * so done_seq covers the data, as the guest expects. Into the
+		 * arena's page-locked mapping (DMA, arena.c) it would not: the
+		 * stream's synchronisation makes it so, which is what a copy
+		 * into pageable memory does natively (it waits for the stream's
+		 * earlier work, then for itself). */
+		if (dma && rq.async) {
+			rc = x->drv->cuMemcpyDtoHAsync_v2(dma, rq.src, rq.len, stream);
+			return rc ? rc : (int)x->drv->cuStreamSynchronize(stream);
+		}
+		if (dma)
+			return x->drv->cuMemcpyDtoH_v2(dma, rq.src, rq.len);
 		return rq.async ? x->drv->cuMemcpyDtoHAsync_v2(host, rq.src, rq.len, stream)
 				: x->drv->cuMemcpyDtoH_v2(host, rq.src, rq.len);
 	}

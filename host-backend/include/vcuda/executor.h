@@ -84,6 +84,14 @@ struct vc_session_services {
 		uint64_t fd_off;
 		uint64_t seg_max; /* bytes of segments (take_fd) mapped at once; 0: none */
 	} pinned;
+	/** arena_file - where the staging arena lies in the region's memfd, so
+	 * that the executor can map it a second time and register that mapping
+	 * with its driver (@fd -1: no memfd to map it again). */
+	struct {
+		int fd;
+		uint64_t fd_off;
+		uint64_t size;
+	} arena_file;
 };
 
 struct vc_executor_ops {
