@@ -46,7 +46,7 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs check 2>/dev/null))
 
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
-              shared/vc_copy.c shared/vc_vm.c
+              shared/vc_copy.c shared/vc_vm.c shared/vc_fill.c
 # host-backend/, one folder per concern (docs/ARCHITECTURE.md): the session
 # core, the CUDA executor and the resources it charges make the server library;
 # the CI stand-in for the driver is a library of its own; server/ is the
@@ -98,7 +98,8 @@ LIBNVML   := $(BUILD)/guest/libnvidia-ml.so.1
 
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
-              $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image
+              $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image \
+              $(BUILD)/tests/test_fill
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
@@ -359,6 +360,10 @@ bench: $(ALL)
 $(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -o $@ $<
+
+$(BUILD)/bench/seed_bench: bench/cuda/seed_bench.cu
+	@mkdir -p $(@D)
+	$(NVCC) -O2 -o $@ $< -lcublas -lcufft
 
 test-gpu:
 	bash ci/test-gpu.sh

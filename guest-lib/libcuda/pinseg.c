@@ -28,6 +28,7 @@
 
 #include "vc_client.h"
 #include "vc_cu_guest.h"
+#include "vc_fill.h"
 
 #define SEG_ALIGN (2ull << 20)
 #define MAP_TRIES 4
@@ -120,10 +121,26 @@ static void unmap_on_host(uint64_t off)
 	vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
 }
 
-/* The file's first @len bytes from @src: written, not mapped and copied,
- * which would fault in and clear every page first (half the time). The
- * kernel reads @src, so bytes around a registered range are read by no code
- * of ours (AddressSanitizer's concern in memory.c's copy_pages()). */
+/*
+ * How the pages of a registered range reach the segment. Mapped and copied
+ * on several threads (vc_fill.h), each populating its slice first: on the
+ * GPU machine the single-threaded write below was most of cudaHostRegister's
+ * time for a gigabyte. Under AddressSanitizer the kernel copies (the
+ * write): the range is whole pages, and bytes around the program's object in
+ * them are read by no code of ours (the concern of memory.c's copy_pages()).
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define FILL_BY_WRITE 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define FILL_BY_WRITE 1
+#endif
+#endif
+#ifndef FILL_BY_WRITE
+#define FILL_BY_WRITE 0
+#endif
+
+/* The file's first @len bytes from @src, written by the kernel. */
 static int fill_from(int fd, const void *src, uint64_t len)
 {
 	for (uint64_t done = 0; done < len;) {
@@ -142,7 +159,7 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 {
 	uint8_t *taken[MAP_TRIES], *a = NULL;
 	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
-	int fd, n = 0;
+	int fd, n = 0, filled = 0;
 
 	size = (size + 4095) & ~4095ull;
 	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
@@ -151,13 +168,21 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 	if (fd < 0)
 		return errno == ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
 	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0 ||
-	    (src && fill_from(fd, src, size)))
+	    (src && FILL_BY_WRITE && fill_from(fd, src, size)))
 		goto out;
 	while (n < MAP_TRIES) {
 		a = map_aligned(fd, size);
 		if (!a) {
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
 			break;
+		}
+		/* Filled once, through the first mapping: the file keeps it. */
+		if (src && !FILL_BY_WRITE && !filled) {
+			if (vc_fill_copy(a, src, size)) {
+				rc = CUDA_ERROR_OUT_OF_MEMORY;
+				break;
+			}
+			filled = 1;
 		}
 		rc = offer(fd, a, size, off);
 		if (rc != CUDA_ERROR_ALREADY_MAPPED)
@@ -174,7 +199,7 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 	/* Mapped here too, as cudaMallocHost's pages are when it returns (the
 	 * server's driver made them when it locked them). */
 	if (rc == CUDA_SUCCESS && !src)
-		madvise(a, size, MADV_POPULATE_WRITE);
+		vc_fill_populate(a, size);
 	if (rc == CUDA_ERROR_NOT_SUPPORTED)
 		__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
 	if (rc != CUDA_SUCCESS && a)

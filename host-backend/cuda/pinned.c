@@ -17,6 +17,7 @@
 
 #include "resources/acct.h"
 #include "cuda/exec_priv.h"
+#include "vc_fill.h"
 
 void *vc_cu_pinned_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len)
 {
@@ -90,6 +91,16 @@ int vc_cu_manual_vcPinnedBase(struct vc_cu_session *x, const uint8_t *p, uint32_
 	return 0;
 }
 
+/* Whether the first and last pages of [@h, @h + @size) exist in the shared
+ * file already (mincore: residency in the page cache, mapped here or not). */
+static bool pages_made(const uint8_t *h, uint64_t size)
+{
+	unsigned char a = 0, b = 0;
+
+	return mincore((void *)h, 4096, &a) == 0 && mincore((void *)(h + size - 4096), 4096, &b) == 0 &&
+	       (a & 1) && (b & 1);
+}
+
 int vc_cu_manual_vcHostRegister(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
 {
 	struct vc_cu_req_host_register rq;
@@ -115,6 +126,13 @@ int vc_cu_manual_vcHostRegister(struct vc_cu_session *x, const uint8_t *p, uint3
 	/* Page-locked host memory counts against the pinned quota. */
 	if (vc_acct_charge(VC_ACCT_PINNED, rq.size))
 		return CUDA_ERROR_OUT_OF_MEMORY;
+	/* A large range whose pages are still to be made (a new allocation,
+	 * not a registration the guest filled): made here first, on several
+	 * threads, instead of one by one in the driver's walk (vc_fill.h).
+	 * Pages the guest made already are left to the walk: mapping them
+	 * here first measured slower than letting the driver do it. */
+	if (rq.size >= VC_FILL_PARALLEL_MIN && !pages_made(h, rq.size))
+		vc_fill_populate(h, rq.size);
 	/* Portable (every context of the session) and mapped (a device address),
 	 * whatever the guest asked: cheap, and what unified addressing gives. */
 	rc = x->drv->cuMemHostRegister_v2(h, rq.size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_fill.c - populating and filling large shared mappings on several
+ * threads (vc_fill.h).
+ *
+ * Each thread takes one slice: it populates it (one system call that makes
+ * and maps the slice's pages, instead of a fault per page) and, for a copy,
+ * fills it with non-temporal stores. Slices are whole pages of at least
+ * SLICE_MIN; at most THREADS_MAX threads, and no more than the processors
+ * online. Where a thread cannot be started, its slice is done by the caller.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "vc_copy.h"
+#include "vc_fill.h"
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
+#define THREADS_MAX 8u
+#define SLICE_MIN (16u << 20)
+#define PAGE 4096u
+
+struct slice {
+	uint8_t *dst;
+	const uint8_t *src; /* NULL: populate only */
+	size_t len;
+	int rc;
+	pthread_t t;
+	int started;
+};
+
+static void *work(void *arg)
+{
+	struct slice *s = arg;
+
+	/* Before Linux 5.14 (EINVAL) the pages are made as the copy touches
+	 * them; populating alone then does nothing, which is harmless. */
+	if (madvise(s->dst, s->len, MADV_POPULATE_WRITE) < 0 && errno != EINVAL)
+		s->rc = -errno;
+	if (!s->rc && s->src)
+		vc_copy_stream(s->dst, s->src, s->len);
+	return NULL;
+}
+
+static unsigned threads_for(size_t len)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t n = len / SLICE_MIN;
+
+	if (len < VC_FILL_PARALLEL_MIN || cpus < 2)
+		return 1;
+	if (n > (size_t)cpus)
+		n = (size_t)cpus;
+	return n > THREADS_MAX ? THREADS_MAX : n < 1 ? 1 : (unsigned)n;
+}
+
+static int run(void *dst, const void *src, size_t len)
+{
+	struct slice s[THREADS_MAX];
+	unsigned n = threads_for(len);
+	size_t per = ((len / n) + PAGE - 1) & ~(size_t)(PAGE - 1), done = 0;
+	int rc = 0;
+
+	for (unsigned i = 0; i < n; i++) {
+		size_t l = i == n - 1 ? len - done : (per < len - done ? per : len - done);
+
+		s[i] = (struct slice){.dst = (uint8_t *)dst + done, .src = src ? (const uint8_t *)src + done : NULL,
+				      .len = l};
+		done += l;
+	}
+	/* Slice 0 is the caller's; the others are threads', or the caller's
+	 * where one could not start. */
+	for (unsigned i = 1; i < n; i++)
+		s[i].started = s[i].len && pthread_create(&s[i].t, NULL, work, &s[i]) == 0;
+	work(&s[0]);
+	for (unsigned i = 1; i < n; i++) {
+		if (s[i].started)
+			pthread_join(s[i].t, NULL);
+		else if (s[i].len)
+			work(&s[i]);
+	}
+	for (unsigned i = 0; i < n; i++)
+		if (s[i].rc && !rc)
+			rc = s[i].rc;
+	return rc;
+}
+
+int vc_fill_populate(void *addr, size_t len)
+{
+	return len ? run(addr, NULL, len) : 0;
+}
+
+int vc_fill_copy(void *dst, const void *src, size_t len)
+{
+	return len ? run(dst, src, len) : 0;
+}

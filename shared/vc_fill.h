@@ -1,0 +1,36 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * vc_fill.h - making the pages of a large shared mapping, and filling them,
+ * on several threads.
+ *
+ * Page-locked memory beyond the pool is a memfd of its own (a segment). Its
+ * pages are made (allocated and cleared by the kernel) when first touched,
+ * and entered into each process's page tables on first touch there; the
+ * driver's registration then walks every page. For a gigabyte, one thread
+ * doing all of it was most of what cudaHostRegister and cudaMallocHost cost
+ * through vcuda. Both sides split that work over a few threads of their own.
+ */
+#ifndef VC_FILL_H
+#define VC_FILL_H
+
+#include <stddef.h>
+
+/** Ranges smaller than this are done on the calling thread alone. */
+#define VC_FILL_PARALLEL_MIN (64u << 20)
+
+/**
+ * vc_fill_populate() - make every page of [@addr, @addr + @len) present and
+ * writable in this process (MADV_POPULATE_WRITE, split over threads for
+ * large ranges). @addr and @len page-aligned. Returns 0 or -errno (the
+ * caller may go on: the pages are then made on first touch).
+ */
+int vc_fill_populate(void *addr, size_t len);
+
+/**
+ * vc_fill_copy() - copy @len bytes from @src into the shared mapping @dst,
+ * populating it on the way, split over threads for large ranges. Page-
+ * aligned, not overlapping. Returns 0 or -errno (nothing copied for sure).
+ */
+int vc_fill_copy(void *dst, const void *src, size_t len);
+
+#endif /* VC_FILL_H */
