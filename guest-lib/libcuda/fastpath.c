@@ -32,7 +32,8 @@
  * Cached answers (kernel and function attributes, a kernel's function in the
  * current context, a context's device) hold while the handles they name
  * live and nothing that changes them was called: unloads, context ends and
- * attribute or configuration setters bump g_ans_epoch.
+ * attribute or configuration setters bump g_ans_epoch, except an attribute
+ * set that repeats the value last set (attr_set()).
  *
  * Primary context state changes only through the calls counted in
  * g_prim_epoch; the host's answer is kept per device until one of them.
@@ -97,6 +98,9 @@ void vc_cu_fast_init(struct vc_client *c)
 		VC_CU_cuCtxGetId, VC_CU_cuEventElapsedTime_v2, VC_CU_cuMemGetInfo_v2,
 		VC_CU_cuOccupancyMaxActiveBlocksPerMultiprocessor,
 		VC_CU_cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags,
+		/* attributes read or set: no device work either */
+		VC_CU_cuKernelGetAttribute, VC_CU_cuKernelGetFunction, VC_CU_cuKernelSetAttribute,
+		VC_CU_cuFuncSetAttribute,
 	};
 
 	const char *off = getenv("VCUDA_FASTPATH");
@@ -113,6 +117,57 @@ static void forget(void)
 	g_nrec = 0;
 	g_rec_work = UINT64_MAX;
 	pthread_mutex_unlock(&g_mu);
+}
+
+static int ans_get(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t *val);
+static void ans_put(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t val, uint64_t epoch);
+
+/*
+ * An attribute set (cuKernelSetAttribute, cuFuncSetAttribute) answered @rc.
+ * Libraries set the same attribute to the same value before every launch
+ * (cuDNN's and cuBLAS's kernels their dynamic shared memory); such a set
+ * changes nothing, and everything known about kernels and functions stays
+ * true. The last value set for each (handle, attribute, device) is kept
+ * among the cached answers, under the set's own operation; a set that
+ * repeats it leaves the caches alone. Any other set, succeeding or not,
+ * drops every cached answer (g_ans_epoch) and, when it took effect, the
+ * launch-parameter layouts and occupancy answers (which hold the dynamic
+ * shared memory limit), as before. Two threads setting different values of
+ * one attribute at once race natively too; here the loser's value may be the
+ * one remembered, so a later repeat of it may keep an answer the other
+ * thread's set made stale.
+ */
+static void attr_set(uint32_t op, const void *req, size_t reqlen, int rc)
+{
+	uint64_t k1 = 0, k2 = 0, v, epoch;
+	uint32_t val = 0;
+	int known = 0;
+
+	if (op == VC_CU_cuKernelSetAttribute && reqlen >= sizeof(struct vc_cu_req_cuKernelSetAttribute)) {
+		struct vc_cu_req_cuKernelSetAttribute rq;
+
+		memcpy(&rq, req, sizeof(rq));
+		k1 = rq.kernel;
+		k2 = ((uint64_t)(uint32_t)rq.dev << 32) | (uint32_t)rq.attrib;
+		val = (uint32_t)rq.val;
+		known = 1;
+	} else if (op == VC_CU_cuFuncSetAttribute && reqlen >= sizeof(struct vc_cu_req_cuFuncSetAttribute)) {
+		struct vc_cu_req_cuFuncSetAttribute rq;
+
+		memcpy(&rq, req, sizeof(rq));
+		k1 = rq.hfunc;
+		k2 = (uint32_t)rq.attrib;
+		val = (uint32_t)rq.value;
+		known = 1;
+	}
+	if (rc == CUDA_SUCCESS && known && ans_get(op, k1, k2, 0, &v) && v == val)
+		return; /* a repeat: nothing changed */
+	epoch = __atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
+	if (rc != CUDA_SUCCESS)
+		return;
+	vc_cu_params_forget();
+	if (known)
+		ans_put(op, k1, k2, 0, val, epoch);
 }
 
 void vc_cu_fast_after(uint32_t op, const void *req, size_t reqlen, int rc)
@@ -134,10 +189,12 @@ void vc_cu_fast_after(uint32_t op, const void *req, size_t reqlen, int rc)
 		__atomic_add_fetch(&g_prim_epoch, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
 		break;
-	case VC_CU_cuModuleUnload:
-	case VC_CU_cuLibraryUnload:
 	case VC_CU_cuKernelSetAttribute:
 	case VC_CU_cuFuncSetAttribute:
+		attr_set(op, req, reqlen, rc);
+		break;
+	case VC_CU_cuModuleUnload:
+	case VC_CU_cuLibraryUnload:
 	case VC_CU_cuFuncSetCacheConfig:
 	case VC_CU_cuKernelSetCacheConfig:
 	case VC_CU_cuFuncSetSharedMemConfig:

@@ -294,6 +294,21 @@ START_TEST(answers_in_the_guest)
 	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
 	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
 	ck_assert_int_eq(v2, 1024);
+	/* a repeated set keeps what is known, a changing one is seen at once,
+	 * and so is a change back to a value set before */
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+	ck_assert_int_eq(v2, 1024);
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 2048));
+	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+	ck_assert_int_eq(v2, 2048);
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+	ck_assert_int_eq(v2, 1024);
+	ck_assert_int_eq(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1),
+			 CUDA_ERROR_INVALID_VALUE);
+	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+	ck_assert_int_eq(v2, 1024);
 	CK(cuCtxGetDevice(&dev));
 	CK(cuCtxGetDevice(&dev));
 	ck_assert_int_eq(dev, 0);
