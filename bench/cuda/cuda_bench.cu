@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 #include <cuda_runtime.h>
 
@@ -129,6 +130,33 @@ static void pinned_gib() {
 	CK(cudaFree(dev));
 }
 
+// Pageable copies of 1 GiB, each way (the largest size the issue names).
+static void pageable_gib() {
+	const size_t n = size_t(1) << 30;
+	void *dev, *h = malloc(n);
+	std::vector<double> up, down;
+
+	if (!h) {
+		fprintf(stderr, "cuda_bench: out of host memory\n");
+		exit(1);
+	}
+	memset(h, 3, n);
+	CK(cudaMalloc(&dev, n));
+	CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+	for (int r = 0; r < 3; r++) {
+		double a = now_us();
+		CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+		double b = now_us();
+		CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
+		up.push_back(b - a);
+		down.push_back(now_us() - b);
+	}
+	printf("h2d_pageable_1024MiB_GBps\t%.2f\tGB/s\n", n / median(up) / 1e3);
+	printf("d2h_pageable_1024MiB_GBps\t%.2f\tGB/s\n", n / median(down) / 1e3);
+	CK(cudaFree(dev));
+	free(h);
+}
+
 int main() {
 	CK(cudaFree(0));
 	for (int i = 0; i < 1000; i++) empty<<<1, 32>>>(); // warm-up
@@ -222,6 +250,7 @@ int main() {
 	CK(cudaFree(dev));
 	CK(cudaFreeHost(pinned));
 	free(pageable);
+	pageable_gib();
 	pinned_gib();
 	return 0;
 }

@@ -1,0 +1,153 @@
+// seed_bench.cu - whole small programs' totals, as a user times them: the
+// host data in, NVIDIA's library at work, the result out, from and to
+// pageable host buffers (malloc'd, as most programs have them). Printed as
+// "metric<TAB>value<TAB>unit" lines; ci/bench-gpu.sh runs it natively and
+// through vcuda-server in the same run and prints the ratios.
+//
+//   sgemm_total_N: cudaMemcpy of A and B to the device, cublasSgemm (N x N,
+//   fp32), cudaMemcpy of C back, N = 1024 .. 16384;
+//   fft2d_total_N: cudaMemcpy of an N x N complex grid to the device,
+//   cufftExecC2C forward, cudaMemcpy back, N = 8 .. 8192.
+//
+// The handle and the plans are made once, outside the timed loop (a program
+// that repeats the work keeps them); each figure is the median of its reps,
+// after one untimed rep.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cufft.h>
+
+#define CK(x)                                                                       \
+	do {                                                                        \
+		cudaError_t e_ = (x);                                               \
+		if (e_ != cudaSuccess) {                                            \
+			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,   \
+				cudaGetErrorName(e_));                              \
+			exit(1);                                                    \
+		}                                                                   \
+	} while (0)
+#define CKL(x)                                                                      \
+	do {                                                                        \
+		int e_ = (int)(x);                                                  \
+		if (e_ != 0) {                                                      \
+			fprintf(stderr, "%s:%d %s: status %d\n", __FILE__, __LINE__, \
+				#x, e_);                                            \
+			exit(1);                                                    \
+		}                                                                   \
+	} while (0)
+
+static double now_us() {
+	return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+static double median(std::vector<double> v) {
+	std::sort(v.begin(), v.end());
+	return v[v.size() / 2];
+}
+
+static void sgemm_totals(cublasHandle_t h) {
+	for (size_t n : {1024, 2048, 4096, 8192, 16384}) {
+		const size_t bytes = n * n * sizeof(float);
+		float *a = (float *)malloc(bytes), *b = (float *)malloc(bytes), *c = (float *)malloc(bytes);
+		float *da, *db, *dc;
+		const float one = 1.0f, zero = 0.0f;
+		int reps = n >= 16384 ? 3 : n >= 8192 ? 5 : 10;
+		std::vector<double> v;
+
+		if (!a || !b || !c) {
+			fprintf(stderr, "seed_bench: out of host memory at n = %zu\n", n);
+			exit(1);
+		}
+		for (size_t i = 0; i < n * n; i++) {
+			a[i] = (float)(i % 7) * 0.25f;
+			b[i] = (float)(i % 5) * 0.5f;
+		}
+		CK(cudaMalloc(&da, bytes));
+		CK(cudaMalloc(&db, bytes));
+		CK(cudaMalloc(&dc, bytes));
+		for (int r = 0; r <= reps; r++) {
+			double t0 = now_us();
+			CK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
+			CK(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
+			CKL(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, da, (int)n, db, (int)n,
+					&zero, dc, (int)n));
+			CK(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
+			if (r)
+				v.push_back(now_us() - t0);
+		}
+		// C[0][0] = sum over k of A[0][k] * B[k][0] (column-major): checked,
+		// so that a wrong result cannot pass for a fast one.
+		double want = 0;
+		for (size_t k = 0; k < n; k++)
+			want += (double)a[k * n] * (double)b[k];
+		if (c[0] < want * 0.999 - 1e-3 || c[0] > want * 1.001 + 1e-3) {
+			fprintf(stderr, "seed_bench: sgemm n = %zu: C[0] = %g, want %g\n", n, c[0], want);
+			exit(1);
+		}
+		printf("sgemm_total_%zu_ms\t%.3f\tms\n", n, median(v) / 1e3);
+		CK(cudaFree(da));
+		CK(cudaFree(db));
+		CK(cudaFree(dc));
+		free(a);
+		free(b);
+		free(c);
+	}
+}
+
+static void fft_totals(void) {
+	for (size_t n = 8; n <= 8192; n *= 4) {
+		const size_t bytes = n * n * sizeof(cufftComplex);
+		cufftComplex *x = (cufftComplex *)malloc(bytes), *y = (cufftComplex *)malloc(bytes), *dx;
+		cufftHandle plan;
+		int reps = n >= 2048 ? 5 : n >= 512 ? 20 : 200;
+		std::vector<double> v;
+
+		if (!x || !y) {
+			fprintf(stderr, "seed_bench: out of host memory at n = %zu\n", n);
+			exit(1);
+		}
+		for (size_t i = 0; i < n * n; i++) {
+			x[i].x = (float)(i % 3);
+			x[i].y = 0;
+		}
+		CK(cudaMalloc(&dx, bytes));
+		CKL(cufftPlan2d(&plan, (int)n, (int)n, CUFFT_C2C));
+		for (int r = 0; r <= reps; r++) {
+			double t0 = now_us();
+			CK(cudaMemcpy(dx, x, bytes, cudaMemcpyHostToDevice));
+			CKL(cufftExecC2C(plan, dx, dx, CUFFT_FORWARD));
+			CK(cudaMemcpy(y, dx, bytes, cudaMemcpyDeviceToHost));
+			if (r)
+				v.push_back(now_us() - t0);
+		}
+		// The DC term is the sum of the input.
+		double want = 0;
+		for (size_t i = 0; i < n * n; i++)
+			want += x[i].x;
+		if (y[0].x < want * 0.999 - 1e-2 || y[0].x > want * 1.001 + 1e-2) {
+			fprintf(stderr, "seed_bench: fft n = %zu: Y[0] = %g, want %g\n", n, y[0].x, want);
+			exit(1);
+		}
+		printf("fft2d_total_%zu_us\t%.1f\tus\n", n, median(v));
+		CKL(cufftDestroy(plan));
+		CK(cudaFree(dx));
+		free(x);
+		free(y);
+	}
+}
+
+int main() {
+	cublasHandle_t h;
+
+	CK(cudaFree(0));
+	CKL(cublasCreate(&h));
+	sgemm_totals(h);
+	CKL(cublasDestroy(h));
+	fft_totals();
+	return 0;
+}
