@@ -52,6 +52,16 @@ suites_gpu() {
 	ci_tmpdir suites-gpu
 	local rc=0 t
 	export VCUDA_SOCKET="$VC_TMP/vcuda.sock" VCUDA_ADMIN_SOCKET="$VC_TMP/admin.sock"
+	# The suites find the guest library through their RUNPATH, which the
+	# GPU machine's LD_LIBRARY_PATH (the NVIDIA driver's folder) overrides:
+	# named first here, and checked, or they would run on the real driver
+	# natively (the first run of this step did, 2026-11-24).
+	export LD_LIBRARY_PATH="$PWD/build/release/guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	if ! ldd build/release/tests/test_cuda_api | grep -q "$PWD/build/release/guest/libcuda.so.1"; then
+		echo "not ok - the suites would not load the guest libcuda.so.1:"
+		ldd build/release/tests/test_cuda_api | grep libcuda
+		return 1
+	fi
 	build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --admin-socket "$VCUDA_ADMIN_SOCKET" \
 		--executor cuda >"$VC_TMP/server.log" 2>&1 &
 	local pid=$!

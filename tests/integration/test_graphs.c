@@ -117,6 +117,12 @@ START_TEST(every_node_kind)
 	kp.func = f;
 	kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
 	kp.blockDimX = kp.blockDimY = kp.blockDimZ = 32;
+	/* The real driver takes a kernel node only with its context named and
+	 * the function loaded (launched once; modules load lazily): checked on
+	 * an H100, natively and through vcuda alike. */
+	kp.ctx = g_ctx;
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, s, NULL, NULL));
+	CK(cuStreamSynchronize(s));
 	CK(cuGraphAddKernelNode(&n_k, g, &n_h2d, 1, &kp));
 	hp.fn = host_a;
 	hp.userData = &one;
@@ -337,16 +343,35 @@ START_TEST(clones_and_edges)
 {
 	CUgraphNode a, b, c, ca, cb, from[4], to[4];
 	CUgraphEdgeData ed[4], prog;
+	CUDA_KERNEL_NODE_PARAMS kp;
 	CUgraphNodeParams np;
 	CUgraphNodeType t;
+	CUfunction f;
+	CUmodule m;
 	size_t n;
 	CUgraph g, gc;
 
+	/* A programmatic edge joins two kernel nodes (the real driver refuses
+	 * one from an empty node), whose function is loaded and context named
+	 * (every_node_kind). */
+	CK(cuModuleLoadData(&m, k_ptx));
+	CK(cuModuleGetFunction(&f, m, "noop"));
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, NULL));
+	CK(cuCtxSynchronize());
+	memset(&kp, 0, sizeof(kp));
+	kp.func = f;
+	kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+	kp.blockDimX = kp.blockDimY = kp.blockDimZ = 1;
+	kp.ctx = g_ctx;
 	CK(cuGraphCreate(&g, 0));
 	CK(cuGraphAddEmptyNode(&a, g, NULL, 0));
-	CK(cuGraphAddEmptyNode(&b, g, &a, 1));
+	CK(cuGraphAddKernelNode(&b, g, &a, 1, &kp));
 	memset(&np, 0, sizeof(np));
-	np.type = CU_GRAPH_NODE_TYPE_EMPTY;
+	np.type = CU_GRAPH_NODE_TYPE_KERNEL;
+	np.kernel.func = f;
+	np.kernel.gridDimX = np.kernel.gridDimY = np.kernel.gridDimZ = 1;
+	np.kernel.blockDimX = np.kernel.blockDimY = np.kernel.blockDimZ = 1;
+	np.kernel.ctx = g_ctx;
 	memset(&prog, 0, sizeof(prog));
 	prog.type = CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC;
 	prog.from_port = CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC;
@@ -390,6 +415,7 @@ START_TEST(clones_and_edges)
 	CK(cuGraphDestroy(gc));
 	CK(cuGraphDestroy(g));
 	ck_assert_int_eq(cuGraphNodeGetType(a, &t), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuModuleUnload(m));
 }
 END_TEST
 
