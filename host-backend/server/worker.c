@@ -45,6 +45,35 @@
  * slot for as long as the server runs. */
 #define STUCK_MS 10000
 
+/* How long a served session's teardown may take (vc_worker_close()). */
+#define CLOSE_STUCK_S 10
+
+static void close_stuck(int sig)
+{
+	static const char m[] = "vcuda-server: a session's teardown waited 10 s in the driver for GPU work "
+				"that may never finish (a stream waiting for a value); ending the worker\n";
+
+	(void)sig;
+	if (write(STDERR_FILENO, m, sizeof(m) - 1) < 0) {
+		/* nothing more to say */
+	}
+	_exit(VC_WORKER_EXIT_STUCK);
+}
+
+void vc_worker_close(struct vc_session *s)
+{
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = close_stuck;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGALRM, &sa, &old);
+	alarm(CLOSE_STUCK_S);
+	vc_session_destroy(s);
+	alarm(0);
+	sigaction(SIGALRM, &old, NULL);
+}
+
 void vc_log(const char *fmt, ...)
 {
 	va_list ap;
@@ -297,7 +326,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, co
 	else
 		vc_log("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches", id,
 		       st.commands, st.batches);
-	vc_session_destroy(s);
+	vc_worker_close(s);
 	vc_worker_release_stdout(id);
 	vc_region_destroy(&region);
 	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;

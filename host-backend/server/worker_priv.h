@@ -37,4 +37,13 @@ void vc_worker_catch_term(void);
  */
 int vc_worker_serve(struct vc_session *s, uint32_t id, int hangup_fd);
 
+/**
+ * vc_worker_close() - destroy session @s after it was served, bounded: a
+ * teardown still inside the driver 10 s later (destroying a context whose
+ * stream waits for a value nothing writes never returns on a real GPU) ends
+ * the worker with VC_WORKER_EXIT_STUCK; the process's exit frees what the
+ * session held.
+ */
+void vc_worker_close(struct vc_session *s);
+
 #endif /* VC_WORKER_PRIV_H */

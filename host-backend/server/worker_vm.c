@@ -115,7 +115,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	else
 		vc_log("vm %s slot %u: session %u closed after %" PRIu64 " commands", a->vm_name, a->slot, a->id,
 		       st.commands);
-	vc_session_destroy(s);
+	vc_worker_close(s);
 	vc_worker_release_stdout(a->id);
 	munmap(base, layout.region_size);
 	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;

@@ -737,7 +737,11 @@ int main(void)
 	}
 	if (g_server_pid > 0) {
 		/* every session gone, nothing charged, the listener's fds as before */
-		int rc = vt_server_settle(g_server_pid, g_admin, 0, 0, 20000, &st1); /* a stuck worker ends in 10 s */
+		/* A stuck worker exits 10 s after its client went, or 10 s
+		 * into a teardown stuck in the driver (vc_worker_close(): on
+		 * the H100, destroying the context of exit_while_a_stream_
+		 * waits_forever); the margin is for a loaded machine. */
+		int rc = vt_server_settle(g_server_pid, g_admin, 0, 0, 60000, &st1);
 
 		for (int i = 0; rc == 0 && i < 300 && st1.fds > st0.fds; i++) {
 			usleep(10000);
