@@ -73,6 +73,7 @@ suites_gpu() {
 	echo "== bad_client"
 	build/release/tests/bad_client --socket "$VCUDA_SOCKET" --server-pid $pid --admin "$VCUDA_ADMIN_SOCKET" || rc=1
 	kill -TERM $pid; wait $pid || rc=1
+	cp "$VC_TMP/server.log" "$OUT/suites-server.log"
 	grep -E "stuck|crashed|FATAL" "$VC_TMP/server.log" | tail -5
 	return $rc
 }

@@ -32,8 +32,9 @@ done
 # The toolkit's libraries the programs need (never libcuda: the guest's own
 # libcuda.so.1 stands in for it).
 for p in "$stage"/bin/*/*; do
-	LD_LIBRARY_PATH="$cuda/lib64" ldd "$p" 2>/dev/null | awk '$3 ~ /^\// {print $3}'
-done | sort -u | grep -F "$cuda" | while read -r lib; do
+	[ -e "$p" ] || continue # no programs (a disk for the benchmark alone)
+	{ LD_LIBRARY_PATH="$cuda/lib64" ldd "$p" 2>/dev/null || true; } | awk '$3 ~ /^\// {print $3}'
+done | sort -u | { grep -F "$cuda" || true; } | while read -r lib; do
 	cp -L "$lib" "$stage/lib/$(basename "$lib")"
 done
 # On a GPU machine: the host's real nvidia-smi, to run inside the guest
@@ -43,6 +44,12 @@ smi=$(command -v nvidia-smi || true)
 if [ -n "$smi" ]; then
 	cp -L "$smi" "$stage/bin/nvidia-smi"
 	cc -O2 -o "$stage/bin/hold-mem" tests/vm/hold_mem.c -I"$cuda/include" -L"$cuda/lib64/stubs" -lcuda
+fi
+# VM_BENCH: bench/cuda/cuda_bench, run inside the guest by gpu-run.sh
+# (ci/bench-vm.sh sets its figures beside the host's native ones).
+if [ -n "${VM_BENCH:-}" ]; then
+	mkdir -p "$stage/bin/bench"
+	cp "$VM_BENCH" "$stage/bin/bench/cuda_bench"
 fi
 cp tests/vm/gpu-run.sh "$stage/run.sh"
 size_mb=$(($(du -sm "$stage" | cut -f1) * 12 / 10 + 64))

@@ -63,3 +63,15 @@ gpu_smi() {
 	return $ok
 }
 [ -x "$G/bin/nvidia-smi" ] && t gpu-nvidia-smi gpu_smi
+
+# make bench inside the guest (the disk holds bin/bench/cuda_bench when
+# ci/bench-vm.sh built it): the CUDA benchmark through the device, every
+# figure on a VMBENCH line for the host to set beside its native run.
+gpu_bench() {
+	LD_LIBRARY_PATH="$T/lib" timeout 500 $U "$G/bin/bench/cuda_bench" >/tmp/bench.out 2>/tmp/bench.err || {
+		tail -n 5 /tmp/bench.err
+		return 1
+	}
+	sed 's/^/VMBENCH	/' /tmp/bench.out
+}
+[ -x "$G/bin/bench/cuda_bench" ] && t gpu-bench gpu_bench

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# The CUDA benchmark inside a KVM guest on the GPU machine, beside the same
+# program run natively on the host, in one run: bench/cuda/cuda_bench on the
+# host, then in the test VM (ci/vm-test.sh with VM_ACCEL=kvm, the real driver
+# behind vcuda-server, the program on the guest's GPU disk), and the ratios
+# as ci/bench-gpu.sh prints them. In a VM no descriptor reaches the host, so
+# the session's pinned pool (its slot of the device's memory less ring and
+# arena: VM_SHM 8G, 2 GiB a slot) is where every page-locked buffer of the
+# guest lives, the 1 GiB ones included (docs/ARCHITECTURE.md).
+#   VM_PREBUILT=build/vmpack bash ci/bench-vm.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. ci/lib.sh
+ci_tmpdir bench-vm
+vb=${VCUDA_BUILD:-build/release}
+bin=${CUDA_BENCH:-$vb/bench/cuda_bench}
+[ -x "$bin" ] || { mkdir -p "$(dirname "$bin")"; /usr/local/cuda/bin/nvcc -O2 -o "$bin" bench/cuda/cuda_bench.cu; }
+"$bin" > "$VC_TMP/native.tsv"
+mkdir -p "$VC_TMP/suite" "$VC_TMP/expect"
+VM_ACCEL=${VM_ACCEL:-kvm} VM_CPUS=${VM_CPUS:-4} VM_MEM=${VM_MEM:-6144} VM_SHM=${VM_SHM:-8G} \
+	EXECUTOR=cuda \
+	VM_ONLY=gpu-bench VM_BENCH="$bin" GPU_SUITE="$VC_TMP/suite" GPU_EXPECT="$VC_TMP/expect" \
+	bash ci/vm-test.sh > "$VC_TMP/vm.log" 2>&1 || true
+[ -n "${OUT:-}" ] && mkdir -p "$OUT" && cp "$VC_TMP/vm.log" "$OUT/bench-vm.log"
+sed -n 's/^    VMBENCH\t//p' "$VC_TMP/vm.log" > "$VC_TMP/vm.tsv"
+if [ ! -s "$VC_TMP/vm.tsv" ]; then
+	echo "bench-vm: no figures from the guest; the VM test said:"
+	tail -n 30 "$VC_TMP/vm.log"
+	exit 1
+fi
+echo "== CUDA inside a ${VM_ACCEL:-kvm} guest through vcuda vs native on the host, same run ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
+printf '%-28s %12s %12s %8s\n' metric native vm ratio
+# Both runs print the same metrics in the same order.
+paste "$VC_TMP/native.tsv" "$VC_TMP/vm.tsv" | awk -F'\t' '$1 == $4 {
+	r = ($3 == "us" || $3 == "ms") ? $2 / $5 : $5 / $2;   # times: native/vm; rates: vm/native
+	printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
