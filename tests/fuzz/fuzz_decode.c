@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "standin/standin.h"
@@ -45,6 +46,7 @@
 #define DPTR_MAX 4
 
 static void *g_base;
+static int g_fd = -1; /* the region's memfd: the executor maps the arena again from it */
 static struct vc_layout g_l;
 
 /* The guest's callback runner: while g_ack_on, every callback the host
@@ -162,8 +164,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 		if (vc_layout_compute(&r, &g_l))
 			abort();
-		g_base = aligned_alloc(4096, g_l.region_size);
-		if (!g_base)
+		/* A memfd, as the server's regions are: the executor maps the
+		 * arena a second time from it and registers that mapping
+		 * (host-backend/cuda/arena.c), so that path is fuzzed too. */
+		g_fd = memfd_create("fuzz-region", MFD_CLOEXEC);
+		if (g_fd < 0 || ftruncate(g_fd, (off_t)g_l.region_size) < 0)
+			abort();
+		g_base = mmap(NULL, g_l.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, g_fd, 0);
+		if (g_base == MAP_FAILED)
 			abort();
 		/* A stream an input leaves waiting for ever would hold each close
 		 * for the server's 2 s: a short wait keeps the run's pace. */
@@ -182,7 +190,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	size--;
 	p.base = g_base;
 	p.layout = &g_l;
-	p.doorbell_fd = p.complete_fd = p.hangup_fd = p.mem_fd = -1;
+	p.doorbell_fd = p.complete_fd = p.hangup_fd = -1;
+	p.mem_fd = g_fd;
+	p.mem_off = 0;
 	p.exec = &vc_exec_cuda_ops;
 	p.exec_factory = (void *)vc_cuda_driver_standin(16u << 20);
 	/* Every run starts from the same region: no bytes of an earlier input
