@@ -357,11 +357,11 @@ demo: setup
 bench: $(ALL)
 	bash ci/bench.sh
 
-$(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu
+$(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu bench/cuda/bench_common.h
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -o $@ $<
 
-$(BUILD)/bench/seed_bench: bench/cuda/seed_bench.cu
+$(BUILD)/bench/seed_bench: bench/cuda/seed_bench.cu bench/cuda/bench_common.h
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -o $@ $< -lcublas -lcufft
 

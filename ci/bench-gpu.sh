@@ -9,8 +9,8 @@ ci_tmpdir bench-gpu
 vb=${VCUDA_BUILD:-build/release}
 bin=${CUDA_BENCH:-$vb/bench/cuda_bench}
 seed=${SEED_BENCH:-$vb/bench/seed_bench}
-[ -x "$bin" ] || { mkdir -p "$(dirname "$bin")"; /usr/local/cuda/bin/nvcc -O2 -o "$bin" bench/cuda/cuda_bench.cu; }
-[ -x "$seed" ] || { mkdir -p "$(dirname "$seed")"; /usr/local/cuda/bin/nvcc -O2 -o "$seed" bench/cuda/seed_bench.cu -lcublas -lcufft; }
+bench_bin bench/cuda/cuda_bench.cu "$bin"
+bench_bin bench/cuda/seed_bench.cu "$seed" -lcublas -lcufft
 # Each program natively, then through vcuda; the pairs print the same
 # metrics in the same order.
 { "$bin"; "$seed"; } > "$VC_TMP/native.tsv"
@@ -21,11 +21,7 @@ for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
 { LD_LIBRARY_PATH="$PWD/$vb/guest" "$bin"; LD_LIBRARY_PATH="$PWD/$vb/guest" "$seed"; } > "$VC_TMP/vcuda.tsv"
 kill -TERM $pid; wait $pid || true
 echo "== CUDA through vcuda vs native, same machine, same run ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
-printf '%-28s %12s %12s %8s\n' metric native vcuda ratio
-# Both runs print the same metrics in the same order.
-paste "$VC_TMP/native.tsv" "$VC_TMP/vcuda.tsv" | awk -F'\t' '$1 == $4 {
-	r = ($3 == "us" || $3 == "ms") ? $2 / $5 : $5 / $2;   # times: native/vcuda; rates: vcuda/native
-	printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
+bench_ratios "$VC_TMP/native.tsv" "$VC_TMP/vcuda.tsv" vcuda
 
 # The PyTorch section: training steps (MLP and CNN, fp32 and autocast) and
 # transformer decode, natively and through vcuda in the same run

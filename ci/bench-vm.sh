@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 ci_tmpdir bench-vm
 vb=${VCUDA_BUILD:-build/release}
 bin=${CUDA_BENCH:-$vb/bench/cuda_bench}
-[ -x "$bin" ] || { mkdir -p "$(dirname "$bin")"; /usr/local/cuda/bin/nvcc -O2 -o "$bin" bench/cuda/cuda_bench.cu; }
+bench_bin bench/cuda/cuda_bench.cu "$bin"
 "$bin" > "$VC_TMP/native.tsv"
 mkdir -p "$VC_TMP/suite" "$VC_TMP/expect"
 VM_ACCEL=${VM_ACCEL:-kvm} VM_CPUS=${VM_CPUS:-4} VM_MEM=${VM_MEM:-6144} VM_SHM=${VM_SHM:-8G} \
@@ -29,8 +29,4 @@ if [ ! -s "$VC_TMP/vm.tsv" ]; then
 	exit 1
 fi
 echo "== CUDA inside a ${VM_ACCEL:-kvm} guest through vcuda vs native on the host, same run ($(nvidia-smi --query-gpu=name --format=csv,noheader | head -1))"
-printf '%-28s %12s %12s %8s\n' metric native vm ratio
-# Both runs print the same metrics in the same order.
-paste "$VC_TMP/native.tsv" "$VC_TMP/vm.tsv" | awk -F'\t' '$1 == $4 {
-	r = ($3 == "us" || $3 == "ms") ? $2 / $5 : $5 / $2;   # times: native/vm; rates: vm/native
-	printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
+bench_ratios "$VC_TMP/native.tsv" "$VC_TMP/vm.tsv" vm

@@ -1,4 +1,4 @@
-# Shared helpers for the ci/ scripts: a private directory and a vcuda-server in it.
+# Shared helpers for the ci/ scripts: a private directory, a vcuda-server in it, and the CUDA benchmarks' build and ratios.
 
 # ci_tmpdir NAME: make $VC_TMP, removed (and background jobs killed) at exit.
 ci_tmpdir() {
@@ -39,4 +39,25 @@ stop_server() {
 		tail -50 "$VC_TMP/server.log" >&2
 	fi
 	return $rc
+}
+
+# bench_bin SOURCE BINARY [NVCC_ARGS...] - BINARY, built from the CUDA
+# benchmark SOURCE with nvcc when it is missing (a GPU machine has the toolkit).
+bench_bin() {
+	local src=$1 bin=$2
+	shift 2
+	[ -x "$bin" ] && return 0
+	mkdir -p "$(dirname "$bin")"
+	/usr/local/cuda/bin/nvcc -O2 -o "$bin" "$src" "$@"
+}
+
+# bench_ratios NATIVE.tsv OTHER.tsv NAME - both runs' "metric<TAB>value<TAB>unit"
+# lines side by side (the same metrics in the same order), with OTHER's ratio
+# to native: native/other for times, other/native for rates (100%: parity,
+# higher is better for both).
+bench_ratios() {
+	printf '%-28s %12s %12s %8s\n' metric native "$3" ratio
+	paste "$1" "$2" | awk -F'\t' '$1 == $4 {
+		r = ($3 == "us" || $3 == "ms") ? $2 / $5 : $5 / $2
+		printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
 }

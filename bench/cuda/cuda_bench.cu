@@ -1,34 +1,11 @@
 // cuda_bench.cu - what vcuda's CUDA path is measured on, printed as
 // "metric<TAB>value<TAB>unit" lines; ci/bench-gpu.sh runs it natively and
 // through vcuda-server in the same run and prints the ratios.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
-#include <cuda_runtime.h>
 
-#define CK(x)                                                                       \
-	do {                                                                        \
-		cudaError_t e_ = (x);                                               \
-		if (e_ != cudaSuccess) {                                            \
-			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,   \
-				cudaGetErrorName(e_));                              \
-			exit(1);                                                    \
-		}                                                                   \
-	} while (0)
+#include "bench_common.h"
 
 __global__ void empty() {}
-
-static double now_us() {
-	return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-static double median(std::vector<double> v) {
-	std::sort(v.begin(), v.end());
-	return v[v.size() / 2];
-}
 
 // One training step's call pattern as a framework makes it (PyTorch: the
 // caching allocator's capture checks, pointer and function attributes,

@@ -12,25 +12,12 @@
 // The handle and the plans are made once, outside the timed loop (a program
 // that repeats the work keeps them); each figure is the median of its reps,
 // after one untimed rep.
-#include <algorithm>
-#include <chrono>
-#include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <vector>
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 #include <cufft.h>
 
-#define CK(x)                                                                       \
-	do {                                                                        \
-		cudaError_t e_ = (x);                                               \
-		if (e_ != cudaSuccess) {                                            \
-			fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #x,   \
-				cudaGetErrorName(e_));                              \
-			exit(1);                                                    \
-		}                                                                   \
-	} while (0)
+#include "bench_common.h"
+
 #define CKL(x)                                                                      \
 	do {                                                                        \
 		int e_ = (int)(x);                                                  \
@@ -40,15 +27,6 @@
 			exit(1);                                                    \
 		}                                                                   \
 	} while (0)
-
-static double now_us() {
-	return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
-static double median(std::vector<double> v) {
-	std::sort(v.begin(), v.end());
-	return v[v.size() / 2];
-}
 
 static void sgemm_totals(cublasHandle_t h) {
 	for (size_t n : {1024, 2048, 4096, 8192, 16384}) {
