@@ -69,7 +69,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/memops.c guest-lib/libcuda/tensormap.c guest-lib/libcuda/occupancy.c \
                guest-lib/libcuda/legacy_launch.c guest-lib/libcuda/devctx.c \
                guest-lib/libcuda/array.c guest-lib/libcuda/copy3d.c \
-               guest-lib/libcuda/hostreg.c \
+               guest-lib/libcuda/hostreg.c guest-lib/libcuda/aside.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_SRC += guest-lib/libcuda/legacy_array.c guest-lib/libcuda/memmisc.c
@@ -364,6 +364,12 @@ $(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu bench/cuda/bench_common.h
 $(BUILD)/bench/seed_bench: bench/cuda/seed_bench.cu bench/cuda/bench_common.h
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -o $@ $< -lcublas -lcufft
+
+# Where registering a gigabyte goes, natively (docs/PERFORMANCE.md).
+$(BUILD)/bench/register_split: bench/cuda/register_split.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
 test-gpu:
 	bash ci/test-gpu.sh

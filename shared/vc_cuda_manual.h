@@ -234,8 +234,12 @@ struct vc_cu_rep_host_register {
 };
 /* vcPinnedSegment: page-locked memory beyond the pool (host-local sessions).
  * MAP: the guest created a memfd of @size bytes, mapped it at @guest_addr and
- * passed it on its socket under @token (struct vc_segfd_msg); the host maps
- * it at the same address and answers where the segment lies among the pinned
+ * passed it on its socket under @token (struct vc_segfd_msg); or, @files > 1,
+ * that many memfds laid end to end, passed under @token, @token + 1, ...,
+ * each @part bytes but the last, which holds the rest (so that their pages
+ * are made on several threads without queueing on one file's locks:
+ * shared/vc_fill.h). The host maps it at the same address and answers where
+ * the segment lies among the pinned
  * offsets (@off of the reply, VC_CU_PINSEG_OFF0 and up), by which
  * vcHostRegister, copies (VC_CU_HOST_PINNED) and graph nodes name it as they
  * name the pool's memory. CUDA_ERROR_ALREADY_MAPPED: the address is taken in
@@ -251,8 +255,10 @@ struct vc_cu_req_pinseg {
 	uint64_t size;       /* MAP: a multiple of 4 KiB */
 	uint64_t off;        /* UNMAP: the segment's offset */
 	uint32_t op;         /* VC_CU_PINSEG_* */
-	uint32_t pad;
+	uint32_t files;      /* MAP: its memfds, 1 to VC_CU_PINSEG_FILES_MAX (0 means 1) */
+	uint64_t part;       /* MAP with files > 1: bytes of each file but the last, whole pages */
 };
+#define VC_CU_PINSEG_FILES_MAX 16u
 struct vc_cu_rep_pinseg {
 	uint64_t off;
 };

@@ -6,8 +6,9 @@
  * Each thread takes one slice: it populates it (one system call that makes
  * and maps the slice's pages, instead of a fault per page) and, for a copy,
  * fills it with non-temporal stores. Slices are whole pages of at least
- * SLICE_MIN; at most THREADS_MAX threads, and no more than the processors
- * online. Where a thread cannot be started, its slice is done by the caller.
+ * SLICE_MIN; at most VC_FILL_SLICES_MAX threads, and no more than the
+ * processors online. Where a thread cannot be started, its slice is done by
+ * the caller.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -23,7 +24,6 @@
 #define MADV_POPULATE_WRITE 23
 #endif
 
-#define THREADS_MAX 8u
 #define SLICE_MIN (16u << 20)
 #define PAGE 4096u
 
@@ -49,23 +49,30 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static unsigned threads_for(size_t len)
+size_t vc_fill_plan(size_t len, unsigned *n)
 {
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	size_t n = len / SLICE_MIN;
+	size_t k = len / SLICE_MIN, per;
 
 	if (len < VC_FILL_PARALLEL_MIN || cpus < 2)
-		return 1;
-	if (n > (size_t)cpus)
-		n = (size_t)cpus;
-	return n > THREADS_MAX ? THREADS_MAX : n < 1 ? 1 : (unsigned)n;
+		k = 1;
+	if (k > (size_t)cpus)
+		k = (size_t)cpus;
+	if (k > VC_FILL_SLICES_MAX)
+		k = VC_FILL_SLICES_MAX;
+	if (k < 1)
+		k = 1;
+	per = ((len + k - 1) / k + PAGE - 1) & ~(size_t)(PAGE - 1);
+	/* Rounded up to pages, fewer slices may cover it. */
+	*n = per ? (unsigned)((len + per - 1) / per) : 1;
+	return per;
 }
 
 static int run(void *dst, const void *src, size_t len)
 {
-	struct slice s[THREADS_MAX];
-	unsigned n = threads_for(len);
-	size_t per = ((len / n) + PAGE - 1) & ~(size_t)(PAGE - 1), done = 0;
+	struct slice s[VC_FILL_SLICES_MAX];
+	unsigned n;
+	size_t per = vc_fill_plan(len, &n), done = 0;
 	int rc = 0;
 
 	for (unsigned i = 0; i < n; i++) {

@@ -8,7 +8,11 @@
  * and entered into each process's page tables on first touch there; the
  * driver's registration then walks every page. For a gigabyte, one thread
  * doing all of it was most of what cudaHostRegister and cudaMallocHost cost
- * through vcuda. Both sides split that work over a few threads of their own.
+ * through vcuda. Both sides split that work over a few threads of their own,
+ * in the slices vc_fill_plan() gives: a segment made of one file per slice
+ * has its pages made in parallel (on one file the threads queue on the
+ * file's own locks: 213 ms for a gigabyte on 8 threads of the H100 machine,
+ * 78 ms with 8 files).
  */
 #ifndef VC_FILL_H
 #define VC_FILL_H
@@ -17,6 +21,17 @@
 
 /** Ranges smaller than this are done on the calling thread alone. */
 #define VC_FILL_PARALLEL_MIN (64u << 20)
+
+/** The most slices (and threads) a range is split into. */
+#define VC_FILL_SLICES_MAX 16u
+
+/**
+ * vc_fill_plan() - how vc_fill_populate() and vc_fill_copy() split @len
+ * bytes: slices of the returned size (whole pages) from the start, the last
+ * holding the rest; their number in *@n (1 for ranges under
+ * VC_FILL_PARALLEL_MIN or a single processor, at most VC_FILL_SLICES_MAX).
+ */
+size_t vc_fill_plan(size_t len, unsigned *n);
 
 /**
  * vc_fill_populate() - make every page of [@addr, @addr + @len) present and

@@ -795,7 +795,7 @@ static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 	struct vc_cu_rep_host_register rp;
 	struct vc_cu_prefix none;
 	uint64_t lo, len;
-	void *q;
+	void *q, *aside;
 
 	page_span((uint64_t)(uintptr_t)p, bytesize, &lo, &len);
 	rq.size = len;
@@ -806,8 +806,20 @@ static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 		copy_pages(q, (void *)(uintptr_t)lo, len);
 	else if (vc_cu_pinseg_alloc(len, (void *)(uintptr_t)lo, &q, &rq.off) != CUDA_SUCCESS)
 		return 0; /* beyond the pool, a segment filled with the pages (pinseg.c) */
-	if (vc_cu_pinned_alias(rq.off, (void *)(uintptr_t)lo, len))
+	/* The old pages set aside first, to be freed off the program's time
+	 * (aside.c), or else freed as the new ones are mapped over them. */
+	aside = vc_cu_aside_take((void *)(uintptr_t)lo, len);
+	if (vc_cu_pinned_alias(rq.off, (void *)(uintptr_t)lo, len)) {
+		/* Back where they were; were the kernel to refuse, their
+		 * bytes are copied into the emptied range. */
+		if (aside && vc_cu_aside_restore(aside, (void *)(uintptr_t)lo, len)) {
+			copy_pages((void *)(uintptr_t)lo, aside, len);
+			vc_cu_aside_drop(aside, len);
+		}
 		goto err_pool;
+	}
+	if (aside)
+		vc_cu_aside_drop(aside, len);
 	if (vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))
 		goto err_alias;
 	if (track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0, 1,

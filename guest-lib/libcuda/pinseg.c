@@ -4,10 +4,12 @@
  *
  * An allocation the pool has no room for (cuMemHostAlloc, cudaMallocHost,
  * pin_memory of gigabytes; cuMemHostRegister of a large range, whose pages
- * move as into the pool) gets a memfd of its own: mapped here at a 2 MiB
+ * move as into the pool) gets memfds of its own, one per slice of
+ * vc_fill_plan() (their pages are made on a thread each: on one file the
+ * threads would queue on its locks): mapped here end to end at a 2 MiB
  * aligned address, passed to the server on the session's socket
- * (SCM_RIGHTS), which maps it at the same address and registers it with its
- * driver like pool memory. Copies from and to it are DMA, and its pointer is
+ * (SCM_RIGHTS), which maps them at the same address and registers the whole
+ * with its driver like pool memory. Copies from and to it are DMA, and its pointer is
  * its own device address. The server names it by an offset among the pinned
  * offsets (above VC_CU_PINSEG_OFF0), so that the copy paths, which name
  * pinned memory by offset, take it unchanged.
@@ -35,8 +37,18 @@
 
 struct seg {
 	uint64_t off, size;
+	uint64_t part; /* bytes of each file but the last (mappings split there) */
 	uint8_t *addr;
 };
+
+/* The files of a segment being made. */
+struct files {
+	int fd[VC_CU_PINSEG_FILES_MAX];
+	unsigned n;
+	uint64_t part; /* each but the last; the last holds the rest */
+};
+
+_Static_assert(VC_FILL_SLICES_MAX <= VC_CU_PINSEG_FILES_MAX, "a file per fill slice");
 
 static struct {
 	struct seg *v;
@@ -46,9 +58,49 @@ static struct {
 	pthread_mutex_t mu;
 } g_seg = {.mu = PTHREAD_MUTEX_INITIALIZER};
 
-/* @fd mapped at a 2 MiB aligned address (huge pages where the kernel gives
- * them to shmem), or NULL. */
-static uint8_t *map_aligned(int fd, uint64_t size)
+static uint64_t file_len(const struct files *f, unsigned i, uint64_t size)
+{
+	return i < f->n - 1 ? f->part : size - (uint64_t)(f->n - 1) * f->part;
+}
+
+static void files_close(struct files *f)
+{
+	for (unsigned i = 0; i < f->n; i++)
+		close(f->fd[i]); /* the mappings keep the files */
+	f->n = 0;
+}
+
+/* The files of a @size-byte segment, sized and sealed. 0 or -errno. */
+static int files_make(struct files *f, uint64_t size)
+{
+	unsigned n;
+	uint64_t per = vc_fill_plan(size, &n);
+
+	f->n = 0;
+	f->part = n > 1 ? per : size;
+	for (unsigned i = 0; i < n; i++) {
+		/* The first file names the segment in /proc/PID/maps; the
+		 * others follow it. */
+		int fd = memfd_create(i ? "vcuda-pinned-cont" : "vcuda-pinned", MFD_CLOEXEC | MFD_ALLOW_SEALING), e;
+
+		if (fd < 0) {
+			e = errno == ENOSYS ? -ENOSYS : -ENOMEM;
+			files_close(f);
+			return e;
+		}
+		f->fd[f->n++] = fd;
+		if (ftruncate(fd, (off_t)file_len(f, i, size)) < 0 ||
+		    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
+			files_close(f);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+/* The files mapped end to end at a 2 MiB aligned address (huge pages where
+ * the kernel gives them to shmem), or NULL. */
+static uint8_t *map_aligned(const struct files *f, uint64_t size)
 {
 	uint8_t *r = mmap(NULL, size + SEG_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	uint8_t *a;
@@ -56,9 +108,12 @@ static uint8_t *map_aligned(int fd, uint64_t size)
 	if (r == MAP_FAILED)
 		return NULL;
 	a = (uint8_t *)(((uintptr_t)r + SEG_ALIGN - 1) & ~(uintptr_t)(SEG_ALIGN - 1));
-	if (mmap(a, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0) == MAP_FAILED) {
-		munmap(r, size + SEG_ALIGN);
-		return NULL;
+	for (unsigned i = 0; i < f->n; i++) {
+		if (mmap(a + (uint64_t)i * f->part, file_len(f, i, size), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, f->fd[i], 0) == MAP_FAILED) {
+			munmap(r, size + SEG_ALIGN);
+			return NULL;
+		}
 	}
 	if (a > r)
 		munmap(r, (size_t)(a - r));
@@ -68,30 +123,35 @@ static uint8_t *map_aligned(int fd, uint64_t size)
 	return a;
 }
 
-/* Offer segment @fd, mapped at @a, to the server: its offset in *@off. */
-static CUresult offer(int fd, uint8_t *a, uint64_t size, uint64_t *off)
+/* Offer the segment of files @f, mapped at @a, to the server: its offset
+ * in *@off. Each descriptor goes under a token of its own, in order. */
+static CUresult offer(const struct files *f, uint8_t *a, uint64_t size, uint64_t *off)
 {
 	struct vc_cu_state *st = vc_cu_state();
-	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_MAP, .guest_addr = (uint64_t)(uintptr_t)a, .size = size};
+	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_MAP, .guest_addr = (uint64_t)(uintptr_t)a, .size = size,
+				      .files = f->n, .part = f->n > 1 ? f->part : 0};
 	struct vc_cu_rep_pinseg rp;
 	CUresult rc;
-	int e;
 
 	pthread_mutex_lock(&g_seg.mu);
-	rq.token = ++g_seg.token;
+	rq.token = g_seg.token + 1;
+	g_seg.token += f->n;
 	pthread_mutex_unlock(&g_seg.mu);
-	e = vc_client_pass_fd(st->client, rq.token, fd);
-	if (e == -EOPNOTSUPP)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (e)
-		return CUDA_ERROR_OUT_OF_MEMORY;
+	for (unsigned i = 0; i < f->n; i++) {
+		int e = vc_client_pass_fd(st->client, rq.token + i, f->fd[i]);
+
+		if (e == -EOPNOTSUPP)
+			return CUDA_ERROR_NOT_SUPPORTED;
+		if (e)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+	}
 	rc = vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
 	if (rc == CUDA_SUCCESS)
 		*off = rp.off;
 	return rc;
 }
 
-static int remember(uint8_t *a, uint64_t size, uint64_t off)
+static int remember(uint8_t *a, uint64_t size, uint64_t part, uint64_t off)
 {
 	int rc = 0;
 
@@ -106,7 +166,7 @@ static int remember(uint8_t *a, uint64_t size, uint64_t off)
 		}
 	}
 	if (g_seg.n < g_seg.cap)
-		g_seg.v[g_seg.n++] = (struct seg){.off = off, .size = size, .addr = a};
+		g_seg.v[g_seg.n++] = (struct seg){.off = off, .size = size, .part = part, .addr = a};
 	else
 		rc = -ENOMEM;
 	pthread_mutex_unlock(&g_seg.mu);
@@ -140,17 +200,22 @@ static void unmap_on_host(uint64_t off)
 #define FILL_BY_WRITE 0
 #endif
 
-/* The file's first @len bytes from @src, written by the kernel. */
-static int fill_from(int fd, const void *src, uint64_t len)
+/* The files filled from @src by the kernel, each with its share. */
+static int fill_from(const struct files *f, const void *src, uint64_t size)
 {
-	for (uint64_t done = 0; done < len;) {
-		ssize_t w = pwrite(fd, (const uint8_t *)src + done, len - done, (off_t)done);
+	for (unsigned i = 0; i < f->n; i++) {
+		const uint8_t *from = (const uint8_t *)src + (uint64_t)i * f->part;
+		uint64_t len = file_len(f, i, size);
 
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		done += (uint64_t)w;
+		for (uint64_t done = 0; done < len;) {
+			ssize_t w = pwrite(f->fd[i], from + done, len - done, (off_t)done);
+
+			if (w < 0 && errno == EINTR)
+				continue;
+			if (w <= 0)
+				return -1;
+			done += (uint64_t)w;
+		}
 	}
 	return 0;
 }
@@ -159,24 +224,24 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 {
 	uint8_t *taken[MAP_TRIES], *a = NULL;
 	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
-	int fd, n = 0, filled = 0;
+	struct files f;
+	int n = 0, filled = 0, e;
 
 	size = (size + 4095) & ~4095ull;
 	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	fd = memfd_create("vcuda-pinned", MFD_CLOEXEC | MFD_ALLOW_SEALING);
-	if (fd < 0)
-		return errno == ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
-	if (ftruncate(fd, (off_t)size) < 0 || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0 ||
-	    (src && FILL_BY_WRITE && fill_from(fd, src, size)))
+	if ((e = files_make(&f, size)))
+		return e == -ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
+	if (src && FILL_BY_WRITE && fill_from(&f, src, size))
 		goto out;
 	while (n < MAP_TRIES) {
-		a = map_aligned(fd, size);
+		a = map_aligned(&f, size);
 		if (!a) {
 			rc = CUDA_ERROR_OUT_OF_MEMORY;
 			break;
 		}
-		/* Filled once, through the first mapping: the file keeps it. */
+		/* Filled once, through the first mapping: the files keep it.
+		 * The fill's slices are the files (vc_fill_plan()). */
 		if (src && !FILL_BY_WRITE && !filled) {
 			if (vc_fill_copy(a, src, size)) {
 				rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -184,7 +249,7 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 			}
 			filled = 1;
 		}
-		rc = offer(fd, a, size, off);
+		rc = offer(&f, a, size, off);
 		if (rc != CUDA_ERROR_ALREADY_MAPPED)
 			break;
 		taken[n++] = a; /* held, so that the next mapping lands elsewhere */
@@ -192,7 +257,7 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 	}
 	if (rc == CUDA_ERROR_ALREADY_MAPPED)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	if (rc == CUDA_SUCCESS && remember(a, size, *off)) {
+	if (rc == CUDA_SUCCESS && remember(a, size, f.part, *off)) {
 		unmap_on_host(*off);
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	}
@@ -207,7 +272,7 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 	while (n)
 		munmap(taken[--n], size);
 out:
-	close(fd); /* the mappings keep the file */
+	files_close(&f);
 	if (rc == CUDA_SUCCESS)
 		*p = a;
 	return rc;
@@ -248,7 +313,10 @@ void vc_cu_pinseg_free(uint64_t off)
 	if (!s.addr)
 		return;
 	unmap_on_host(off);
-	munmap(s.addr, s.size);
+	/* Ours is the last mapping: unmapping it frees the pages, for a
+	 * gigabyte most of what cudaFreeHost cost. A thread of ours does it
+	 * while the program goes on (aside.c). */
+	vc_cu_aside_drop(s.addr, s.size);
 }
 
 void *vc_cu_pinseg_addr(uint64_t off, uint64_t n)
@@ -260,12 +328,20 @@ void *vc_cu_pinseg_addr(uint64_t off, uint64_t n)
 
 int vc_cu_pinseg_alias(uint64_t off, void *addr, uint64_t len)
 {
+	uint64_t at, done = 0;
 	struct seg s;
 
 	if (find(off, len, &s) || ((uintptr_t)addr | len) & 4095)
 		return -EINVAL;
-	/* A second mapping of the same shared pages (old size 0). */
-	if (mremap(s.addr + (off - s.off), 0, len, MREMAP_MAYMOVE | MREMAP_FIXED, addr) == MAP_FAILED)
-		return -errno;
+	/* A second mapping of the same shared pages (old size 0), a file at a
+	 * time: a mapping moves only within one (mremap). */
+	for (at = off - s.off; done < len;) {
+		uint64_t in_file = s.part - at % s.part, n = len - done < in_file ? len - done : in_file;
+
+		if (mremap(s.addr + at, 0, n, MREMAP_MAYMOVE | MREMAP_FIXED, (uint8_t *)addr + done) == MAP_FAILED)
+			return -errno;
+		at += n;
+		done += n;
+	}
 	return 0;
 }

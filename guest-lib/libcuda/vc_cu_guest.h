@@ -176,6 +176,20 @@ void *vc_cu_pinseg_addr(uint64_t off, uint64_t n);
 int vc_cu_pinseg_alias(uint64_t off, void *addr, uint64_t len);
 
 /**
+ * vc_cu_aside_take() - move the pages of [@addr, @addr + @len) (page-aligned,
+ * one private anonymous mapping) to a new address, leaving the range mapped
+ * and empty (aside.c). The new address, or NULL where the kernel cannot
+ * (nothing moved).
+ */
+void *vc_cu_aside_take(void *addr, uint64_t len);
+
+/** vc_cu_aside_restore() - move pages set aside back over @addr (MAP_FIXED). 0 or -errno. */
+int vc_cu_aside_restore(void *aside, void *addr, uint64_t len);
+
+/** vc_cu_aside_drop() - unmap [@aside, @aside + @len) (pages set aside, a freed segment) on a thread of ours where one starts. */
+void vc_cu_aside_drop(void *aside, uint64_t len);
+
+/**
  * vc_cu_host_classify() - may [@p, @p + @n) be registered with @flags
  * (mapped, readable, writable unless READ_ONLY, no wrap-around)? Returns
  * CUDA_SUCCESS or CUDA_ERROR_INVALID_VALUE, before touching a byte; *@movable

@@ -13,7 +13,10 @@
  * pool offsets (copies, 3D copies, graph nodes, registrations) takes
  * segments unchanged.
  *
- * Nothing of the guest's is trusted: the descriptor must be a sealable shmem
+ * A segment may be several memfds laid end to end (vc_cu_req_pinseg's
+ * @files), whose pages the guest and we make on a thread per file.
+ *
+ * Nothing of the guest's is trusted: each descriptor must be a sealable shmem
  * file (a memfd; anything else cannot take F_SEAL_SHRINK, and we seal it so
  * that it can never shrink under our mapping: SIGBUS), at least as large as
  * the claimed size once sealed; the range must not wrap or overlap the pool's
@@ -121,22 +124,77 @@ static int check_fd(int fd, uint64_t size)
 	return 0;
 }
 
+/* The descriptors of a MAP, passed under @rq->token and the tokens after it,
+ * each checked against its file's share of the segment, into @fd[]. 0 or a
+ * CUresult (what was taken is closed by the caller). */
+static int take_files(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, uint32_t files, int *fd)
+{
+	for (uint32_t i = 0; i < files; i++) {
+		uint64_t len = i < files - 1 ? rq->part : rq->size - (uint64_t)(files - 1) * rq->part;
+		int rc;
+
+		fd[i] = x->svc->take_fd ? x->svc->take_fd(x->svc->arg, rq->token + i) : -EOPNOTSUPP;
+		if (fd[i] < 0)
+			return fd[i] == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+		if ((rc = check_fd(fd[i], len)))
+			return rc;
+	}
+	return 0;
+}
+
+/* The files mapped end to end at @addr: the whole range is claimed first
+ * (the kernel refuses a range where anything of ours lies), then each file
+ * mapped into its place. The mapping, or MAP_FAILED with errno set. */
+static void *map_files(uint64_t addr, const struct vc_cu_req_pinseg *rq, uint32_t files, const int *fd)
+{
+	void *m = mmap((void *)(uintptr_t)addr, rq->size, PROT_NONE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+
+	if (m == MAP_FAILED)
+		return m;
+	if ((uintptr_t)m != addr) { /* an old kernel took the address as a hint */
+		munmap(m, rq->size);
+		errno = EEXIST;
+		return MAP_FAILED;
+	}
+	for (uint32_t i = 0; i < files; i++) {
+		uint64_t at = (uint64_t)i * rq->part, len = i < files - 1 ? rq->part : rq->size - at;
+
+		if (mmap((uint8_t *)m + at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd[i], 0) ==
+		    MAP_FAILED) {
+			int e = errno;
+
+			munmap(m, rq->size);
+			errno = e;
+			return MAP_FAILED;
+		}
+	}
+	return m;
+}
+
 static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, struct vc_cu_out *out)
 {
 	struct vc_cu_rep_pinseg rp = {0};
+	uint32_t files = rq->files ? rq->files : 1;
+	int fd[VC_CU_PINSEG_FILES_MAX];
 	struct vc_cu_psegs *g;
 	uint64_t step;
 	void *m;
-	int fd, rc;
+	int rc;
 
 	/* The shape first: nothing is taken from the socket for a request no
-	 * correct library sends. */
+	 * correct library sends. Several files: each but the last @part bytes,
+	 * the last at least a page. */
 	if (!rq->size || rq->size % 4096 || !rq->guest_addr || rq->guest_addr % 4096 ||
-	    rq->size > UINT64_MAX - rq->guest_addr || rq->size > SEG_OFF_END)
+	    rq->size > UINT64_MAX - rq->guest_addr || rq->size > SEG_OFF_END || files > VC_CU_PINSEG_FILES_MAX ||
+	    rq->token > UINT64_MAX - files)
 		return CUDA_ERROR_INVALID_VALUE;
-	fd = x->svc->take_fd ? x->svc->take_fd(x->svc->arg, rq->token) : -EOPNOTSUPP;
-	if (fd < 0)
-		return fd == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
+	if (files > 1 && (!rq->part || rq->part % 4096 || rq->part > (rq->size - 4096) / (files - 1)))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (uint32_t i = 0; i < files; i++)
+		fd[i] = -1;
+	if ((rc = take_files(x, rq, files, fd)))
+		goto out;
 	if (!x->psegs && !(x->psegs = calloc(1, sizeof(*x->psegs)))) {
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
@@ -150,8 +208,6 @@ static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, s
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 		goto out;
 	}
-	if ((rc = check_fd(fd, rq->size)))
-		goto out;
 	if (overlaps(x, rq->guest_addr, rq->size)) {
 		rc = CUDA_ERROR_INVALID_VALUE;
 		goto out;
@@ -167,16 +223,10 @@ static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, s
 		g->v = v;
 		g->cap = cap;
 	}
-	m = mmap((void *)(uintptr_t)rq->guest_addr, rq->size, PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	m = map_files(rq->guest_addr, rq, files, fd);
 	if (m == MAP_FAILED) {
 		rc = errno == EEXIST ? CUDA_ERROR_ALREADY_MAPPED
 		     : errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-		goto out;
-	}
-	if ((uintptr_t)m != rq->guest_addr) { /* an old kernel took the address as a hint */
-		munmap(m, rq->size);
-		rc = CUDA_ERROR_ALREADY_MAPPED;
 		goto out;
 	}
 	/* Huge pages where the host's shmem allows them (shmem_enabled=advise):
@@ -189,7 +239,9 @@ static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, s
 	REPLY(rp);
 	rc = 0;
 out:
-	close(fd);
+	for (uint32_t i = 0; i < files; i++) /* the mappings keep the files */
+		if (fd[i] >= 0)
+			close(fd[i]);
 	return rc;
 }
 

@@ -8,6 +8,7 @@
  * its device memory released at once).
  */
 #include <check.h>
+#include <dirent.h>
 #include <elf.h>
 #include <errno.h>
 #include <stdlib.h>
@@ -2113,6 +2114,116 @@ START_TEST(segment_map_register_copy_unmap)
 }
 END_TEST
 
+static int seg_map_files(uint64_t token, uint64_t addr, uint64_t size, uint32_t files, uint64_t part, uint64_t *off)
+{
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = VC_CU_PINSEG_MAP, .token = token, .guest_addr = addr,
+				     .size = size, .files = files, .part = part};
+	struct vc_cu_rep_pinseg rp = {0};
+	int rc = cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, &rp, sizeof(rp));
+
+	if (off)
+		*off = rp.off;
+	return rc;
+}
+
+/* A segment of three memfds end to end (the last shorter): each file's
+ * pages lie at its place, a registration and a copy span the files. */
+START_TEST(segment_of_several_files)
+{
+	const uint64_t part = 256 << 10, size = 2 * part + (128 << 10);
+	uint64_t addr = free_range(size), off = 0, d = alloc(8192);
+	int keep[3];
+	uint8_t back[8];
+
+	for (int i = 0; i < 3; i++) {
+		int fd = seg_memfd(i < 2 ? part : size - 2 * part);
+
+		keep[i] = dup(fd);
+		seg_pass(fd, 40 + (uint64_t)i);
+	}
+	ck_assert_int_eq(seg_map_files(40, addr, size, 3, part, &off), 0);
+	for (int i = 0; i < 3; i++) {
+		uint8_t b = 0;
+
+		memset((void *)(uintptr_t)(addr + (uint64_t)i * part + 4096), 0x50 + i, 1);
+		ck_assert_int_eq(pread(keep[i], &b, 1, 4096), 1);
+		ck_assert_uint_eq(b, 0x50 + i);
+		ck_assert_int_ne(ftruncate(keep[i], 0), 0); /* each sealed */
+	}
+	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .off = off, .size = size};
+	struct vc_cu_rep_host_register hp = {0};
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
+	/* 8 KiB across the first files' border. */
+	memset((void *)(uintptr_t)(addr + part - 4096), 0x61, 4096);
+	memset((void *)(uintptr_t)(addr + part), 0x62, 4096);
+	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 8192,
+				     .host = VC_CU_HOST_PINNED, .arena_off = off + part - 4096};
+	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(dtoh(d + 4092, 8, back), 0);
+	ck_assert_uint_eq(back[3], 0x61);
+	ck_assert_uint_eq(back[4], 0x62);
+	ck_assert_int_eq(seg_unmap(off), 0);
+	for (int i = 0; i < 3; i++)
+		close(keep[i]);
+}
+END_TEST
+
+/* Descriptors open in this process (guest and host both). */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while (readdir(d))
+		n++;
+	closedir(d);
+	return n;
+}
+
+/* Lies about a segment's files: each a CUDA error, no descriptor kept, the
+ * session lives on. */
+START_TEST(segment_file_lies_are_refused)
+{
+	const uint64_t part = 64 << 10, size = 2 * part;
+	uint64_t addr = free_range(size), off = 0;
+	struct vc_session_stats st;
+	int fds = open_fds();
+
+	switch (_i) {
+	case 0: /* more files than a segment may have; a part of no pages; unaligned */
+		ck_assert_int_eq(seg_map_files(1, addr, size, VC_CU_PINSEG_FILES_MAX + 1, 4096, NULL),
+				 CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map_files(1, addr, size, 2, 0, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map_files(1, addr, size, 2, 100, NULL), CUDA_ERROR_INVALID_VALUE);
+		break;
+	case 1: /* parts that leave the last file nothing, or overflow */
+		ck_assert_int_eq(seg_map_files(1, addr, size, 2, size, NULL), CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map_files(1, addr, size, 3, UINT64_MAX & ~4095ull, NULL),
+				 CUDA_ERROR_INVALID_VALUE);
+		ck_assert_int_eq(seg_map_files(UINT64_MAX, addr, size, 2, part, NULL), CUDA_ERROR_INVALID_VALUE);
+		break;
+	case 2: /* the second file never passed: the first is closed, not kept */
+		seg_pass(seg_memfd(part), 1);
+		ck_assert_int_eq(seg_map_files(1, addr, size, 2, part, NULL), CUDA_ERROR_INVALID_VALUE);
+		seg_pass(seg_memfd(part), 1);
+		seg_pass(seg_memfd(part), 2);
+		ck_assert_int_eq(seg_map_files(1, addr, size, 2, part, &off), 0);
+		ck_assert_int_eq(seg_unmap(off), 0);
+		break;
+	default: /* the second file smaller than its share */
+		seg_pass(seg_memfd(part), 1);
+		seg_pass(seg_memfd(part / 2), 2);
+		ck_assert_int_eq(seg_map_files(1, addr, size, 2, part, NULL), CUDA_ERROR_INVALID_VALUE);
+		break;
+	}
+	ck_assert_int_eq(open_fds(), fds);
+	vc_session_get_stats(g_s, &st);
+	ck_assert_uint_eq(st.fatal, 0);
+	ck_assert_int_eq(sync_ctx(), 0);
+}
+END_TEST
+
 /* What a hostile guest can send: each a CUDA error, the session lives on. */
 START_TEST(segment_lies_are_refused)
 {
@@ -2350,6 +2461,8 @@ static Suite *decode_suite(void)
 	tcase_add_checked_fixture(t, setup_segments, teardown_segments);
 	tcase_add_test(t, segment_map_register_copy_unmap);
 	tcase_add_loop_test(t, segment_lies_are_refused, 0, 8);
+	tcase_add_test(t, segment_of_several_files);
+	tcase_add_loop_test(t, segment_file_lies_are_refused, 0, 4);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -98,6 +98,32 @@ START_TEST(populate_makes_every_page)
 }
 END_TEST
 
+/* The plan the segment's files follow: whole-page slices from the start,
+ * covering the range, each non-empty, at most VC_FILL_SLICES_MAX of them;
+ * one below the parallel size. */
+START_TEST(plan_covers_in_whole_pages)
+{
+	const size_t sizes[] = {4096, VC_FILL_PARALLEL_MIN - 4096, VC_FILL_PARALLEL_MIN,
+				VC_FILL_PARALLEL_MIN + 4096, (size_t)1 << 30, ((size_t)1 << 30) + 12288,
+				(size_t)5 << 30, (size_t)100 << 20};
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		unsigned n = 0;
+		size_t len = sizes[i], per = vc_fill_plan(len, &n);
+
+		ck_assert_uint_ge(n, 1);
+		ck_assert_uint_le(n, VC_FILL_SLICES_MAX);
+		ck_assert_uint_le(n, cpus > 1 ? (unsigned)cpus : 1u);
+		ck_assert_uint_eq(per % 4096, 0);
+		ck_assert_uint_ge((size_t)n * per, len);          /* covered */
+		ck_assert_uint_lt((size_t)(n - 1) * per, len);    /* the last slice not empty */
+		if (len < VC_FILL_PARALLEL_MIN)
+			ck_assert_uint_eq(n, 1);
+	}
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("fill");
@@ -110,6 +136,7 @@ int main(void)
 	tcase_add_test(tc, below_the_parallel_size);
 	tcase_add_test(tc, parallel_sizes_that_do_not_divide);
 	tcase_add_test(tc, populate_makes_every_page);
+	tcase_add_test(tc, plan_covers_in_whole_pages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -1,0 +1,298 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * register_split.c - where the time of registering 1 GiB of a program's
+ * memory goes, natively, for each way vcuda could move it into shared memory
+ * (guest-lib/libcuda/pinseg.c). Runs on the GPU machine against the real
+ * driver; prints one "name<TAB>ms" line per step. Not a test: a measuring
+ * tool whose figures docs/PERFORMANCE.md quotes.
+ *
+ *   register_split [MiB] [SECTIONS]
+ *
+ * SECTIONS: "a" the alias step alone; "m" adds the one-file variants;
+ * anything else (or nothing) the several-file variants, the overlap and the
+ * alias.
+ */
+#define _GNU_SOURCE
+#include <cuda.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+#ifndef MREMAP_DONTUNMAP
+#define MREMAP_DONTUNMAP 4
+#endif
+
+#define CKD(x)                                                                   \
+	do {                                                                     \
+		CUresult r_ = (x);                                               \
+		if (r_) {                                                        \
+			fprintf(stderr, "%s: %d (line %d)\n", #x, r_, __LINE__); \
+			exit(1);                                                 \
+		}                                                                \
+	} while (0)
+
+static size_t g_n;
+
+static double ms(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
+
+struct job {
+	uint8_t *dst;
+	const uint8_t *src;
+	size_t len;
+	int populate;
+	int fd; /* >= 0: fallocate this file's [off, off + len) */
+	off_t off;
+};
+
+static void *work(void *a)
+{
+	struct job *j = a;
+
+	if (j->fd >= 0 && fallocate(j->fd, 0, j->off, (off_t)j->len) < 0)
+		perror("fallocate");
+	if (j->populate && madvise(j->dst, j->len, MADV_POPULATE_WRITE) < 0)
+		perror("madvise");
+	if (j->src)
+		memcpy(j->dst, j->src, j->len);
+	return NULL;
+}
+
+/* [dst, dst + len) on @nt threads: populated, copied from @src, or both. */
+static void par(uint8_t *dst, const uint8_t *src, size_t len, int nt, int populate, int fd)
+{
+	pthread_t t[64];
+	struct job j[64];
+	size_t per = len / (size_t)nt;
+
+	for (int i = 0; i < nt; i++) {
+		j[i] = (struct job){dst + per * i, src ? src + per * i : NULL, i == nt - 1 ? len - per * i : per,
+				    populate, fd, (off_t)(per * i)};
+		pthread_create(&t[i], NULL, work, &j[i]);
+	}
+	for (int i = 0; i < nt; i++)
+		pthread_join(t[i], NULL);
+}
+
+static uint8_t *program_buffer(void)
+{
+	uint8_t *p = mmap(NULL, g_n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	memset(p, 2, g_n);
+	return p;
+}
+
+static uint8_t *shared_map(int nfd, int *fds)
+{
+	uint8_t *a = mmap(NULL, g_n, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	size_t per = g_n / (size_t)nfd;
+
+	for (int i = 0; i < nfd; i++) {
+		fds[i] = memfd_create("split", MFD_CLOEXEC);
+		if (ftruncate(fds[i], (off_t)per) < 0)
+			perror("ftruncate");
+		mmap(a + per * i, per, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fds[i], 0);
+	}
+	return a;
+}
+
+static void drop(uint8_t *a, int nfd, int *fds)
+{
+	munmap(a, g_n);
+	for (int i = 0; i < nfd; i++)
+		close(fds[i]);
+}
+
+static void reg(const char *name, uint8_t *a)
+{
+	double t = ms();
+
+	CKD(cuMemHostRegister(a, g_n, 0));
+	printf("%s_register\t%.1f\n", name, ms() - t);
+	t = ms();
+	CKD(cuMemHostUnregister(a));
+	printf("%s_unregister\t%.1f\n", name, ms() - t);
+}
+
+/* Making and filling the shared pages, one way. */
+static void make(const char *name, int nfd, int nt, int populate_first, int falloc)
+{
+	uint8_t *src = program_buffer(), *a;
+	int fds[64];
+	double t0 = ms(), t1;
+
+	a = shared_map(nfd, fds);
+	if (falloc && nfd == 1)
+		par(a, NULL, g_n, nt, 0, fds[0]);
+	t1 = ms();
+	if (populate_first)
+		par(a, NULL, g_n, nt, 1, -1);
+	printf("%s_make\t%.1f\n", name, ms() - t1 + (falloc ? t1 - t0 : 0));
+	t1 = ms();
+	par(a, src, g_n, nt, 0, -1);
+	printf("%s_fill\t%.1f\n", name, ms() - t1);
+	printf("%s_total\t%.1f\n", name, ms() - t0);
+	reg(name, a);
+	drop(a, nfd, fds);
+	munmap(src, g_n);
+}
+
+struct regjob {
+	uint8_t *a;
+	CUcontext ctx;
+	double took;
+};
+
+static void *reg_thread(void *arg)
+{
+	struct regjob *r = arg;
+	double t = ms();
+
+	CKD(cuCtxSetCurrent(r->ctx));
+	CKD(cuMemHostRegister(r->a, g_n, 0));
+	r->took = ms() - t;
+	return NULL;
+}
+
+/* Pages made first, then the driver registers while the copy goes on. */
+static void overlap(int nfd, int nt, CUcontext ctx)
+{
+	uint8_t *src = program_buffer(), *a;
+	struct regjob r = {.ctx = ctx};
+	pthread_t t;
+	int fd[64];
+	double t0 = ms(), t1;
+
+	a = shared_map(nfd, fd);
+	par(a, NULL, g_n, nt, 1, -1);
+	t1 = ms();
+	r.a = a;
+	pthread_create(&t, NULL, reg_thread, &r);
+	par(a, src, g_n, nt, 0, -1);
+	printf("overlap%d_fill\t%.1f\n", nfd, ms() - t1);
+	pthread_join(t, NULL);
+	printf("overlap%d_register\t%.1f\n", nfd, r.took);
+	printf("overlap%d_total\t%.1f\n", nfd, ms() - t0);
+	CKD(cuMemHostUnregister(a));
+	if (memcmp(a, src, 4096) || memcmp(a + g_n - 4096, src + g_n - 4096, 4096))
+		printf("overlap_bytes_differ\t1\n");
+	drop(a, nfd, fd);
+	munmap(src, g_n);
+}
+
+static void *unmapper(void *arg)
+{
+	munmap(arg, g_n);
+	return NULL;
+}
+
+/* Replacing the program's pages with the shared ones at the same address. */
+static void alias(int nt)
+{
+	uint8_t *src, *a, *scratch, *r;
+	int fd;
+	double t;
+	pthread_t th;
+
+	/* As now: mremap over the range frees the old pages inline. */
+	src = program_buffer();
+	a = shared_map(1, &fd);
+	par(a, src, g_n, nt, 1, -1);
+	t = ms();
+	if (mremap(a, 0, g_n, MREMAP_MAYMOVE | MREMAP_FIXED, src) == MAP_FAILED)
+		perror("mremap");
+	printf("alias_inline\t%.1f\n", ms() - t);
+	drop(a, 1, &fd);
+	munmap(src, g_n);
+
+	/* The old pages moved aside (DONTUNMAP leaves the range mapped,
+	 * empty), the shared ones mapped in, the old ones freed by a thread. */
+	src = program_buffer();
+	a = shared_map(1, &fd);
+	par(a, src, g_n, nt, 1, -1);
+	r = mmap(NULL, g_n + (2u << 20), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	scratch = r + (((uintptr_t)src - (uintptr_t)r) & ((2u << 20) - 1));
+	t = ms();
+	if (mremap(src, g_n, g_n, MREMAP_MAYMOVE | MREMAP_FIXED | MREMAP_DONTUNMAP, scratch) == MAP_FAILED) {
+		printf("alias_dontunmap_errno\t%d\n", errno);
+	} else {
+		double t2 = ms();
+
+		if (mremap(a, 0, g_n, MREMAP_MAYMOVE | MREMAP_FIXED, src) == MAP_FAILED)
+			perror("mremap");
+		printf("alias_moveaside\t%.1f\n", t2 - t);
+		printf("alias_deferred\t%.1f\n", ms() - t);
+		t = ms();
+		pthread_create(&th, NULL, unmapper, scratch);
+		pthread_join(th, NULL);
+		printf("alias_background_free\t%.1f\n", ms() - t);
+		if (src[0] != 2 || src[g_n - 1] != 2)
+			printf("alias_bytes_differ\t1\n");
+	}
+	drop(a, 1, &fd);
+	munmap(src, g_n);
+}
+
+int main(int argc, char **argv)
+{
+	CUcontext ctx;
+	CUdevice dev;
+	uint8_t *p;
+	double t;
+	FILE *f;
+	char line[256];
+
+	g_n = (size_t)(argc > 1 ? atol(argv[1]) : 1024) << 20;
+	CKD(cuInit(0));
+	CKD(cuDeviceGet(&dev, 0));
+	CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CKD(cuCtxSetCurrent(ctx));
+	f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
+	if (f && fgets(line, sizeof(line), f))
+		printf("# shmem_enabled %s", line);
+	if (f)
+		fclose(f);
+	printf("# cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
+
+	p = program_buffer();
+	t = ms();
+	CKD(cuMemHostRegister(p, g_n, 0));
+	printf("native_register\t%.1f\n", ms() - t);
+	CKD(cuMemHostUnregister(p));
+	munmap(p, g_n);
+
+	if (argc > 2 && strchr(argv[2], 'a')) {
+		alias(8);
+		alias(8);
+		return 0;
+	}
+	if (argc <= 2 || strchr(argv[2], 'm')) {
+		make("shm1_t8_popfirst", 1, 8, 1, 0);
+		make("shm1_t8_faults", 1, 8, 0, 0);
+		make("shm1_t16_popfirst", 1, 16, 1, 0);
+		make("shm1_t8_falloc", 1, 8, 0, 1);
+	}
+	make("shm8_t8_popfirst", 8, 8, 1, 0);
+	make("shm16_t8_popfirst", 16, 8, 1, 0);
+	make("shm16_t16_popfirst", 16, 16, 1, 0);
+	make("shm8_t8_faults", 8, 8, 0, 0);
+	overlap(1, 8, ctx);
+	overlap(8, 8, ctx);
+	alias(8);
+	return 0;
+}
