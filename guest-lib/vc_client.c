@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -32,9 +33,12 @@
 #define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
 #define DEFAULT_DEVICE "/dev/vcuda0"
 #define HANDSHAKE_TIMEOUT_MS 10000
-#define PIECE_MIN (32u << 10)
+#define PIECE_MIN (256u << 10)
 #define PIECES_MIN 4u
 #define WINDOW_BYTES (16ull << 20)
+#define HELPERS_DEFAULT 3u             /* threads copying a large copy into or out of the arena */
+#define HELPERS_MAX 8u
+#define BULK_PARALLEL_MIN (8ull << 20) /* smaller copies are the caller's alone */
 
 struct vc_client {
 	int sock, mem_fd, doorbell_fd, complete_fd;
@@ -65,6 +69,7 @@ struct vc_client {
 	uint64_t replied_seq;      /* highest command seq whose reply was read (atomic max) */
 	uint64_t piece_min;        /* bulk copies: smallest piece (PIECE_MIN, or VCUDA_BULK_PIECE_MIN) */
 	uint32_t pieces_min;       /* and pieces per copy (PIECES_MIN, or VCUDA_BULK_PIECES) */
+	uint32_t helpers;          /* large copies: threads filling or reading the arena (VCUDA_BULK_THREADS) */
 };
 
 /* A tuning knob from the environment: @name's value when it is a number in
@@ -342,6 +347,14 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	vc_ring_guest_set_window(&c->ring, (uint32_t)(WINDOW_BYTES / layout.chunk_size));
 	c->piece_min = env_size("VCUDA_BULK_PIECE_MIN", PIECE_MIN, 4096, layout.chunk_size);
 	c->pieces_min = (uint32_t)env_size("VCUDA_BULK_PIECES", PIECES_MIN, 1, 1024);
+	/* By default one processor stays the caller's, which issues the
+	 * pieces; a number set in the environment is taken as it is. */
+	{
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		uint64_t r = cpus > 1 ? (cpus - 1 < (long)HELPERS_DEFAULT ? (uint64_t)(cpus - 1) : HELPERS_DEFAULT) : 0;
+
+		c->helpers = (uint32_t)env_size("VCUDA_BULK_THREADS", r, 0, HELPERS_MAX);
+	}
 	*out = c;
 	return 0;
 
@@ -389,13 +402,14 @@ void vc_client_close(struct vc_client *c)
  * Size of the pieces a bulk copy of @len bytes is cut into: at most a chunk,
  * and small enough that a copy has at least PIECES_MIN of them, so that our
  * memcpy of piece k overlaps the server's work on piece k-1 even for a 1 MiB
- * copy (one large piece would leave both sides taking turns). On a GPU each
- * piece costs the server a driver copy (about 10 us for a DMA of up to
- * 512 KiB from the registered arena): 16 pieces of 64 KiB halved a 1 MiB
- * copy's speed against native, 4 of 256 KiB beat native (docs/PERFORMANCE.md;
- * the CI stand-in, whose pieces cost only a memcpy, preferred 16). Both
- * bounds can be tuned from the environment: VCUDA_BULK_PIECES and
- * VCUDA_BULK_PIECE_MIN (bytes).
+ * copy (one large piece would leave both sides taking turns), but no smaller
+ * than PIECE_MIN: on a GPU each piece costs the server a driver copy (about
+ * 10 us for a DMA of up to 512 KiB from the registered arena), so that a
+ * 128 KiB copy cut in four 32 KiB pieces took 93 us where native took 53 us
+ * and one piece 52 us (2D FFT totals at n = 128, docs/PERFORMANCE.md); 16
+ * pieces of 64 KiB had halved a 1 MiB copy's speed, 4 of 256 KiB beat
+ * native. Both bounds can be tuned from the environment: VCUDA_BULK_PIECES
+ * and VCUDA_BULK_PIECE_MIN (bytes).
  */
 static uint64_t piece_size(const struct vc_client *c, uint64_t len)
 {
@@ -554,6 +568,155 @@ int vc_client_take_error(struct vc_client *c, uint64_t seq)
 	return 0;
 }
 
+struct inflight {
+	int idx;
+	uint64_t aoff, doff, n, seq;
+};
+
+/* Starts up to @want threads running @fn(@arg); how many started. */
+static uint32_t helpers_start(pthread_t *t, uint32_t want, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	uint32_t n = 0;
+
+	sigfillset(&all); /* the program's signals are not for our threads */
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	while (n < want && !pthread_create(&t[n], NULL, fn, arg))
+		n++;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return n;
+}
+
+/*
+ * A large host-to-device copy written into the arena on several threads:
+ * one writer fills a piece at about the native pageable copy's speed, so
+ * the copy never beat native by much and, on a busy machine, fell below it
+ * (82-86 % on the H100 in one run). The caller hands pieces out as their
+ * chunks come free, writers fill them in any order, and the caller issues
+ * each piece's command in order once it is filled; it holds bulk_lock
+ * throughout, the writers only copy.
+ */
+struct pput {
+	struct vc_ring_guest *ring;
+	const uint8_t *s;
+	struct inflight *q; /* piece k in q[k % nq] */
+	uint8_t *filled;    /* per entry: its piece is in the arena */
+	uint32_t nq;
+	uint64_t pieces, handed, taken; /* in all, handed out, taken by writers */
+	bool stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* a piece handed out or filled, or stop */
+};
+
+static void *pput_writer(void *arg)
+{
+	struct pput *g = arg;
+
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		struct inflight f;
+		uint64_t k;
+
+		while (!g->stop && g->taken == g->handed && g->taken < g->pieces)
+			pthread_cond_wait(&g->cv, &g->mu);
+		if (g->stop || g->taken == g->pieces)
+			break;
+		k = g->taken++;
+		f = g->q[k % g->nq];
+		pthread_mutex_unlock(&g->mu);
+		vc_ring_guest_arena_write(g->ring, f.aoff, g->s + f.doff, f.n);
+		pthread_mutex_lock(&g->mu);
+		g->filled[k % g->nq] = 1;
+		pthread_cond_broadcast(&g->cv);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+static int put_parallel(struct vc_client *c, const uint8_t *s, uint64_t len, vc_client_emit_fn emit, void *arg,
+			uint32_t want, bool *fallback, uint64_t *last)
+{
+	uint64_t chunk = piece_size(c, len), emitted = 0;
+	struct pput g = {.ring = &c->ring, .s = s, .nq = c->ring.window, .pieces = (len + chunk - 1) / chunk};
+	pthread_t t[HELPERS_MAX];
+	uint32_t nw;
+	int rc = 0;
+
+	g.q = calloc(g.nq, sizeof(*g.q));
+	g.filled = calloc(g.nq, 1);
+	if (!g.q || !g.filled) {
+		free(g.q);
+		free(g.filled);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&g.mu, NULL);
+	pthread_cond_init(&g.cv, NULL);
+	nw = helpers_start(t, want, pput_writer, &g);
+	*fallback = !nw;
+	if (!nw)
+		goto out;
+	while (!rc && emitted < g.pieces) {
+		uint64_t k = g.handed;
+		bool ready;
+
+		/* Issue what is filled, in order. */
+		pthread_mutex_lock(&g.mu);
+		ready = emitted < g.handed && g.filled[emitted % g.nq];
+		pthread_mutex_unlock(&g.mu);
+		if (ready) {
+			struct inflight *f = &g.q[emitted % g.nq];
+
+			rc = emit(c, arg, f->doff, f->n, f->aoff, &f->seq);
+			if (rc)
+				break;
+			vc_ring_guest_chunk_release(&c->ring, f->idx, f->seq);
+			*last = f->seq;
+			emitted++;
+			continue;
+		}
+		/* Hand the next piece out when its chunk is free (the command
+		 * of the piece before it there has ended), or when the writers
+		 * have nothing else. */
+		if (k < g.pieces && k - emitted < g.nq &&
+		    (k == emitted || k < g.nq || vc_ring_guest_done(&c->ring) >= g.q[k % g.nq].seq)) {
+			struct inflight f = {.doff = k * chunk, .n = len - k * chunk < chunk ? len - k * chunk : chunk};
+
+			f.idx = vc_ring_guest_chunk_get(&c->ring, &f.aoff);
+			if (f.idx < 0) {
+				rc = f.idx;
+				break;
+			}
+			pthread_mutex_lock(&g.mu);
+			g.q[k % g.nq] = f;
+			g.filled[k % g.nq] = 0;
+			g.handed++;
+			pthread_cond_broadcast(&g.cv);
+			pthread_mutex_unlock(&g.mu);
+			continue;
+		}
+		/* A piece is with the writers: wait for the next in order. */
+		pthread_mutex_lock(&g.mu);
+		while (!g.filled[emitted % g.nq])
+			pthread_cond_wait(&g.cv, &g.mu);
+		pthread_mutex_unlock(&g.mu);
+	}
+	pthread_mutex_lock(&g.mu);
+	g.stop = true;
+	pthread_cond_broadcast(&g.cv);
+	pthread_mutex_unlock(&g.mu);
+	for (uint32_t i = 0; i < nw; i++)
+		pthread_join(t[i], NULL);
+	/* Handed out but never issued (an error): no command will read them. */
+	for (uint64_t k = emitted; k < g.handed; k++)
+		vc_ring_guest_chunk_release(&c->ring, g.q[k % g.nq].idx, 0);
+out:
+	pthread_cond_destroy(&g.cv);
+	pthread_mutex_destroy(&g.mu);
+	free(g.q);
+	free(g.filled);
+	return rc;
+}
+
 int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_emit_fn emit, void *arg,
 		  int async)
 {
@@ -561,9 +724,16 @@ int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_
 	uint64_t chunk = piece_size(c, len), done = 0, last = 0;
 	int rc = 0;
 
-	/* Pipelined: we fill piece k while the server drains piece k-1. */
 	pthread_mutex_lock(&c->bulk_lock);
-	while (done < len) {
+	if (len >= BULK_PARALLEL_MIN && c->helpers) {
+		bool fallback = false;
+
+		rc = put_parallel(c, s, len, emit, arg, c->helpers, &fallback, &last);
+		if (!fallback)
+			done = len; /* every piece issued, or a failure in rc */
+	}
+	/* Pipelined: we fill piece k while the server drains piece k-1. */
+	while (!rc && done < len) {
 		uint64_t n = len - done < chunk ? len - done : chunk, aoff;
 		int idx = vc_ring_guest_chunk_get(&c->ring, &aoff);
 
@@ -585,21 +755,191 @@ int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_
 	return rc ? rc : vc_client_take_error(c, last);
 }
 
-struct inflight {
-	int idx;
-	uint64_t aoff, doff, n, seq;
+/*
+ * A large device-to-host copy read out of the arena on several threads.
+ * One reader copies a piece out at about 10 GB/s on the H100 machine, below
+ * the server's DMA into the arena and below the native pageable copy: a
+ * 256 MiB copy ran at 78-84 % of native. Here the caller issues the pieces,
+ * up to the window's worth ahead, and readers take them in order, each
+ * waiting for its piece's command, copying it out and handing its chunk
+ * back; the caller reuses a chunk only once it was read. The caller holds
+ * bulk_lock throughout: the chunks and the ring's writes stay its own, the
+ * readers only wait and copy.
+ */
+/* Whether the error of a command up to @seq waits: looked at, not taken. */
+static bool error_pending(struct vc_client *c, uint64_t seq)
+{
+	int32_t code;
+	uint64_t eseq;
+
+	return vc_ring_guest_error(&c->ring, &code, &eseq) && eseq <= seq;
+}
+
+/*
+ * A bulk copy's error, taken once every piece's command up to @last has
+ * ended: the host keeps the first error until it is taken, and a later
+ * piece's, were the first taken earlier, would be reported to the next
+ * caller. The first error's code, or -errno.
+ */
+static int fail_after(struct vc_client *c, uint64_t last)
+{
+	int rc = vc_client_wait(c, last);
+
+	return rc ? rc : vc_client_take_error(c, last);
+}
+
+struct pget {
+	struct vc_client *c;
+	uint8_t *d;
+	struct inflight *q; /* piece k in q[k % nq] */
+	uint8_t *read;      /* per entry: its piece read out (or never will be) */
+	uint32_t nq;
+	uint64_t pieces, emitted, taken; /* pieces in all, issued, taken by readers */
+	uint64_t read_n;                 /* pieces read out */
+	int rc;                          /* the first failure: -errno of a wait, or 1 (a command failed) */
+	bool stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* any of the above changed */
 };
+
+static void *pget_reader(void *arg)
+{
+	struct pget *g = arg;
+
+	pthread_mutex_lock(&g->mu);
+	for (;;) {
+		struct inflight f;
+		uint64_t k;
+		int rc;
+
+		while (!g->stop && g->taken == g->emitted && g->taken < g->pieces)
+			pthread_cond_wait(&g->cv, &g->mu);
+		if (g->stop || g->taken == g->pieces)
+			break;
+		k = g->taken++;
+		f = g->q[k % g->nq];
+		pthread_mutex_unlock(&g->mu);
+		rc = vc_client_wait(g->c, f.seq);
+		/* A failed command left no bytes to read (the caller takes the
+		 * error; we only look). */
+		if (!rc && error_pending(g->c, f.seq))
+			rc = 1;
+		if (!rc)
+			vc_ring_guest_arena_read(&g->c->ring, f.aoff, g->d + f.doff, f.n, true);
+		pthread_mutex_lock(&g->mu);
+		g->read[k % g->nq] = 1;
+		g->read_n++;
+		if (rc && !g->rc) {
+			g->rc = rc;
+			g->stop = true;
+		}
+		pthread_cond_broadcast(&g->cv);
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+static int get_parallel(struct vc_client *c, uint8_t *d, uint64_t len, vc_client_emit_fn emit, void *arg,
+			uint32_t want, bool *fallback)
+{
+	uint64_t chunk = piece_size(c, len), done = 0, last = 0;
+	struct pget g = {.c = c, .d = d, .nq = c->ring.window, .pieces = (len + chunk - 1) / chunk};
+	pthread_t t[HELPERS_MAX];
+	uint32_t nr;
+	int rc = 0;
+
+	g.q = calloc(g.nq, sizeof(*g.q));
+	g.read = calloc(g.nq, 1);
+	if (!g.q || !g.read) {
+		free(g.q);
+		free(g.read);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&g.mu, NULL);
+	pthread_cond_init(&g.cv, NULL);
+	nr = helpers_start(t, want, pget_reader, &g);
+	*fallback = !nr;
+	if (!nr)
+		goto out;
+	for (uint64_t k = 0; k < g.pieces; k++) {
+		struct inflight f = {.doff = done, .n = len - done < chunk ? len - done : chunk};
+
+		/* The entry's chunk comes back once its last piece was read. */
+		pthread_mutex_lock(&g.mu);
+		while (!g.stop && k >= g.nq && !g.read[k % g.nq])
+			pthread_cond_wait(&g.cv, &g.mu);
+		if (g.stop) {
+			pthread_mutex_unlock(&g.mu);
+			break;
+		}
+		pthread_mutex_unlock(&g.mu);
+		if (k >= g.nq)
+			vc_ring_guest_chunk_release(&c->ring, g.q[k % g.nq].idx, 0);
+		f.idx = vc_ring_guest_chunk_get(&c->ring, &f.aoff);
+		if (f.idx < 0) {
+			rc = f.idx;
+			break;
+		}
+		rc = emit(c, arg, done, f.n, f.aoff, &f.seq);
+		/* Held until a reader has read it out, not merely until it is filled. */
+		vc_ring_guest_chunk_release(&c->ring, f.idx, rc ? 0 : UINT64_MAX);
+		if (rc)
+			break;
+		last = f.seq;
+		done += f.n;
+		pthread_mutex_lock(&g.mu);
+		g.q[k % g.nq] = f;
+		g.read[k % g.nq] = 0;
+		g.emitted++;
+		pthread_cond_broadcast(&g.cv);
+		pthread_mutex_unlock(&g.mu);
+	}
+	/* No more pieces: the readers finish those taken, the rest never are. */
+	pthread_mutex_lock(&g.mu);
+	g.pieces = g.emitted;
+	if (rc)
+		g.stop = true;
+	pthread_cond_broadcast(&g.cv);
+	pthread_mutex_unlock(&g.mu);
+	for (uint32_t i = 0; i < nr; i++)
+		pthread_join(t[i], NULL);
+	/* Chunks still held: free once read, or once their commands end. */
+	for (uint64_t k = g.emitted > g.nq ? g.emitted - g.nq : 0; k < g.emitted; k++) {
+		const struct inflight *f = &g.q[k % g.nq];
+
+		vc_ring_guest_chunk_release(&c->ring, f->idx, k < g.taken ? 0 : f->seq);
+	}
+	if (!rc)
+		rc = g.rc < 0 ? g.rc : last ? fail_after(c, last) : 0;
+out:
+	pthread_cond_destroy(&g.cv);
+	pthread_mutex_destroy(&g.mu);
+	free(g.q);
+	free(g.read);
+	return rc;
+}
 
 int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_fn emit, void *arg)
 {
-	uint64_t chunk = piece_size(c, len), done = 0;
+	uint64_t chunk = piece_size(c, len), done = 0, last = 0;
 	uint32_t nq = c->ring.window, head = 0, count = 0;
 	struct inflight *q;
 	uint8_t *d = dst;
+	bool failed = false;
 	int rc = 0;
 
 	if (!nq)
 		return -ENOSPC;
+	if (len >= BULK_PARALLEL_MIN && c->helpers) {
+		bool fallback = false;
+
+		pthread_mutex_lock(&c->bulk_lock);
+		rc = get_parallel(c, d, len, emit, arg, c->helpers, &fallback);
+		pthread_mutex_unlock(&c->bulk_lock);
+		if (!fallback)
+			return rc;
+		rc = 0; /* no reader could start: read it out alone */
+	}
 	q = calloc(nq, sizeof(*q));
 	if (!q)
 		return -ENOMEM;
@@ -618,9 +958,10 @@ int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_f
 			f->doff = done;
 			rc = emit(c, arg, done, f->n, f->aoff, &f->seq);
 			/* Held until we have read it out, not merely until it is filled. */
-			vc_ring_guest_chunk_release(&c->ring, f->idx, UINT64_MAX);
+			vc_ring_guest_chunk_release(&c->ring, f->idx, rc ? 0 : UINT64_MAX);
 			if (rc)
 				break;
+			last = f->seq;
 			done += f->n;
 			count++;
 			continue;
@@ -630,9 +971,10 @@ int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_f
 		rc = vc_client_wait(c, f->seq);
 		if (rc)
 			break;
-		rc = vc_client_take_error(c, f->seq);
-		if (rc)
+		if (error_pending(c, f->seq)) {
+			failed = true;
 			break;
+		}
 		vc_ring_guest_arena_read(&c->ring, f->aoff, d + f->doff, f->n, len >= VC_STREAM_THRESHOLD);
 		vc_ring_guest_chunk_release(&c->ring, f->idx, 0);
 		head = (head + 1) % nq;
@@ -641,6 +983,8 @@ int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_f
 	/* On error, chunks still in flight are freed once their commands end. */
 	for (; count; count--, head = (head + 1) % nq)
 		vc_ring_guest_chunk_release(&c->ring, q[head].idx, q[head].seq);
+	if (failed)
+		rc = fail_after(c, last);
 	pthread_mutex_unlock(&c->bulk_lock);
 	free(q);
 	return rc;

@@ -112,10 +112,42 @@ static void roundtrip(size_t n)
 START_TEST(copies_every_size_class)
 {
 	/* inline in the ring, inline in the reply, one arena piece, pipelined */
-	size_t sizes[] = {1, 7, 4096, 4097, 7000, 65536, 1 << 20, (5 << 20) + 3, 64 << 20};
+	size_t sizes[] = {1, 7, 4096, 4097, 7000, 65536, 1 << 20, (5 << 20) + 3, 64 << 20, (96 << 20) + 4099};
 
 	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 		roundtrip(sizes[i]);
+}
+END_TEST
+
+/* A large copy (through the arena on several threads) that runs past its
+ * allocation fails as natively, keeps the bytes it should not have
+ * touched, and the next copies work. */
+START_TEST(large_copy_past_the_allocation_fails)
+{
+	size_t n = 48 << 20;
+	uint8_t *b = malloc(2 * n);
+	CUdeviceptr d;
+
+	ck_assert_ptr_nonnull(b);
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemsetD8(d, 0x11, n));
+	memset(b, 0x77, 2 * n);
+	ck_assert_int_eq(cuMemcpyDtoH(b, d, 2 * n), CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemcpyDtoH(b, d, n));
+	ck_assert_uint_eq(b[0], 0x11);
+	ck_assert_uint_eq(b[n - 1], 0x11);
+	ck_assert_uint_eq(b[2 * n - 1], 0x77);
+	/* The other way (written into the arena on several threads). */
+	ck_assert_int_eq(cuMemcpyHtoD(d, b, 2 * n), CUDA_ERROR_INVALID_VALUE);
+	memset(b, 0x22, n);
+	CK(cuMemcpyHtoD(d, b, n));
+	memset(b, 0, n);
+	CK(cuMemcpyDtoH(b, d, n));
+	ck_assert_uint_eq(b[0], 0x22);
+	ck_assert_uint_eq(b[n - 1], 0x22);
+	CK(cuMemFree(d));
+	free(b);
+	roundtrip(64 << 20);
 }
 END_TEST
 
@@ -880,6 +912,7 @@ int main(void)
 	tcase_add_test(t, device_facts);
 	tcase_add_test(t, contexts);
 	tcase_add_test(t, copies_every_size_class);
+	tcase_add_test(t, large_copy_past_the_allocation_fails);
 	tcase_add_test(t, async_copies_dtod_memsets);
 	tcase_add_test(t, bad_pointers_are_errors);
 	tcase_add_test(t, modules_and_launches);
