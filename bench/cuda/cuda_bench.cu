@@ -134,10 +134,37 @@ static void pageable_gib() {
 	free(h);
 }
 
-int main() {
+// The sections named on the command line (launch, copies, pageable_gib,
+// pinned_gib), or all of them.
+static bool want(int argc, char **argv, const char *name) {
+	if (argc < 2)
+		return true;
+	for (int i = 1; i < argc; i++)
+		if (!strcmp(argv[i], name))
+			return true;
+	return false;
+}
+
+static void launches();
+static void copies();
+
+int main(int argc, char **argv) {
 	CK(cudaFree(0));
 	for (int i = 0; i < 1000; i++) empty<<<1, 32>>>(); // warm-up
 	CK(cudaDeviceSynchronize());
+	if (want(argc, argv, "launch"))
+		launches();
+	if (want(argc, argv, "copies"))
+		copies();
+	if (want(argc, argv, "pageable_gib"))
+		pageable_gib();
+	if (want(argc, argv, "pinned_gib"))
+		pinned_gib();
+	return 0;
+}
+
+// Launch and synchronisation latency, and a training step's call pattern.
+static void launches() {
 
 	// Asynchronous launch: enqueue rate (the host must not wait for replies).
 	const int nl = 20000;
@@ -197,6 +224,11 @@ int main() {
 		v.push_back(now_us() - a);
 	}
 	printf("memcpy4_dtoh_us\t%.3f\tus\n", median(v));
+	CK(cudaFree(d4));
+}
+
+// Copies of 1, 16 and 256 MiB, pinned and pageable, each way.
+static void copies() {
 
 	const size_t maxn = size_t(256) << 20;
 	void *dev, *pinned, *pageable = malloc(maxn);
@@ -227,7 +259,4 @@ int main() {
 	CK(cudaFree(dev));
 	CK(cudaFreeHost(pinned));
 	free(pageable);
-	pageable_gib();
-	pinned_gib();
-	return 0;
 }

@@ -119,13 +119,22 @@ static void fft_totals(void) {
 	}
 }
 
-int main() {
+// seed_bench [sgemm] [fft]: the sections named, or both.
+int main(int argc, char **argv) {
+	bool sgemm = argc < 2, fft = argc < 2;
 	cublasHandle_t h;
 
+	for (int i = 1; i < argc; i++) {
+		sgemm |= !strcmp(argv[i], "sgemm");
+		fft |= !strcmp(argv[i], "fft");
+	}
 	CK(cudaFree(0));
-	CKL(cublasCreate(&h));
-	sgemm_totals(h);
-	CKL(cublasDestroy(h));
-	fft_totals();
+	if (sgemm) {
+		CKL(cublasCreate(&h));
+		sgemm_totals(h);
+		CKL(cublasDestroy(h));
+	}
+	if (fft)
+		fft_totals();
 	return 0;
 }
