@@ -77,6 +77,21 @@ static unsigned g_nrec;
  * device. Direct-mapped; valid while g_ans_epoch == epoch + 1. */
 #define ANS_MAX 1024
 static uint64_t g_ans_epoch; /* bumped by unloads and context ends */
+/* The values last set (cuKernelSetAttribute, cuFuncSetAttribute) are kept
+ * among the answers under epochs of their own: bumped by unloads and
+ * context ends too, and each by a set of the other kind that changed a
+ * value (a kernel's attribute set through a function of it, or the other
+ * way), not by every set, so that two kernels each setting its own value
+ * before every launch do not drop each other's. */
+static uint64_t g_kset_epoch, g_fset_epoch;
+
+/* The epoch @op's answers are valid under. */
+static uint64_t *epoch_of(uint32_t op)
+{
+	return op == VC_CU_cuKernelSetAttribute ? &g_kset_epoch
+	       : op == VC_CU_cuFuncSetAttribute ? &g_fset_epoch : &g_ans_epoch;
+}
+
 static struct ans {
 	uint32_t op;
 	uint64_t k1, k2, k3, val, epoch;
@@ -122,24 +137,33 @@ static void forget(void)
 static int ans_get(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t *val);
 static void ans_put(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t val, uint64_t epoch);
 
+/* Everything kept about kernels and functions is dropped, values set too
+ * (an unload, a context's end). */
+static void answers_drop(void)
+{
+	__atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&g_kset_epoch, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&g_fset_epoch, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * An attribute set (cuKernelSetAttribute, cuFuncSetAttribute) answered @rc.
  * Libraries set the same attribute to the same value before every launch
- * (cuDNN's and cuBLAS's kernels their dynamic shared memory); such a set
- * changes nothing, and everything known about kernels and functions stays
- * true. The last value set for each (handle, attribute, device) is kept
- * among the cached answers, under the set's own operation; a set that
- * repeats it leaves the caches alone. Any other set, succeeding or not,
- * drops every cached answer (g_ans_epoch) and, when it took effect, the
- * launch-parameter layouts and occupancy answers (which hold the dynamic
- * shared memory limit), as before. Two threads setting different values of
- * one attribute at once race natively too; here the loser's value may be the
- * one remembered, so a later repeat of it may keep an answer the other
- * thread's set made stale.
+ * (cuDNN's and PyTorch's kernels their dynamic shared memory); such a set
+ * changes nothing, and is answered in the guest (cuKernelSetAttribute()
+ * below) while the value last set for that (handle, attribute, device) is
+ * kept. A set that changed a value drops every cached answer about
+ * attributes (g_ans_epoch), the launch-parameter layouts and occupancy
+ * answers (which hold the dynamic shared memory limit), and the values kept
+ * for the other kind of handle; then its own value is kept. A failed set
+ * changed nothing natively; the answers are dropped all the same, as
+ * before. Two threads setting different values of one attribute at once
+ * race natively too; here the loser's value may be the one kept, so a later
+ * repeat of it may be answered without reaching the driver.
  */
 static void attr_set(uint32_t op, const void *req, size_t reqlen, int rc)
 {
-	uint64_t k1 = 0, k2 = 0, v, epoch;
+	uint64_t k1 = 0, k2 = 0, v;
 	uint32_t val = 0;
 	int known = 0;
 
@@ -161,13 +185,14 @@ static void attr_set(uint32_t op, const void *req, size_t reqlen, int rc)
 		known = 1;
 	}
 	if (rc == CUDA_SUCCESS && known && ans_get(op, k1, k2, 0, &v) && v == val)
-		return; /* a repeat: nothing changed */
-	epoch = __atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
+		return; /* a repeat (another thread's, raced past the check): nothing changed */
+	__atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
 	if (rc != CUDA_SUCCESS)
 		return;
 	vc_cu_params_forget();
+	__atomic_add_fetch(op == VC_CU_cuKernelSetAttribute ? &g_fset_epoch : &g_kset_epoch, 1, __ATOMIC_RELAXED);
 	if (known)
-		ans_put(op, k1, k2, 0, val, epoch);
+		ans_put(op, k1, k2, 0, val, __atomic_load_n(epoch_of(op), __ATOMIC_RELAXED));
 }
 
 void vc_cu_fast_after(uint32_t op, const void *req, size_t reqlen, int rc)
@@ -187,7 +212,7 @@ void vc_cu_fast_after(uint32_t op, const void *req, size_t reqlen, int rc)
 	case VC_CU_cuDevicePrimaryCtxReset_v2:
 		__atomic_store_n(&g_ctx_gone, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&g_prim_epoch, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
+		answers_drop();
 		break;
 	case VC_CU_cuKernelSetAttribute:
 	case VC_CU_cuFuncSetAttribute:
@@ -195,6 +220,8 @@ void vc_cu_fast_after(uint32_t op, const void *req, size_t reqlen, int rc)
 		break;
 	case VC_CU_cuModuleUnload:
 	case VC_CU_cuLibraryUnload:
+		answers_drop();
+		break;
 	case VC_CU_cuFuncSetCacheConfig:
 	case VC_CU_cuKernelSetCacheConfig:
 	case VC_CU_cuFuncSetSharedMemConfig:
@@ -421,7 +448,7 @@ static int ans_get(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t 
 	if (g_off || !vc_cu_state())
 		return 0;
 	pthread_mutex_lock(&g_mu);
-	hit = a->epoch == __atomic_load_n(&g_ans_epoch, __ATOMIC_RELAXED) + 1 && a->op == op && a->k1 == k1 &&
+	hit = a->epoch == __atomic_load_n(epoch_of(op), __ATOMIC_RELAXED) + 1 && a->op == op && a->k1 == k1 &&
 	      a->k2 == k2 && a->k3 == k3;
 	if (hit)
 		*val = a->val;
@@ -435,9 +462,45 @@ static void ans_put(uint32_t op, uint64_t k1, uint64_t k2, uint64_t k3, uint64_t
 	struct ans *a = ans_slot(op, k1, k2, k3);
 
 	pthread_mutex_lock(&g_mu);
-	if (epoch == __atomic_load_n(&g_ans_epoch, __ATOMIC_RELAXED))
+	if (epoch == __atomic_load_n(epoch_of(op), __ATOMIC_RELAXED))
 		*a = (struct ans){.op = op, .k1 = k1, .k2 = k2, .k3 = k3, .val = val, .epoch = epoch + 1};
 	pthread_mutex_unlock(&g_mu);
+}
+
+CUresult vc_gen_cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev);
+CUresult vc_gen_cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value);
+
+/*
+ * A set that repeats the value last set for the same handle, attribute and
+ * device, with nothing changed since (the cached answers' epoch: any other
+ * set, an unload, a context's end drops it), is answered here: natively it
+ * succeeds and changes nothing. PyTorch's attention kernels set their
+ * dynamic shared memory before every launch: in a GPT-2 decode on the H100
+ * that was 426 round trips of about 200 us each.
+ */
+CUresult CUDAAPI cuKernelSetAttribute(CUfunction_attribute attrib, int val, CUkernel kernel, CUdevice dev)
+{
+	uint64_t v;
+
+	if (ans_get(VC_CU_cuKernelSetAttribute, (uint64_t)(uintptr_t)kernel,
+		    ((uint64_t)(uint32_t)dev << 32) | (uint32_t)attrib, 0, &v) &&
+	    v == (uint32_t)val) {
+		VC_STATS_LOCAL(VC_STAT_KERNEL_SET_ATTRIBUTE);
+		return CUDA_SUCCESS;
+	}
+	return vc_gen_cuKernelSetAttribute(attrib, val, kernel, dev);
+}
+
+CUresult CUDAAPI cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+{
+	uint64_t v;
+
+	if (ans_get(VC_CU_cuFuncSetAttribute, (uint64_t)(uintptr_t)hfunc, (uint32_t)attrib, 0, &v) &&
+	    v == (uint32_t)value) {
+		VC_STATS_LOCAL(VC_STAT_FUNC_SET_ATTRIBUTE);
+		return CUDA_SUCCESS;
+	}
+	return vc_gen_cuFuncSetAttribute(hfunc, attrib, value);
 }
 
 /* Attributes the guest keeps: those fixed when the code was loaded, and the

@@ -34,6 +34,8 @@ static const char *const local_names[VC_STAT_LOCAL_MAX] = {
 	[VC_STAT_EVENT_SYNC] = "cuEventSynchronize",
 	[VC_STAT_CTX_SYNC] = "cuCtxSynchronize",
 	[VC_STAT_CTX_DEVICE] = "cuCtxGetDevice",
+	[VC_STAT_KERNEL_SET_ATTRIBUTE] = "cuKernelSetAttribute",
+	[VC_STAT_FUNC_SET_ATTRIBUTE] = "cuFuncSetAttribute",
 };
 
 uint64_t vc_cu_stats_now(void)

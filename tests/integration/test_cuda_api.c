@@ -341,12 +341,35 @@ START_TEST(answers_in_the_guest)
 			 CUDA_ERROR_INVALID_VALUE);
 	CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
 	ck_assert_int_eq(v2, 1024);
+	/* two functions each setting its own value before every launch (the
+	 * repeats answered in the guest): each keeps its own */
+	{
+		CUmodule m2;
+		CUfunction f2;
+
+		CK(cuModuleLoadData(&m2, ptx));
+		CK(cuModuleGetFunction(&f2, m2, "noop"));
+		for (int i = 0; i < 3; i++) {
+			CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+			CK(cuFuncSetAttribute(f2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 3072));
+			CK(cuFuncGetAttribute(&v1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f));
+			CK(cuFuncGetAttribute(&v2, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f2));
+			ck_assert_int_eq(v1, 1024);
+			ck_assert_int_eq(v2, 3072);
+		}
+		CK(cuModuleUnload(m2));
+	}
 	CK(cuCtxGetDevice(&dev));
 	CK(cuCtxGetDevice(&dev));
 	ck_assert_int_eq(dev, 0);
 	/* an unloaded function is gone, not answered from what was kept */
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
 	CK(cuModuleUnload(m));
 	ck_assert_int_eq(cuFuncGetAttribute(&v1, CU_FUNC_ATTRIBUTE_NUM_REGS, f), CUDA_ERROR_INVALID_HANDLE);
+	/* nor is a repeat of a set it had (answered in the guest while it lived) */
+	ck_assert_int_eq(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024),
+			 CUDA_ERROR_INVALID_HANDLE);
 	/* primary context state follows retains and releases */
 	CK(cuDevicePrimaryCtxGetState(dev, &flags0, &active0));
 	CK(cuDevicePrimaryCtxGetState(dev, &flags, &active));

@@ -163,11 +163,11 @@ fn("cuKernelGetName", SYNC, manual=True)            # the guest keeps the string
 fn("cuFuncGetName", SYNC, manual=True)
 fn("cuKernelGetFunction", SYNC, owner="kernel", wrap=True)   # fastpath.c: answers cached
 fn("cuKernelGetAttribute", SYNC, wrap=True)   # fastpath.c: answers cached
-fn("cuKernelSetAttribute", SYNC)   # fastpath.c attr_set(): caches dropped unless a repeat
+fn("cuKernelSetAttribute", SYNC, wrap=True)   # fastpath.c: a repeat answered here, attr_set() after
 fn("cuKernelSetCacheConfig", SYNC)
 fn("cuKernelGetParamInfo", SYNC, nullable=["paramOffset", "paramSize"])
 fn("cuFuncGetAttribute", SYNC, wrap=True)   # fastpath.c: answers cached
-fn("cuFuncSetAttribute", SYNC)   # fastpath.c attr_set(): caches dropped unless a repeat
+fn("cuFuncSetAttribute", SYNC, wrap=True)   # fastpath.c: a repeat answered here, attr_set() after
 fn("cuFuncSetCacheConfig", SYNC)
 fn("cuFuncGetParamInfo", SYNC, nullable=["paramOffset", "paramSize"])
 fn("cuFuncGetModule", SYNC)
