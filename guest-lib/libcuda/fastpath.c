@@ -153,9 +153,10 @@ static void answers_drop(void)
  * changes nothing, and is answered in the guest (cuKernelSetAttribute()
  * below) while the value last set for that (handle, attribute, device) is
  * kept. A set that changed a value drops every cached answer about
- * attributes (g_ans_epoch), the launch-parameter layouts and occupancy
- * answers (which hold the dynamic shared memory limit), and the values kept
- * for the other kind of handle; then its own value is kept. A failed set
+ * attributes (g_ans_epoch), the dynamic shared memory limits kept with the
+ * launch-parameter layouts (asked again by the next launch that needs one:
+ * the offsets and sizes stay) and occupancy answers, and the values kept for
+ * the other kind of handle; then its own value is kept. A failed set
  * changed nothing natively; the answers are dropped all the same, as
  * before. Two threads setting different values of one attribute at once
  * race natively too; here the loser's value may be the one kept, so a later
@@ -189,7 +190,7 @@ static void attr_set(uint32_t op, const void *req, size_t reqlen, int rc)
 	__atomic_add_fetch(&g_ans_epoch, 1, __ATOMIC_RELAXED);
 	if (rc != CUDA_SUCCESS)
 		return;
-	vc_cu_params_forget();
+	vc_cu_params_limits_forget();
 	__atomic_add_fetch(op == VC_CU_cuKernelSetAttribute ? &g_fset_epoch : &g_kset_epoch, 1, __ATOMIC_RELAXED);
 	if (known)
 		ans_put(op, k1, k2, 0, val, __atomic_load_n(epoch_of(op), __ATOMIC_RELAXED));

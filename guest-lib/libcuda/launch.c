@@ -7,6 +7,7 @@
  * are caught here, the rest surface at the next synchronisation.
  */
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,7 @@
 struct layout_entry {
 	uint64_t func;
 	struct vc_cu_param_layout *pl;
+	bool limit_stale; /* an attribute changed since: max_dyn_smem is asked again */
 };
 
 static struct layout_entry g_cache[CACHE_SIZE];
@@ -32,6 +34,15 @@ void vc_cu_params_forget(void)
 	}
 	pthread_rwlock_unlock(&g_lock);
 	vc_cu_occupancy_forget(); /* a function's attributes changed, or it went away */
+}
+
+void vc_cu_params_limits_forget(void)
+{
+	pthread_rwlock_wrlock(&g_lock);
+	for (unsigned i = 0; i < CACHE_SIZE; i++)
+		g_cache[i].limit_stale = true;
+	pthread_rwlock_unlock(&g_lock);
+	vc_cu_occupancy_forget(); /* a function's attributes changed */
 }
 
 static unsigned slot_of(uint64_t f)
@@ -79,8 +90,33 @@ CUresult vc_cu_params_layout(uint64_t func, struct vc_cu_param_layout *out)
 	free(g_cache[k].pl);
 	g_cache[k].func = func;
 	g_cache[k].pl = pl;
+	g_cache[k].limit_stale = false;
 	pthread_rwlock_unlock(&g_lock);
 	return CUDA_SUCCESS;
+}
+
+CUresult vc_cu_params_limit(uint64_t func, uint32_t *max_dyn_smem)
+{
+	struct vc_cu_param_layout *pl;
+	unsigned k = slot_of(func);
+	CUresult rc;
+
+	/* A layout kept from before an attribute changed is asked again. */
+	pthread_rwlock_wrlock(&g_lock);
+	if (g_cache[k].func == func && g_cache[k].pl && g_cache[k].limit_stale) {
+		free(g_cache[k].pl);
+		g_cache[k].pl = NULL;
+		g_cache[k].func = 0;
+	}
+	pthread_rwlock_unlock(&g_lock);
+	pl = malloc(sizeof(*pl));
+	if (!pl)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	rc = vc_cu_params_layout(func, pl);
+	if (rc == CUDA_SUCCESS)
+		*max_dyn_smem = pl->max_dyn_smem;
+	free(pl);
+	return rc;
 }
 
 /* Parameters from kernelParams (per the layout) or from extra's buffer form. */
@@ -203,12 +239,11 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	/* Above the 48 KiB every function may have, the function's own limit
 	 * (raised with cuFuncSetAttribute) decides, at once, as natively. */
 	if (shmem > 48u * 1024) {
-		struct vc_cu_param_layout *pl = malloc(sizeof(*pl));
+		uint32_t limit = 0;
 
-		rc = pl ? vc_cu_params_layout((uint64_t)(uintptr_t)f, pl) : CUDA_ERROR_OUT_OF_MEMORY;
-		if (rc == CUDA_SUCCESS && shmem > pl->max_dyn_smem)
+		rc = vc_cu_params_limit((uint64_t)(uintptr_t)f, &limit);
+		if (rc == CUDA_SUCCESS && shmem > limit)
 			rc = CUDA_ERROR_INVALID_VALUE;
-		free(pl);
 		if (rc)
 			goto out;
 	}

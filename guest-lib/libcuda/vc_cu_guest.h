@@ -134,6 +134,16 @@ int vc_cu_mem_is_device(uint64_t p, uint64_t n);
 void vc_cu_params_forget(void);
 
 /**
+ * vc_cu_params_limits_forget() - a function's attributes changed: the
+ * dynamic shared memory limits kept with the layouts are asked again when a
+ * launch needs one (the offsets and sizes stay), occupancy answers dropped.
+ */
+void vc_cu_params_limits_forget(void);
+
+/** vc_cu_params_limit() - @func's dynamic shared memory limit, from its layout, asked again if stale. */
+CUresult vc_cu_params_limit(uint64_t func, uint32_t *max_dyn_smem);
+
+/**
  * vc_cu_stream_id() - the wire id of stream @s: the calling thread's own
  * stream for CU_STREAM_PER_THREAD, the handle itself otherwise.
  */

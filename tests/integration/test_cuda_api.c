@@ -359,6 +359,14 @@ START_TEST(answers_in_the_guest)
 		}
 		CK(cuModuleUnload(m2));
 	}
+	/* a launch above 48 KiB of dynamic shared memory follows the limit
+	 * set, raised and lowered again (the guest refuses it at once) */
+	ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 64 << 10, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 64 << 10));
+	CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 64 << 10, s, NULL, NULL));
+	CK(cuFuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, 1024));
+	ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 64 << 10, s, NULL, NULL), CUDA_ERROR_INVALID_VALUE);
+	CK(cuStreamSynchronize(s));
 	CK(cuCtxGetDevice(&dev));
 	CK(cuCtxGetDevice(&dev));
 	ck_assert_int_eq(dev, 0);
