@@ -56,7 +56,11 @@ static struct {
 	int unsupported; /* the transport passes no descriptors (a VM) */
 	uint64_t token;
 	pthread_mutex_t mu;
-} g_seg = {.mu = PTHREAD_MUTEX_INITIALIZER};
+	/* One segment's descriptors in flight at a time: the server keeps a
+	 * bounded number waiting (VC_FDBOX_MAX), and two threads' 16 files
+	 * each passed before either command was taken would not fit. */
+	pthread_mutex_t offer_mu;
+} g_seg = {.mu = PTHREAD_MUTEX_INITIALIZER, .offer_mu = PTHREAD_MUTEX_INITIALIZER};
 
 static uint64_t file_len(const struct files *f, unsigned i, uint64_t size)
 {
@@ -137,15 +141,17 @@ static CUresult offer(const struct files *f, uint8_t *a, uint64_t size, uint64_t
 	rq.token = g_seg.token + 1;
 	g_seg.token += f->n;
 	pthread_mutex_unlock(&g_seg.mu);
+	pthread_mutex_lock(&g_seg.offer_mu);
 	for (unsigned i = 0; i < f->n; i++) {
 		int e = vc_client_pass_fd(st->client, rq.token + i, f->fd[i]);
 
-		if (e == -EOPNOTSUPP)
-			return CUDA_ERROR_NOT_SUPPORTED;
-		if (e)
-			return CUDA_ERROR_OUT_OF_MEMORY;
+		if (e) {
+			pthread_mutex_unlock(&g_seg.offer_mu);
+			return e == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
+		}
 	}
 	rc = vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	pthread_mutex_unlock(&g_seg.offer_mu);
 	if (rc == CUDA_SUCCESS)
 		*off = rp.off;
 	return rc;

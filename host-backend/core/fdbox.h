@@ -14,7 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define VC_FDBOX_MAX 16 /* descriptors waiting at most; more are closed */
+#define VC_FDBOX_MAX 64 /* descriptors waiting at most (4 segments of 16 files); more are closed */
 
 struct vc_fdbox {
 	uint32_t n;

@@ -14,6 +14,8 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -265,6 +267,51 @@ START_TEST(graph_copies_name_segment_memory)
 }
 END_TEST
 
+/* One thread's share of segments_from_several_threads. */
+static void *alloc_fill_copy(void *arg)
+{
+	unsigned seed = (unsigned)(uintptr_t)arg;
+	const size_t n = 100 * MiB;
+	CUdeviceptr d;
+	uint8_t *h[2];
+	int bad = 0;
+
+	if (cuCtxSetCurrent(g_ctx) || cuMemAlloc(&d, MiB))
+		return (void *)1;
+	for (int i = 0; i < 2; i++) {
+		if (cuMemHostAlloc((void **)&h[i], n, 0))
+			return (void *)1;
+		fill(h[i] + n - MiB, MiB, seed + (unsigned)i);
+	}
+	for (int i = 0; i < 2; i++) {
+		bad |= cuMemcpyHtoD(d, h[i] + n - MiB, MiB) != CUDA_SUCCESS;
+		memset(h[i], 0, MiB);
+		bad |= cuMemcpyDtoH(h[i], d, MiB) != CUDA_SUCCESS;
+		bad |= !same(h[i], MiB, seed + (unsigned)i);
+		bad |= cuMemFreeHost(h[i]) != CUDA_SUCCESS;
+	}
+	cuMemFree(d);
+	return (void *)(uintptr_t)bad;
+}
+
+/* Segments of several files allocated by four threads at once: each
+ * thread's descriptors reach the server with its own command (pinseg.c
+ * passes one segment's at a time), every copy through them holds. */
+START_TEST(segments_from_several_threads)
+{
+	pthread_t t[4];
+	void *r;
+
+	for (uintptr_t i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, alloc_fill_copy, (void *)(i * 10)), 0);
+	for (int i = 0; i < 4; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &r), 0);
+		ck_assert_ptr_null(r);
+	}
+	ck_assert_int_eq(segments_gone(), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("pinned");
@@ -279,6 +326,7 @@ int main(void)
 	tcase_add_test(t, many_segments_freed_in_any_order);
 	tcase_add_test(t, registered_range_larger_than_the_pool_moves_into_a_segment);
 	tcase_add_test(t, graph_copies_name_segment_memory);
+	tcase_add_test(t, segments_from_several_threads);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
