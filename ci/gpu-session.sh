@@ -43,10 +43,11 @@ stress_gpu() {
 	return $rc
 }
 
-# The driver-API suites and the hostile suite that CI runs over the stand-in,
-# here through vcuda-server on the real driver: the server's handling of
-# graphs, user objects, stuck sessions and misuse, where the stand-in cannot
-# say what the driver does.
+# The driver-API suites, the hostile suite and the page-locked segments'
+# suite that CI runs over the stand-in, here through vcuda-server on the
+# real driver: the server's handling of graphs, user objects, stuck
+# sessions, misuse and registrations, where the stand-in cannot say what the
+# driver does.
 suites_gpu() {
 	. ci/lib.sh
 	ci_tmpdir suites-gpu
@@ -75,6 +76,17 @@ suites_gpu() {
 	kill -TERM $pid; wait $pid || rc=1
 	cp "$VC_TMP/server.log" "$OUT/suites-server.log"
 	grep -E "stuck|crashed|FATAL" "$VC_TMP/server.log" | tail -5
+	# Page-locked segments (several memfds each on a machine of many
+	# processors) through the driver's registration: the suite assumes a
+	# 64 MiB pool and a 1280 MiB bound, as in CI.
+	echo "== test_pinned"
+	export VCUDA_SOCKET="$VC_TMP/pinned.sock"
+	build/release/bin/vcuda-server --socket "$VCUDA_SOCKET" --executor cuda --pinned-size 64M \
+		--pinned-max 1280M >"$VC_TMP/server-pinned.log" 2>&1 &
+	pid=$!
+	for _ in $(seq 100); do [ -S "$VCUDA_SOCKET" ] && break; sleep 0.05; done
+	timeout 200 build/release/tests/test_pinned || rc=1
+	kill -TERM $pid; wait $pid || rc=1
 	return $rc
 }
 
