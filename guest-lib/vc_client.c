@@ -755,17 +755,6 @@ int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_
 	return rc ? rc : vc_client_take_error(c, last);
 }
 
-/*
- * A large device-to-host copy read out of the arena on several threads.
- * One reader copies a piece out at about 10 GB/s on the H100 machine, below
- * the server's DMA into the arena and below the native pageable copy: a
- * 256 MiB copy ran at 78-84 % of native. Here the caller issues the pieces,
- * up to the window's worth ahead, and readers take them in order, each
- * waiting for its piece's command, copying it out and handing its chunk
- * back; the caller reuses a chunk only once it was read. The caller holds
- * bulk_lock throughout: the chunks and the ring's writes stay its own, the
- * readers only wait and copy.
- */
 /* Whether the error of a command up to @seq waits: looked at, not taken. */
 static bool error_pending(struct vc_client *c, uint64_t seq)
 {
@@ -788,6 +777,17 @@ static int fail_after(struct vc_client *c, uint64_t last)
 	return rc ? rc : vc_client_take_error(c, last);
 }
 
+/*
+ * A large device-to-host copy read out of the arena on several threads.
+ * One reader copies a piece out at about 10 GB/s on the H100 machine, below
+ * the server's DMA into the arena and below the native pageable copy: a
+ * 256 MiB copy ran at 78-84 % of native. Here the caller issues the pieces,
+ * up to the window's worth ahead, and readers take them in order, each
+ * waiting for its piece's command, copying it out and handing its chunk
+ * back; the caller reuses a chunk only once it was read. The caller holds
+ * bulk_lock throughout: the chunks and the ring's writes stay its own, the
+ * readers only wait and copy.
+ */
 struct pget {
 	struct vc_client *c;
 	uint8_t *d;
@@ -795,7 +795,6 @@ struct pget {
 	uint8_t *read;      /* per entry: its piece read out (or never will be) */
 	uint32_t nq;
 	uint64_t pieces, emitted, taken; /* pieces in all, issued, taken by readers */
-	uint64_t read_n;                 /* pieces read out */
 	int rc;                          /* the first failure: -errno of a wait, or 1 (a command failed) */
 	bool stop;
 	pthread_mutex_t mu;
@@ -828,7 +827,6 @@ static void *pget_reader(void *arg)
 			vc_ring_guest_arena_read(&g->c->ring, f.aoff, g->d + f.doff, f.n, true);
 		pthread_mutex_lock(&g->mu);
 		g->read[k % g->nq] = 1;
-		g->read_n++;
 		if (rc && !g->rc) {
 			g->rc = rc;
 			g->stop = true;
