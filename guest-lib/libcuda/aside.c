@@ -10,7 +10,8 @@
  * tables, 0.2 ms, and leaves the range mapped and empty, so that no other
  * mapping can take it meanwhile), and a thread of ours frees them while the
  * program goes on. Where the kernel cannot (before Linux 5.7, or a range of
- * several mappings) nothing moves and the old way stands.
+ * several mappings) nothing moves and the old way stands; ranges under
+ * ASIDE_MIN are freed inline, where a thread would cost more than it saves.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -26,11 +27,14 @@
 #endif
 
 #define PMD (2ull << 20) /* page tables move whole where both ends agree mod 2 MiB */
+#define ASIDE_MIN (4ull << 20)
 
 void *vc_cu_aside_take(void *addr, uint64_t len)
 {
 	uint8_t *r, *to;
 
+	if (len < ASIDE_MIN)
+		return NULL;
 	r = mmap(NULL, len + PMD, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (r == MAP_FAILED)
 		return NULL;
@@ -67,7 +71,7 @@ static void *dropper(void *arg)
 
 void vc_cu_aside_drop(void *aside, uint64_t len)
 {
-	struct drop *d = malloc(sizeof(*d));
+	struct drop *d = len >= ASIDE_MIN ? malloc(sizeof(*d)) : NULL;
 	sigset_t all, old;
 	pthread_attr_t at;
 	pthread_t t;

@@ -100,15 +100,21 @@ CUresult vc_cu_params_limit(uint64_t func, uint32_t *max_dyn_smem)
 	struct vc_cu_param_layout *pl;
 	unsigned k = slot_of(func);
 	CUresult rc;
+	bool stale;
 
 	/* A layout kept from before an attribute changed is asked again. */
-	pthread_rwlock_wrlock(&g_lock);
-	if (g_cache[k].func == func && g_cache[k].pl && g_cache[k].limit_stale) {
-		free(g_cache[k].pl);
-		g_cache[k].pl = NULL;
-		g_cache[k].func = 0;
-	}
+	pthread_rwlock_rdlock(&g_lock);
+	stale = g_cache[k].func == func && g_cache[k].pl && g_cache[k].limit_stale;
 	pthread_rwlock_unlock(&g_lock);
+	if (stale) {
+		pthread_rwlock_wrlock(&g_lock);
+		if (g_cache[k].func == func && g_cache[k].pl && g_cache[k].limit_stale) {
+			free(g_cache[k].pl);
+			g_cache[k].pl = NULL;
+			g_cache[k].func = 0;
+		}
+		pthread_rwlock_unlock(&g_lock);
+	}
 	pl = malloc(sizeof(*pl));
 	if (!pl)
 		return CUDA_ERROR_OUT_OF_MEMORY;
