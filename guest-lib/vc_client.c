@@ -70,6 +70,7 @@ struct vc_client {
 	uint64_t piece_min;        /* bulk copies: smallest piece (PIECE_MIN, or VCUDA_BULK_PIECE_MIN) */
 	uint32_t pieces_min;       /* and pieces per copy (PIECES_MIN, or VCUDA_BULK_PIECES) */
 	uint32_t helpers;          /* large copies: threads filling or reading the arena (VCUDA_BULK_THREADS) */
+	uint64_t parallel_min;     /* from this size on (BULK_PARALLEL_MIN, or VCUDA_BULK_PARALLEL_MIN) */
 };
 
 /* A tuning knob from the environment: @name's value when it is a number in
@@ -355,6 +356,7 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 
 		c->helpers = (uint32_t)env_size("VCUDA_BULK_THREADS", r, 0, HELPERS_MAX);
 	}
+	c->parallel_min = env_size("VCUDA_BULK_PARALLEL_MIN", BULK_PARALLEL_MIN, 4096, UINT64_MAX);
 	*out = c;
 	return 0;
 
@@ -725,7 +727,7 @@ int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_
 	int rc = 0;
 
 	pthread_mutex_lock(&c->bulk_lock);
-	if (len >= BULK_PARALLEL_MIN && c->helpers) {
+	if (len >= c->parallel_min && c->helpers) {
 		bool fallback = false;
 
 		rc = put_parallel(c, s, len, emit, arg, c->helpers, &fallback, &last);
@@ -928,7 +930,7 @@ int vc_client_get(struct vc_client *c, void *dst, uint64_t len, vc_client_emit_f
 
 	if (!nq)
 		return -ENOSPC;
-	if (len >= BULK_PARALLEL_MIN && c->helpers) {
+	if (len >= c->parallel_min && c->helpers) {
 		bool fallback = false;
 
 		pthread_mutex_lock(&c->bulk_lock);
