@@ -1,12 +1,15 @@
 """PyTorch training: an MLP or a torchvision CNN on random data, several
 optimiser steps in fp32 or under fp16/bf16 autocast (fp16 with a GradScaler).
-Usage: torch_train.py {mlp|cnn} {fp32|fp16|bf16} [steps]"""
+Usage: torch_train.py {mlp|cnn} {fp32|fp16|bf16} [steps]
+Steps: 8 (one warm-up, seven timed), or $WL_TRAIN_STEPS. The first timed
+steps still load kernels the warm-up did not need (the optimiser's momentum
+path, cuDNN's); `make bench` times 40 to see the steady state."""
 import sys
 
 import torch
 import torch.nn as nn
 
-from common import Timer, fl, result, seed_all
+from common import Timer, arg, fl, result, seed_all
 
 
 def model_for(kind):
@@ -19,7 +22,7 @@ def model_for(kind):
 
 def main():
     kind, prec = sys.argv[1], sys.argv[2]
-    steps = int(sys.argv[3]) if len(sys.argv) > 3 else 8
+    steps = int(sys.argv[3]) if len(sys.argv) > 3 else int(arg("train_steps", "8"))
     seed_all(0)
     torch.backends.cudnn.benchmark = False
     torch.backends.cudnn.deterministic = True
