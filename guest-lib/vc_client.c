@@ -590,82 +590,183 @@ static uint32_t helpers_start(pthread_t *t, uint32_t want, void *(*fn)(void *), 
 }
 
 /*
- * A large host-to-device copy written into the arena on several threads:
- * one writer fills a piece at about the native pageable copy's speed, so
- * the copy never beat native by much and, on a busy machine, fell below it
- * (82-86 % on the H100 in one run). The caller hands pieces out as their
- * chunks come free, writers fill them in any order, and the caller issues
- * each piece's command in order once it is filled; it holds bulk_lock
- * throughout, the writers only copy.
+ * The helper threads of one large bulk copy (a team). The caller, holding
+ * bulk_lock, owns the ring and the chunks: it publishes pieces in order;
+ * helpers take them in that order, do their part (fill a piece into the
+ * arena, or read one out) and mark its entry done. A helper's failure
+ * stops the team.
  */
-struct pput {
-	struct vc_ring_guest *ring;
-	const uint8_t *s;
+struct team {
+	struct vc_client *c;
+	const uint8_t *src; /* filled from (host to device) */
+	uint8_t *dst;       /* read out into (device to host) */
+	int (*work)(struct team *, const struct inflight *);
 	struct inflight *q; /* piece k in q[k % nq] */
-	uint8_t *filled;    /* per entry: its piece is in the arena */
+	uint8_t *done;      /* per entry: its piece's part done (or never will be) */
 	uint32_t nq;
-	uint64_t pieces, handed, taken; /* in all, handed out, taken by writers */
+	uint64_t pieces, published, taken; /* in all, published, taken by helpers */
+	int rc;                            /* the first failure: -errno of a wait, or 1 (a command failed) */
 	bool stop;
 	pthread_mutex_t mu;
-	pthread_cond_t cv; /* a piece handed out or filled, or stop */
+	pthread_cond_t cv; /* a piece published or done, or stop */
+	pthread_t t[HELPERS_MAX];
+	uint32_t n; /* helpers started */
 };
 
-static void *pput_writer(void *arg)
+static void *team_helper(void *arg)
 {
-	struct pput *g = arg;
+	struct team *g = arg;
 
 	pthread_mutex_lock(&g->mu);
 	for (;;) {
 		struct inflight f;
 		uint64_t k;
+		int rc;
 
-		while (!g->stop && g->taken == g->handed && g->taken < g->pieces)
+		while (!g->stop && g->taken == g->published && g->taken < g->pieces)
 			pthread_cond_wait(&g->cv, &g->mu);
 		if (g->stop || g->taken == g->pieces)
 			break;
 		k = g->taken++;
 		f = g->q[k % g->nq];
 		pthread_mutex_unlock(&g->mu);
-		vc_ring_guest_arena_write(g->ring, f.aoff, g->s + f.doff, f.n);
+		rc = g->work(g, &f);
 		pthread_mutex_lock(&g->mu);
-		g->filled[k % g->nq] = 1;
+		g->done[k % g->nq] = 1;
+		if (rc && !g->rc) {
+			g->rc = rc;
+			g->stop = true;
+		}
 		pthread_cond_broadcast(&g->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
 	return NULL;
 }
 
+static void team_free(struct team *g)
+{
+	pthread_cond_destroy(&g->cv);
+	pthread_mutex_destroy(&g->mu);
+	free(g->q);
+	free(g->done);
+}
+
+/* Up to @want helpers doing @work for a copy of @pieces pieces: how many
+ * started (0: none could, the team is freed), or -ENOMEM. */
+static int team_start(struct team *g, struct vc_client *c, uint64_t pieces, uint32_t want,
+		      int (*work)(struct team *, const struct inflight *))
+{
+	g->c = c;
+	g->work = work;
+	g->nq = c->ring.window;
+	g->pieces = pieces;
+	g->q = calloc(g->nq, sizeof(*g->q));
+	g->done = calloc(g->nq, 1);
+	if (!g->q || !g->done) {
+		free(g->q);
+		free(g->done);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&g->mu, NULL);
+	pthread_cond_init(&g->cv, NULL);
+	g->n = helpers_start(g->t, want, team_helper, g);
+	if (!g->n)
+		team_free(g);
+	return (int)g->n;
+}
+
+/* Piece @f is the next: a helper may take it. */
+static void team_publish(struct team *g, const struct inflight *f)
+{
+	pthread_mutex_lock(&g->mu);
+	g->q[g->published % g->nq] = *f;
+	g->done[g->published % g->nq] = 0;
+	g->published++;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+/* Whether the entry of piece @k is done (its part of piece @k, or of the
+ * piece before it there), without waiting. */
+static bool team_done(struct team *g, uint64_t k)
+{
+	bool d;
+
+	pthread_mutex_lock(&g->mu);
+	d = g->done[k % g->nq];
+	pthread_mutex_unlock(&g->mu);
+	return d;
+}
+
+/* Waits until the entry of piece @k is done: true, or false once the team
+ * has stopped. */
+static bool team_wait(struct team *g, uint64_t k)
+{
+	bool ok;
+
+	pthread_mutex_lock(&g->mu);
+	while (!g->stop && !g->done[k % g->nq])
+		pthread_cond_wait(&g->cv, &g->mu);
+	ok = !g->stop;
+	pthread_mutex_unlock(&g->mu);
+	return ok;
+}
+
+/* Whether a helper's failure has stopped the team. */
+static bool team_stopped(struct team *g)
+{
+	bool st;
+
+	pthread_mutex_lock(&g->mu);
+	st = g->stop;
+	pthread_mutex_unlock(&g->mu);
+	return st;
+}
+
+/* No more pieces (stopping the helpers at once if @stop): the helpers
+ * finish those they took and end. */
+static void team_finish(struct team *g, bool stop)
+{
+	pthread_mutex_lock(&g->mu);
+	g->pieces = g->published;
+	if (stop)
+		g->stop = true;
+	pthread_cond_broadcast(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	for (uint32_t i = 0; i < g->n; i++)
+		pthread_join(g->t[i], NULL);
+}
+
+/*
+ * A large host-to-device copy written into the arena on several threads:
+ * one writer fills a piece at about the native pageable copy's speed, so
+ * the copy never beat native by much and, on a busy machine, fell below it
+ * (82-86 % on the H100 in one run). The caller hands pieces out as their
+ * chunks come free, writers fill them in any order, and the caller issues
+ * each piece's command in order once it is filled.
+ */
+static int fill_piece(struct team *g, const struct inflight *f)
+{
+	vc_ring_guest_arena_write(&g->c->ring, f->aoff, g->src + f->doff, f->n);
+	return 0;
+}
+
 static int put_parallel(struct vc_client *c, const uint8_t *s, uint64_t len, vc_client_emit_fn emit, void *arg,
 			uint32_t want, bool *fallback, uint64_t *last)
 {
 	uint64_t chunk = piece_size(c, len), emitted = 0;
-	struct pput g = {.ring = &c->ring, .s = s, .nq = c->ring.window, .pieces = (len + chunk - 1) / chunk};
-	pthread_t t[HELPERS_MAX];
-	uint32_t nw;
-	int rc = 0;
+	struct team g = {.src = s};
+	int rc = team_start(&g, c, (len + chunk - 1) / chunk, want, fill_piece);
 
-	g.q = calloc(g.nq, sizeof(*g.q));
-	g.filled = calloc(g.nq, 1);
-	if (!g.q || !g.filled) {
-		free(g.q);
-		free(g.filled);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&g.mu, NULL);
-	pthread_cond_init(&g.cv, NULL);
-	nw = helpers_start(t, want, pput_writer, &g);
-	*fallback = !nw;
-	if (!nw)
-		goto out;
+	*fallback = rc == 0;
+	if (rc <= 0)
+		return rc;
+	rc = 0;
 	while (!rc && emitted < g.pieces) {
-		uint64_t k = g.handed;
-		bool ready;
+		uint64_t k = g.published;
 
 		/* Issue what is filled, in order. */
-		pthread_mutex_lock(&g.mu);
-		ready = emitted < g.handed && g.filled[emitted % g.nq];
-		pthread_mutex_unlock(&g.mu);
-		if (ready) {
+		if (emitted < k && team_done(&g, emitted)) {
 			struct inflight *f = &g.q[emitted % g.nq];
 
 			rc = emit(c, arg, f->doff, f->n, f->aoff, &f->seq);
@@ -688,34 +789,17 @@ static int put_parallel(struct vc_client *c, const uint8_t *s, uint64_t len, vc_
 				rc = f.idx;
 				break;
 			}
-			pthread_mutex_lock(&g.mu);
-			g.q[k % g.nq] = f;
-			g.filled[k % g.nq] = 0;
-			g.handed++;
-			pthread_cond_broadcast(&g.cv);
-			pthread_mutex_unlock(&g.mu);
+			team_publish(&g, &f);
 			continue;
 		}
 		/* A piece is with the writers: wait for the next in order. */
-		pthread_mutex_lock(&g.mu);
-		while (!g.filled[emitted % g.nq])
-			pthread_cond_wait(&g.cv, &g.mu);
-		pthread_mutex_unlock(&g.mu);
+		team_wait(&g, emitted);
 	}
-	pthread_mutex_lock(&g.mu);
-	g.stop = true;
-	pthread_cond_broadcast(&g.cv);
-	pthread_mutex_unlock(&g.mu);
-	for (uint32_t i = 0; i < nw; i++)
-		pthread_join(t[i], NULL);
+	team_finish(&g, true);
 	/* Handed out but never issued (an error): no command will read them. */
-	for (uint64_t k = emitted; k < g.handed; k++)
+	for (uint64_t k = emitted; k < g.published; k++)
 		vc_ring_guest_chunk_release(&c->ring, g.q[k % g.nq].idx, 0);
-out:
-	pthread_cond_destroy(&g.cv);
-	pthread_mutex_destroy(&g.mu);
-	free(g.q);
-	free(g.filled);
+	team_free(&g);
 	return rc;
 }
 
@@ -785,94 +869,39 @@ static int fail_after(struct vc_client *c, uint64_t last)
  * the server's DMA into the arena and below the native pageable copy: a
  * 256 MiB copy ran at 78-84 % of native. Here the caller issues the pieces,
  * up to the window's worth ahead, and readers take them in order, each
- * waiting for its piece's command, copying it out and handing its chunk
- * back; the caller reuses a chunk only once it was read. The caller holds
- * bulk_lock throughout: the chunks and the ring's writes stay its own, the
- * readers only wait and copy.
+ * waiting for its piece's command and copying it out; the caller reuses a
+ * chunk only once it was read.
  */
-struct pget {
-	struct vc_client *c;
-	uint8_t *d;
-	struct inflight *q; /* piece k in q[k % nq] */
-	uint8_t *read;      /* per entry: its piece read out (or never will be) */
-	uint32_t nq;
-	uint64_t pieces, emitted, taken; /* pieces in all, issued, taken by readers */
-	int rc;                          /* the first failure: -errno of a wait, or 1 (a command failed) */
-	bool stop;
-	pthread_mutex_t mu;
-	pthread_cond_t cv; /* any of the above changed */
-};
-
-static void *pget_reader(void *arg)
+static int read_piece(struct team *g, const struct inflight *f)
 {
-	struct pget *g = arg;
+	int rc = vc_client_wait(g->c, f->seq);
 
-	pthread_mutex_lock(&g->mu);
-	for (;;) {
-		struct inflight f;
-		uint64_t k;
-		int rc;
-
-		while (!g->stop && g->taken == g->emitted && g->taken < g->pieces)
-			pthread_cond_wait(&g->cv, &g->mu);
-		if (g->stop || g->taken == g->pieces)
-			break;
-		k = g->taken++;
-		f = g->q[k % g->nq];
-		pthread_mutex_unlock(&g->mu);
-		rc = vc_client_wait(g->c, f.seq);
-		/* A failed command left no bytes to read (the caller takes the
-		 * error; we only look). */
-		if (!rc && error_pending(g->c, f.seq))
-			rc = 1;
-		if (!rc)
-			vc_ring_guest_arena_read(&g->c->ring, f.aoff, g->d + f.doff, f.n, true);
-		pthread_mutex_lock(&g->mu);
-		g->read[k % g->nq] = 1;
-		if (rc && !g->rc) {
-			g->rc = rc;
-			g->stop = true;
-		}
-		pthread_cond_broadcast(&g->cv);
-	}
-	pthread_mutex_unlock(&g->mu);
-	return NULL;
+	/* A failed command left no bytes to read (the caller takes the
+	 * error; we only look). */
+	if (!rc && error_pending(g->c, f->seq))
+		rc = 1;
+	if (!rc)
+		vc_ring_guest_arena_read(&g->c->ring, f->aoff, g->dst + f->doff, f->n, true);
+	return rc;
 }
 
 static int get_parallel(struct vc_client *c, uint8_t *d, uint64_t len, vc_client_emit_fn emit, void *arg,
 			uint32_t want, bool *fallback)
 {
 	uint64_t chunk = piece_size(c, len), done = 0, last = 0;
-	struct pget g = {.c = c, .d = d, .nq = c->ring.window, .pieces = (len + chunk - 1) / chunk};
-	pthread_t t[HELPERS_MAX];
-	uint32_t nr;
-	int rc = 0;
+	struct team g = {.dst = d};
+	int rc = team_start(&g, c, (len + chunk - 1) / chunk, want, read_piece);
 
-	g.q = calloc(g.nq, sizeof(*g.q));
-	g.read = calloc(g.nq, 1);
-	if (!g.q || !g.read) {
-		free(g.q);
-		free(g.read);
-		return -ENOMEM;
-	}
-	pthread_mutex_init(&g.mu, NULL);
-	pthread_cond_init(&g.cv, NULL);
-	nr = helpers_start(t, want, pget_reader, &g);
-	*fallback = !nr;
-	if (!nr)
-		goto out;
+	*fallback = rc == 0;
+	if (rc <= 0)
+		return rc;
+	rc = 0;
 	for (uint64_t k = 0; k < g.pieces; k++) {
 		struct inflight f = {.doff = done, .n = len - done < chunk ? len - done : chunk};
 
 		/* The entry's chunk comes back once its last piece was read. */
-		pthread_mutex_lock(&g.mu);
-		while (!g.stop && k >= g.nq && !g.read[k % g.nq])
-			pthread_cond_wait(&g.cv, &g.mu);
-		if (g.stop) {
-			pthread_mutex_unlock(&g.mu);
+		if (k >= g.nq ? !team_wait(&g, k) : team_stopped(&g))
 			break;
-		}
-		pthread_mutex_unlock(&g.mu);
 		if (k >= g.nq)
 			vc_ring_guest_chunk_release(&c->ring, g.q[k % g.nq].idx, 0);
 		f.idx = vc_ring_guest_chunk_get(&c->ring, &f.aoff);
@@ -887,35 +916,19 @@ static int get_parallel(struct vc_client *c, uint8_t *d, uint64_t len, vc_client
 			break;
 		last = f.seq;
 		done += f.n;
-		pthread_mutex_lock(&g.mu);
-		g.q[k % g.nq] = f;
-		g.read[k % g.nq] = 0;
-		g.emitted++;
-		pthread_cond_broadcast(&g.cv);
-		pthread_mutex_unlock(&g.mu);
+		team_publish(&g, &f);
 	}
 	/* No more pieces: the readers finish those taken, the rest never are. */
-	pthread_mutex_lock(&g.mu);
-	g.pieces = g.emitted;
-	if (rc)
-		g.stop = true;
-	pthread_cond_broadcast(&g.cv);
-	pthread_mutex_unlock(&g.mu);
-	for (uint32_t i = 0; i < nr; i++)
-		pthread_join(t[i], NULL);
+	team_finish(&g, rc != 0);
 	/* Chunks still held: free once read, or once their commands end. */
-	for (uint64_t k = g.emitted > g.nq ? g.emitted - g.nq : 0; k < g.emitted; k++) {
+	for (uint64_t k = g.published > g.nq ? g.published - g.nq : 0; k < g.published; k++) {
 		const struct inflight *f = &g.q[k % g.nq];
 
 		vc_ring_guest_chunk_release(&c->ring, f->idx, k < g.taken ? 0 : f->seq);
 	}
 	if (!rc)
 		rc = g.rc < 0 ? g.rc : last ? fail_after(c, last) : 0;
-out:
-	pthread_cond_destroy(&g.cv);
-	pthread_mutex_destroy(&g.mu);
-	free(g.q);
-	free(g.read);
+	team_free(&g);
 	return rc;
 }
 
