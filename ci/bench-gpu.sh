@@ -38,3 +38,12 @@ if [ -x "$PY" ] && [ "${BENCH_TORCH:-1}" != 0 ]; then
 	WL_TRAIN_STEPS=40 "$PY" tests/workloads/run.py --vcuda-build "$vb" --out "$VC_TMP/torch40" --timeout 180 \
 		--only mlp-fp32,mlp-fp16,mlp-bf16,cnn-fp32,cnn-fp16,cnn-bf16 || true
 fi
+
+# The VM section: the same program inside the test VM (ci/bench-vm.sh),
+# where a VM pack was built (ci/vm-test.sh --pack build/vmpack; the GPU
+# machine has no apt to build one). The guest runs under TCG there: only the
+# page-locked copies, which the GPU makes in place, are the host's figures.
+pack=${VM_PREBUILT:-build/vmpack}
+if [ -f "$pack/env" ] && [ "${BENCH_VM:-1}" != 0 ]; then
+	VM_PREBUILT=$pack bash ci/bench-vm.sh || true
+fi

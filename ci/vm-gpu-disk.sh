@@ -46,10 +46,12 @@ if [ -n "$smi" ]; then
 	cc -O2 -o "$stage/bin/hold-mem" tests/vm/hold_mem.c -I"$cuda/include" -L"$cuda/lib64/stubs" -lcuda
 fi
 # VM_BENCH: bench/cuda/cuda_bench, run inside the guest by gpu-run.sh
-# (ci/bench-vm.sh sets its figures beside the host's native ones).
+# (ci/bench-vm.sh sets its figures beside the host's native ones), with the
+# sections named in VM_BENCH_ARGS (all of them when empty).
 if [ -n "${VM_BENCH:-}" ]; then
 	mkdir -p "$stage/bin/bench"
 	cp "$VM_BENCH" "$stage/bin/bench/cuda_bench"
+	printf '%s\n' "${VM_BENCH_ARGS:-}" >"$stage/bin/bench/args"
 fi
 cp tests/vm/gpu-run.sh "$stage/run.sh"
 size_mb=$(($(du -sm "$stage" | cut -f1) * 12 / 10 + 64))

@@ -68,7 +68,8 @@ gpu_smi() {
 # ci/bench-vm.sh built it): the CUDA benchmark through the device, every
 # figure on a VMBENCH line for the host to set beside its native run.
 gpu_bench() {
-	LD_LIBRARY_PATH="$T/lib" timeout 500 $U "$G/bin/bench/cuda_bench" >/tmp/bench.out 2>/tmp/bench.err || {
+	# shellcheck disable=SC2046 # the sections, one word each
+	LD_LIBRARY_PATH="$T/lib" timeout 500 $U "$G/bin/bench/cuda_bench" $(cat "$G/bin/bench/args" 2>/dev/null) >/tmp/bench.out 2>/tmp/bench.err || {
 		tail -n 5 /tmp/bench.err
 		return 1
 	}
