@@ -159,8 +159,11 @@ static CUresult kernel_set(struct snode *o, const CUDA_KERNEL_NODE_PARAMS *p)
 	const void *src = NULL;
 	size_t n = 0;
 
+	/* The shape as a launch checks it (launch.c): a block of more than
+	 * 1024 threads is refused by the driver here too. */
 	if (!p || (!vc_si_is(p->func, T_FUNC) && !vc_si_is(p->func, T_KERN) && !vc_si_is(p->kern, T_KERN)) ||
-	    !p->gridDimX || !p->blockDimX || p->kernelParams)
+	    !p->gridDimX || !p->gridDimY || !p->gridDimZ || !p->blockDimX || !p->blockDimY || !p->blockDimZ ||
+	    (uint64_t)p->blockDimX * p->blockDimY * p->blockDimZ > 1024 || p->kernelParams)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (int i = 0; p->extra && p->extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
 		if (p->extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER)

@@ -308,6 +308,23 @@ static CUresult s_kernel_cache(CUkernel k, CUfunc_cache c, CUdevice d)
 	return s_func_cache((CUfunction)k, c);
 }
 
+/* Functions are loaded as their module is (the double has no lazy loading
+ * to do), so loading one only checks the handle. */
+static CUresult s_func_load(CUfunction f)
+{
+	return vc_si_is(f, T_FUNC) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+
+static CUresult s_func_is_loaded(CUfunctionLoadingState *st, CUfunction f)
+{
+	if (!st)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_si_is(f, T_FUNC))
+		return CUDA_ERROR_INVALID_HANDLE;
+	*st = CU_FUNCTION_LOADING_STATE_LOADED;
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_loading_mode(CUmoduleLoadingMode *m)
 {
 	*m = CU_MODULE_LAZY_LOADING;
@@ -330,6 +347,8 @@ void vc_si_fill_module(struct vc_cuda_driver *d)
 	d->cuLibraryEnumerateKernels = s_lib_enum;
 	d->cuKernelGetName = s_kernel_name;
 	d->cuFuncGetName = s_func_name;
+	d->cuFuncLoad = s_func_load;
+	d->cuFuncIsLoaded = s_func_is_loaded;
 	d->cuLibraryGetGlobal = vc_si_lib_global;
 	d->cuKernelGetFunction = s_kernel_func;
 	d->cuFuncGetParamInfo = s_func_params;

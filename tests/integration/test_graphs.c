@@ -116,7 +116,11 @@ START_TEST(every_node_kind)
 	memset(&kp, 0, sizeof(kp));
 	kp.func = f;
 	kp.gridDimX = kp.gridDimY = kp.gridDimZ = 1;
+	/* A block of 32 x 32 x 32 threads is more than a block may hold:
+	 * refused when the node is added, as the driver does. */
 	kp.blockDimX = kp.blockDimY = kp.blockDimZ = 32;
+	ck_assert_int_eq(cuGraphAddKernelNode(&n_k, g, &n_h2d, 1, &kp), CUDA_ERROR_INVALID_VALUE);
+	kp.blockDimY = kp.blockDimZ = 1;
 	CK(cuGraphAddKernelNode(&n_k, g, &n_h2d, 1, &kp));
 	hp.fn = host_a;
 	hp.userData = &one;
