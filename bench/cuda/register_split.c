@@ -9,8 +9,9 @@
  *   register_split [MiB] [SECTIONS]
  *
  * SECTIONS: "a" the alias step alone; "m" adds the one-file variants;
- * anything else (or nothing) the several-file variants, the overlap and the
- * alias.
+ * "w" the files written by pwrite on a thread each, the driver registering
+ * after or during the writes; anything else (or nothing) the several-file
+ * variants, the overlap and the alias.
  */
 #define _GNU_SOURCE
 #include <cuda.h>
@@ -248,6 +249,68 @@ static void alias(int nt)
 	munmap(src, g_n);
 }
 
+struct wjob {
+	int fd;
+	const uint8_t *src;
+	size_t len;
+};
+
+static void *writer(void *arg)
+{
+	struct wjob *w = arg;
+
+	for (size_t done = 0; done < w->len;) {
+		ssize_t r = pwrite(w->fd, w->src + done, w->len - done, (off_t)done);
+
+		if (r <= 0) {
+			perror("pwrite");
+			break;
+		}
+		done += (size_t)r;
+	}
+	return NULL;
+}
+
+/* The files written by the kernel, a thread per file (a written page is
+ * not cleared first, and this process maps none of them); the driver
+ * registers after the writes, or from their start on a thread of its own
+ * (@during). */
+static void written(int nfd, int during, CUcontext ctx)
+{
+	uint8_t *src = program_buffer(), *a;
+	struct regjob r = {.ctx = ctx};
+	struct wjob w[64];
+	pthread_t t[64], rt;
+	size_t per = g_n / (size_t)nfd;
+	int fds[64];
+	double t0 = ms(), t1;
+
+	a = shared_map(nfd, fds);
+	r.a = a;
+	if (during)
+		pthread_create(&rt, NULL, reg_thread, &r);
+	for (int i = 0; i < nfd; i++) {
+		w[i] = (struct wjob){fds[i], src + per * (size_t)i, per};
+		pthread_create(&t[i], NULL, writer, &w[i]);
+	}
+	for (int i = 0; i < nfd; i++)
+		pthread_join(t[i], NULL);
+	t1 = ms();
+	printf("write%d%s_fill\t%.1f\n", nfd, during ? "_during" : "", t1 - t0);
+	if (during) {
+		pthread_join(rt, NULL);
+	} else {
+		reg_thread(&r);
+	}
+	printf("write%d%s_register\t%.1f\n", nfd, during ? "_during" : "", r.took);
+	printf("write%d%s_total\t%.1f\n", nfd, during ? "_during" : "", ms() - t0);
+	if (memcmp(a, src, 4096) || memcmp(a + g_n - 4096, src + g_n - 4096, 4096))
+		printf("write_bytes_differ\t1\n");
+	CKD(cuMemHostUnregister(a));
+	drop(a, nfd, fds);
+	munmap(src, g_n);
+}
+
 int main(int argc, char **argv)
 {
 	CUcontext ctx;
@@ -279,6 +342,15 @@ int main(int argc, char **argv)
 	if (argc > 2 && strchr(argv[2], 'a')) {
 		alias(8);
 		alias(8);
+		return 0;
+	}
+	if (argc > 2 && strchr(argv[2], 'w')) {
+		for (int k = 0; k < 2; k++) {
+			written(16, 0, ctx);
+			written(16, 1, ctx);
+			make("shm16_t16_popfirst", 16, 16, 1, 0);
+			overlap(16, 16, ctx);
+		}
 		return 0;
 	}
 	if (argc <= 2 || strchr(argv[2], 'm')) {
