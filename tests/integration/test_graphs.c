@@ -63,6 +63,17 @@ static void copy_params(CUDA_MEMCPY3D *c, CUmemorytype st, const void *sh, CUdev
 	c->Height = c->Depth = 1;
 }
 
+/* How many times @node is among the @n nodes at @v (lists come in the
+ * driver's order, which is not the order of adding). */
+static int times_in(const CUgraphNode *v, size_t n, CUgraphNode node)
+{
+	int k = 0;
+
+	for (size_t i = 0; i < n; i++)
+		k += v[i] == node;
+	return k;
+}
+
 static uint32_t word(const uint8_t *p, size_t i)
 {
 	uint32_t v;
@@ -181,15 +192,18 @@ START_TEST(every_node_kind)
 	count = 4;
 	CK(cuGraphGetRootNodes(g, got_n, &count));
 	ck_assert_uint_eq(count, 3);
-	ck_assert_ptr_eq(got_n[0], n_ms);
+	/* The H100's driver answers alloc, wait, memset. */
+	ck_assert_int_eq(times_in(got_n, 3, n_ms), 1);
+	ck_assert_int_eq(times_in(got_n, 3, n_wait), 1);
+	ck_assert_int_eq(times_in(got_n, 3, n_alloc), 1);
 	ck_assert_ptr_null(got_n[3]);
 	CK(cuGraphGetEdges(g, NULL, NULL, NULL, &count));
 	ck_assert_uint_eq(count, 12);
 	count = 4;
 	CK(cuGraphNodeGetDependencies(n_empty, got_n, NULL, &count));
 	ck_assert_uint_eq(count, 2);
-	ck_assert_ptr_eq(got_n[0], n_rec);
-	ck_assert_ptr_eq(got_n[1], n_wait);
+	ck_assert_int_eq(times_in(got_n, 2, n_rec), 1);
+	ck_assert_int_eq(times_in(got_n, 2, n_wait), 1);
 	count = 4;
 	CK(cuGraphNodeGetDependentNodes(n_ms, got_n, NULL, &count));
 	ck_assert_uint_eq(count, 2);
@@ -392,7 +406,8 @@ START_TEST(clones_and_edges)
 	ck_assert_ptr_ne(ca, a);
 	CK(cuGraphNodeGetType(ca, &t));
 	ck_assert_int_eq(t, CU_GRAPH_NODE_TYPE_EMPTY);
-	ck_assert_int_eq(cuGraphNodeFindInClone(&ca, a, g), CUDA_ERROR_INVALID_VALUE);
+	/* (into a node of its own: the driver writes it, failing) */
+	ck_assert_int_eq(cuGraphNodeFindInClone(&from[0], a, g), CUDA_ERROR_INVALID_VALUE);
 	/* dependencies across graphs are refused; within one, removed and added */
 	ck_assert_int_eq(cuGraphAddDependencies(g, &ca, &b, NULL, 1), CUDA_ERROR_INVALID_VALUE);
 	CK(cuGraphRemoveDependencies(gc, &ca, &cb, NULL, 1));
