@@ -107,9 +107,14 @@ START_TEST(every_node_kind)
 	size_t count;
 	int one = 1;
 	unsigned on;
+	CUfunctionLoadingState loaded;
 
 	CK(cuModuleLoadData(&m, k_ptx));
 	CK(cuModuleGetFunction(&f, m, "noop"));
+	/* Loaded on demand (lazy loading), loaded once asked for. */
+	CK(cuFuncLoad(f));
+	CK(cuFuncIsLoaded(&loaded, f));
+	ck_assert_int_eq(loaded, CU_FUNCTION_LOADING_STATE_LOADED);
 	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
 	CK(cuEventCreate(&ev, 0));
 	CK(cuMemAlloc(&d, 4096));
