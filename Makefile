@@ -78,6 +78,7 @@ LIBCUDA_SRC += guest-lib/libcuda/green.c guest-lib/libcuda/logs.c
 LIBCUDA_SRC += guest-lib/libcuda/stats.c guest-lib/libcuda/fastpath.c
 LIBCUDA_SRC += guest-lib/libcuda/profile.c
 LIBCUDA_SRC += guest-lib/libcuda/pinseg.c
+LIBCUDA_SRC += guest-lib/libcuda/fatbin.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 LIBCUDA_GEN += vc_cuda_opnames_gen
 # The guest's libnvidia-ml.so.1 (guest-lib/nvml): NVML over the same
@@ -99,7 +100,7 @@ LIBNVML   := $(BUILD)/guest/libnvidia-ml.so.1
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image \
-              $(BUILD)/tests/test_fill
+              $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
@@ -222,6 +223,10 @@ $(SERVER_BIN): $(call obj,$(PROGRAM_SRC)) $(LIBSTANDIN) $(LIBSERVER) $(LIBSHARED
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS) -ljansson -ldl
 
 $(BUILD)/tests/test_exptab: $(BUILD)/obj/tests/unit/test_exptab.o $(LIBEXPTAB)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_fatbin: $(BUILD)/obj/tests/unit/test_fatbin.o $(call obj,guest-lib/libcuda/fatbin.c)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 

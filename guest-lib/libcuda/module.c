@@ -5,16 +5,20 @@
  * (fatbin wrapper, fatbin, ELF cubin, PTX text), stages the bytes on the host
  * (inline when small, through the arena otherwise) and loads them there. The
  * host loads the same bytes: the driver accepts raw fatbins, including
- * compressed PTX it JIT-compiles.
+ * compressed PTX it JIT-compiles. A fatbin goes without the code none of the
+ * session's devices can run (fatbin.c; VCUDA_FATBIN_TRIM=0 sends it whole).
  */
 #include <elf.h>
+#include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "fatbin.h"
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 
 #define FATBINC_MAGIC 0x466243b1u /* __fatBinC_Wrapper_t */
-#define FATBIN_MAGIC 0xba55ed50u  /* fatbin header */
+#define FATBIN_MAGIC VC_CU_FATBIN_MAGIC
 #define INLINE_IMAGE_MAX (32u << 10)
 
 struct fatbinc_wrapper {
@@ -110,10 +114,61 @@ static int emit_piece(struct vc_client *c, void *arg, uint64_t off, uint64_t n, 
 	return vc_client_submit(c, VC_CU_vcImagePut, &rq, sizeof(rq), NULL, 0, 0, seq);
 }
 
+static int g_trim = 1;
+static pthread_once_t g_trim_once = PTHREAD_ONCE_INIT;
+
+static void trim_setting(void)
+{
+	const char *v = getenv("VCUDA_FATBIN_TRIM");
+
+	g_trim = !(v && !strcmp(v, "0"));
+}
+
+/* A copy of fatbin @img (@size bytes) for the session's devices, or NULL
+ * to send it whole (fatbin.h). */
+static void *trimmed(const void *img, uint64_t size, uint64_t *tsize)
+{
+	struct vc_cu_state *st = vc_cu_state();
+	uint32_t majors = 0;
+	unsigned max_arch = 0;
+
+	pthread_once(&g_trim_once, trim_setting);
+	if (!g_trim || !st)
+		return NULL;
+	for (int d = 0; d < st->device_count; d++) {
+		const struct vc_cu_device_info *i = &st->dev[d].info;
+		int ma, mi;
+
+		if (i->attr_count <= CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)
+			return NULL;
+		ma = i->attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
+		mi = i->attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
+		if (ma < 1 || ma > 31 || mi < 0 || mi > 9)
+			return NULL; /* an architecture this does not know: all of it */
+		majors |= 1u << ma;
+		if ((unsigned)(ma * 10 + mi) > max_arch)
+			max_arch = (unsigned)(ma * 10 + mi);
+	}
+	return vc_cu_fatbin_trim(img, size, majors, max_arch, tsize);
+}
+
 /* Stage the image on the host; its id in *@image. */
 static CUresult upload(const void *img, uint64_t *image)
 {
-	return vc_cu_image_stage(img, 0, image);
+	const void *start;
+	uint64_t size, tsize = 0;
+	uint32_t magic;
+	void *t = NULL;
+	CUresult rc;
+
+	if ((rc = image_extent(img, &start, &size)))
+		return rc;
+	memcpy(&magic, start, sizeof(magic));
+	if (magic == FATBIN_MAGIC)
+		t = trimmed(start, size, &tsize);
+	rc = vc_cu_image_stage(t ? t : start, t ? tsize : size, image);
+	free(t);
+	return rc;
 }
 
 CUresult vc_cu_image_stage(const void *img, uint64_t size, uint64_t *image)
