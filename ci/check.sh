@@ -88,6 +88,15 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 		echo "== NVIDIA cudart ($v) over the guest library"
 		LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_$v || rc=1
 	done
+	echo "== VCUDA_STATS: the counters at exit, the runtime's export-table slot among them"
+	if LD_LIBRARY_PATH=$PWD/$g VCUDA_STATS=1 build/release/tests/cudart_smoke_shared >/dev/null 2>"$VC_TMP/stats.txt" &&
+		grep -q '^  total ' "$VC_TMP/stats.txt" && grep -q 'vcExportSlot 6bd5fb6c slot 2 ' "$VC_TMP/stats.txt"; then
+		echo "ok - $(grep -c '^  ' "$VC_TMP/stats.txt") lines of statistics"
+	else
+		echo "not ok - VCUDA_STATS printed:"
+		sed 's/^/    /' "$VC_TMP/stats.txt"
+		rc=1
+	fi
 	echo "== cuBLAS, cuFFT and cuRAND over the guest library (every call succeeds)"
 	LD_LIBRARY_PATH=$PWD/$g build/release/tests/libs_smoke | tail -n 1
 	[ "${PIPESTATUS[0]}" -eq 0 ] || rc=1

@@ -118,12 +118,21 @@ static CUcontext ex_current_ctx(void)
 	return (CUcontext)(uintptr_t)t_ctx;
 }
 
+/* VCUDA_STATS: which export-table slot a vcExportSlot was, and its wait. */
+#define SLOT_STATS(rq, t0)                                                                         \
+	do {                                                                                       \
+		if (__builtin_expect(vc_cu_stats_on, 0))                                           \
+			vc_cu_stats_slot((rq).table, (rq).slot, vc_cu_stats_now() - (t0));          \
+	} while (0)
+
 static CUresult ex_primary_ctx(CUcontext *out, CUdevice dev)
 {
 	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_PRIMARY, .slot = 2, .dev = dev};
 	struct vc_cu_rep_vcExportSlot rp = {0};
+	uint64_t t0 = VC_STATS_T0();
 	CUresult rc = vc_cu_call(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
 
+	SLOT_STATS(rq, t0);
 	if (rc == CUDA_SUCCESS)
 		*out = (CUcontext)(uintptr_t)rp.value;
 	return rc;
@@ -134,11 +143,14 @@ static CUresult ex_ctx_query(uint32_t table, uint32_t slot, CUcontext ctx, uint6
 	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_CTXQ, .slot = slot, .target = (uint64_t)(uintptr_t)ctx,
 					    .arg = arg};
 	struct vc_cu_rep_vcExportSlot rp = {0};
+	uint64_t t0;
 	CUresult rc;
 
 	if (table != VC_EXPTAB_CTXQ_TABLE)
 		return CUDA_ERROR_NOT_SUPPORTED;
+	t0 = VC_STATS_T0();
 	rc = vc_cu_call(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+	SLOT_STATS(rq, t0);
 	if (rc == CUDA_SUCCESS)
 		*out = rp.value;
 	return rc;
@@ -150,11 +162,14 @@ static CUresult ex_cluster_slot(uint32_t slot, uint64_t target, int32_t a, uint6
 	struct vc_cu_req_vcExportSlot rq = {.table = VC_CU_EXPTAB_CLUSTER, .slot = slot, .target = target,
 					    .arg = b, .dev = a, .arg2 = c};
 	struct vc_cu_rep_vcExportSlot rp = {0};
+	uint64_t t0;
 	CUresult rc;
 
 	_Static_assert(VC_EXPTAB_TPC_MAP_MAX == VC_CU_TPC_MAP_MAX, "one cap for the TPC maps");
 	*len = 0;
+	t0 = VC_STATS_T0();
 	rc = vc_cu_call_sized(VC_CU_vcExportSlot, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), data, cap, len, 0);
+	SLOT_STATS(rq, t0);
 	if (rc == CUDA_SUCCESS)
 		*value = rp.value;
 	return rc;

@@ -23,6 +23,12 @@ int vc_cu_stats_on;
 static struct counter g_ops[NOPS];
 static uint64_t g_local[VC_STAT_LOCAL_MAX];
 
+/* vcExportSlot by table (VC_CU_EXPTAB_*) and slot. */
+#define SLOT_TABLES 3u
+#define SLOTS 32u
+static struct counter g_slots[SLOT_TABLES][SLOTS];
+static const char *const table_names[SLOT_TABLES] = {"6bd5fb6c", "21318c60", "1734dc26"};
+
 static const char *const local_names[VC_STAT_LOCAL_MAX] = {
 	[VC_STAT_STREAM_IS_CAPTURING] = "cuStreamIsCapturing",
 	[VC_STAT_STREAM_CAPTURE_INFO] = "cuStreamGetCaptureInfo",
@@ -55,6 +61,18 @@ void vc_cu_stats_op(uint32_t op, int waited, uint64_t ns)
 		__atomic_add_fetch(&c->waited, 1, __ATOMIC_RELAXED);
 		__atomic_add_fetch(&c->wait_ns, ns, __ATOMIC_RELAXED);
 	}
+}
+
+void vc_cu_stats_slot(uint32_t table, uint32_t slot, uint64_t ns)
+{
+	struct counter *c;
+
+	if (table >= SLOT_TABLES || slot >= SLOTS)
+		return;
+	c = &g_slots[table][slot];
+	__atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->waited, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->wait_ns, ns, __ATOMIC_RELAXED);
 }
 
 void vc_cu_stats_local(enum vc_cu_stat_local which)
@@ -104,6 +122,17 @@ __attribute__((destructor)) static void stats_print(void)
 	}
 	fprintf(stderr, "  %-40s %10llu %10llu %12.1f\n", "total", (unsigned long long)calls,
 		(unsigned long long)waited, ns / 1e3);
+	for (uint32_t t = 0; t < SLOT_TABLES; t++)
+		for (uint32_t sl = 0; sl < SLOTS; sl++) {
+			const struct counter *c = &g_slots[t][sl];
+			char name[48];
+
+			if (!c->calls)
+				continue;
+			snprintf(name, sizeof(name), "  vcExportSlot %s slot %u", table_names[t], sl);
+			fprintf(stderr, "  %-40s %10llu %10llu %12.1f %9.2f\n", name, (unsigned long long)c->calls,
+				(unsigned long long)c->waited, c->wait_ns / 1e3, c->wait_ns / 1e3 / (double)c->waited);
+		}
 	for (int i = 0; i < VC_STAT_LOCAL_MAX; i++)
 		local += g_local[i];
 	if (!local)

@@ -42,6 +42,13 @@ uint64_t vc_cu_stats_now(void);
  */
 void vc_cu_stats_op(uint32_t op, int waited, uint64_t ns);
 
+/**
+ * vc_cu_stats_slot() - an export-table slot went to the host (vcExportSlot):
+ * table @table (VC_CU_EXPTAB_*), slot @slot, its caller waited @ns. Printed
+ * apart, since one operation carries every remoted slot.
+ */
+void vc_cu_stats_slot(uint32_t table, uint32_t slot, uint64_t ns);
+
 /** vc_cu_stats_local() - a call of kind @which was answered in the guest. */
 void vc_cu_stats_local(enum vc_cu_stat_local which);
 
