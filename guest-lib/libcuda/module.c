@@ -163,9 +163,11 @@ static CUresult upload(const void *img, uint64_t *image)
 
 	if ((rc = image_extent(img, &start, &size)))
 		return rc;
-	memcpy(&magic, start, sizeof(magic));
-	if (magic == FATBIN_MAGIC)
-		t = trimmed(start, size, &tsize);
+	if (size >= sizeof(magic)) {
+		memcpy(&magic, start, sizeof(magic));
+		if (magic == FATBIN_MAGIC)
+			t = trimmed(start, size, &tsize);
+	}
 	rc = vc_cu_image_stage(t ? t : start, t ? tsize : size, image);
 	free(t);
 	return rc;
