@@ -55,7 +55,7 @@ SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c hos
                               host-backend/nvml/*.c))
 STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
 PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
-CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c
+CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c guest-lib/vc_thread.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/exptab_cluster.c guest-lib/libcuda/exptab_nvvm.c \
               guest-lib/libcuda/jitcache.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \

@@ -11,7 +11,6 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +28,7 @@
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_sock.h"
+#include "vc_thread.h"
 
 #define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
 #define DEFAULT_DEVICE "/dev/vcuda0"
@@ -575,20 +575,6 @@ struct inflight {
 	uint64_t aoff, doff, n, seq;
 };
 
-/* Starts up to @want threads running @fn(@arg); how many started. */
-static uint32_t helpers_start(pthread_t *t, uint32_t want, void *(*fn)(void *), void *arg)
-{
-	sigset_t all, old;
-	uint32_t n = 0;
-
-	sigfillset(&all); /* the program's signals are not for our threads */
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	while (n < want && !pthread_create(&t[n], NULL, fn, arg))
-		n++;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return n;
-}
-
 /*
  * The helper threads of one large bulk copy (a team). The caller, holding
  * bulk_lock, owns the ring and the chunks: it publishes pieces in order;
@@ -669,7 +655,8 @@ static int team_start(struct team *g, struct vc_client *c, uint64_t pieces, uint
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
-	g->n = helpers_start(g->t, want, team_helper, g);
+	for (g->n = 0; g->n < want && !vc_thread_start(&g->t[g->n], false, team_helper, g);)
+		g->n++;
 	if (!g->n)
 		team_free(g);
 	return (int)g->n;

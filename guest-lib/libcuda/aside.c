@@ -14,13 +14,12 @@
  * ASIDE_MIN are freed inline, where a thread would cost more than it saves.
  */
 #include <errno.h>
-#include <pthread.h>
-#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
 #include "vc_cu_guest.h"
+#include "vc_thread.h"
 
 #ifndef MREMAP_DONTUNMAP
 #define MREMAP_DONTUNMAP 4
@@ -72,20 +71,11 @@ static void *dropper(void *arg)
 void vc_cu_aside_drop(void *aside, uint64_t len)
 {
 	struct drop *d = len >= ASIDE_MIN ? malloc(sizeof(*d)) : NULL;
-	sigset_t all, old;
-	pthread_attr_t at;
-	pthread_t t;
 	int started = 0;
 
-	if (d && !pthread_attr_init(&at)) {
+	if (d) {
 		*d = (struct drop){aside, len};
-		pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-		/* The program's signals are not for our thread. */
-		sigfillset(&all);
-		pthread_sigmask(SIG_SETMASK, &all, &old);
-		started = !pthread_create(&t, &at, dropper, d);
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		pthread_attr_destroy(&at);
+		started = !vc_thread_start(NULL, true, dropper, d);
 	}
 	if (!started) {
 		free(d);
