@@ -70,8 +70,7 @@ void vc_cu_stats_slot(uint32_t table, uint32_t slot, uint64_t ns)
 	if (table >= SLOT_TABLES || slot >= SLOTS)
 		return;
 	c = &g_slots[table][slot];
-	__atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&c->waited, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED); /* every one waits for its reply */
 	__atomic_add_fetch(&c->wait_ns, ns, __ATOMIC_RELAXED);
 }
 
@@ -131,7 +130,7 @@ __attribute__((destructor)) static void stats_print(void)
 				continue;
 			snprintf(name, sizeof(name), "  vcExportSlot %s slot %u", table_names[t], sl);
 			fprintf(stderr, "  %-40s %10llu %10llu %12.1f %9.2f\n", name, (unsigned long long)c->calls,
-				(unsigned long long)c->waited, c->wait_ns / 1e3, c->wait_ns / 1e3 / (double)c->waited);
+				(unsigned long long)c->calls, c->wait_ns / 1e3, c->wait_ns / 1e3 / (double)c->calls);
 		}
 	for (int i = 0; i < VC_STAT_LOCAL_MAX; i++)
 		local += g_local[i];

@@ -124,19 +124,25 @@ static int check_fd(int fd, uint64_t size)
 	return 0;
 }
 
+/* File @i's share of a MAP of @files files: each but the last @rq->part
+ * bytes, the last the rest. */
+static uint64_t file_len(const struct vc_cu_req_pinseg *rq, uint32_t files, uint32_t i)
+{
+	return i < files - 1 ? rq->part : rq->size - (uint64_t)(files - 1) * rq->part;
+}
+
 /* The descriptors of a MAP, passed under @rq->token and the tokens after it,
  * each checked against its file's share of the segment, into @fd[]. 0 or a
  * CUresult (what was taken is closed by the caller). */
 static int take_files(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, uint32_t files, int *fd)
 {
 	for (uint32_t i = 0; i < files; i++) {
-		uint64_t len = i < files - 1 ? rq->part : rq->size - (uint64_t)(files - 1) * rq->part;
 		int rc;
 
 		fd[i] = x->svc->take_fd ? x->svc->take_fd(x->svc->arg, rq->token + i) : -EOPNOTSUPP;
 		if (fd[i] < 0)
 			return fd[i] == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_INVALID_VALUE;
-		if ((rc = check_fd(fd[i], len)))
+		if ((rc = check_fd(fd[i], file_len(rq, files, i))))
 			return rc;
 	}
 	return 0;
@@ -158,10 +164,8 @@ static void *map_files(uint64_t addr, const struct vc_cu_req_pinseg *rq, uint32_
 		return MAP_FAILED;
 	}
 	for (uint32_t i = 0; i < files; i++) {
-		uint64_t at = (uint64_t)i * rq->part, len = i < files - 1 ? rq->part : rq->size - at;
-
-		if (mmap((uint8_t *)m + at, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd[i], 0) ==
-		    MAP_FAILED) {
+		if (mmap((uint8_t *)m + (uint64_t)i * rq->part, file_len(rq, files, i), PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_FIXED, fd[i], 0) == MAP_FAILED) {
 			int e = errno;
 
 			munmap(m, rq->size);

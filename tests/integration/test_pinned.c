@@ -27,18 +27,26 @@
 #define MiB (1ull << 20)
 #define GiB (1ull << 30)
 
-/* How many mappings of this process are page-locked segments (their memfds). */
-static int segment_mappings(void)
+/* How many mappings of this process are of memfds named @name (the name
+ * and the space after it, so that "vcuda-pinned" is not "vcuda-pinned-cont"). */
+static int memfd_mappings(const char *name)
 {
 	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
+	char line[512], want[64];
 	int n = 0;
 
+	snprintf(want, sizeof(want), "/memfd:%s ", name);
 	ck_assert_ptr_nonnull(f);
 	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "/memfd:vcuda-pinned ") != NULL; /* a segment's first file, not "-cont" */
+		n += strstr(line, want) != NULL;
 	fclose(f);
 	return n;
+}
+
+/* How many mappings of this process are page-locked segments (their first files). */
+static int segment_mappings(void)
+{
+	return memfd_mappings("vcuda-pinned");
 }
 
 /* Mappings left once freed segments are gone: the library unmaps a freed
@@ -58,15 +66,7 @@ static int segments_gone(void)
  * per slice of a large segment, so that their pages are made in parallel). */
 static int segment_parts(void)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
-	char line[512];
-	int n = 0;
-
-	ck_assert_ptr_nonnull(f);
-	while (fgets(line, sizeof(line), f))
-		n += strstr(line, "/memfd:vcuda-pinned-cont ") != NULL;
-	fclose(f);
-	return n;
+	return memfd_mappings("vcuda-pinned-cont");
 }
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
