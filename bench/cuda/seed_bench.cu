@@ -77,6 +77,54 @@ static void sgemm_totals(cublasHandle_t h) {
 	}
 }
 
+// The sgemm total at one n cut into its steps (not run by default: `seed_bench
+// split [N]`, N = 1024 unless given): each step's median time, as the program
+// sees it return, to tell which of them a remoting layer makes slower.
+static void sgemm_split(cublasHandle_t h, size_t n) {
+	const size_t bytes = n * n * sizeof(float);
+	float *a = (float *)calloc(n * n, sizeof(float)), *b = (float *)calloc(n * n, sizeof(float)),
+	      *c = (float *)calloc(n * n, sizeof(float));
+	float *da, *db, *dc;
+	const float one = 1.0f, zero = 0.0f;
+	std::vector<double> t[4];
+	static const char *name[4] = {"h2d_a", "h2d_b", "gemm_call", "d2h_c"};
+
+	if (!a || !b || !c) {
+		fprintf(stderr, "seed_bench: out of host memory at n = %zu\n", n);
+		exit(1);
+	}
+	CK(cudaMalloc(&da, bytes));
+	CK(cudaMalloc(&db, bytes));
+	CK(cudaMalloc(&dc, bytes));
+	for (int r = 0; r <= 50; r++) {
+		double t0 = now_us(), t1, t2, t3, t4;
+
+		CK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
+		t1 = now_us();
+		CK(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
+		t2 = now_us();
+		CKL(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, da, (int)n, db, (int)n,
+				&zero, dc, (int)n));
+		t3 = now_us();
+		CK(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
+		t4 = now_us();
+		if (!r)
+			continue;
+		t[0].push_back(t1 - t0);
+		t[1].push_back(t2 - t1);
+		t[2].push_back(t3 - t2);
+		t[3].push_back(t4 - t3);
+	}
+	for (int i = 0; i < 4; i++)
+		printf("sgemm_split_%zu_%s_us\t%.1f\tus\n", n, name[i], median(t[i]));
+	CK(cudaFree(da));
+	CK(cudaFree(db));
+	CK(cudaFree(dc));
+	free(a);
+	free(b);
+	free(c);
+}
+
 static void fft_totals(void) {
 	for (size_t n = 8; n <= 8192; n *= 4) {
 		const size_t bytes = n * n * sizeof(cufftComplex);
@@ -119,19 +167,25 @@ static void fft_totals(void) {
 	}
 }
 
-// seed_bench [sgemm] [fft]: the sections named, or both.
+// seed_bench [sgemm] [fft] [split [N]]: the sections named, or the first two.
 int main(int argc, char **argv) {
 	bool sgemm = argc < 2, fft = argc < 2;
+	size_t split = 0;
 	cublasHandle_t h;
 
 	for (int i = 1; i < argc; i++) {
 		sgemm |= !strcmp(argv[i], "sgemm");
 		fft |= !strcmp(argv[i], "fft");
+		if (!strcmp(argv[i], "split"))
+			split = i + 1 < argc && atoi(argv[i + 1]) > 0 ? (size_t)atoi(argv[++i]) : 1024;
 	}
 	CK(cudaFree(0));
-	if (sgemm) {
+	if (sgemm || split) {
 		CKL(cublasCreate(&h));
-		sgemm_totals(h);
+		if (sgemm)
+			sgemm_totals(h);
+		if (split)
+			sgemm_split(h, split);
 		CKL(cublasDestroy(h));
 	}
 	if (fft)

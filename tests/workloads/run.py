@@ -10,8 +10,13 @@ the others, and `ok` (a check the workload makes against a reference) must be
 true both ways. Timings (keys ending in _ms, ms, _GBps, tokens_per_s) are
 reported, not compared.
 
-  tests/workloads/run.py [--only a,b] [--mode both|native|vcuda]
+  tests/workloads/run.py [--only a,b] [--mode both|native|vcuda] [--repeat N]
                          [--vcuda-build build/release] [--python PY] [--out DIR]
+
+--repeat N (or $WL_REPEAT) runs both modes N times, alternating which goes
+first, checks every round's pair, and shows each mode's median and the range
+of the rounds' ratios: on a machine whose speed moves by a third between
+runs, one run of each says little.
   tests/workloads/run.py --mode guest --expect-dir DIR [--only a,b]
 
 --mode guest runs inside the test VM (tests/vm/framework-run.sh): each
@@ -112,7 +117,7 @@ def start_server(bin_, sock, log, extra):
 
 # The one figure a workload is shown by (timing_of) and compared by (ratio_of):
 # its time per unit, lower is better, or its rate, higher is better.
-HEADLINE_TIMES = ("ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms")
+HEADLINE_TIMES = ("median_step_ms", "ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms")
 HEADLINE_RATES = ("tokens_per_s", "h2d_GBps")
 
 
@@ -129,18 +134,24 @@ def timing_of(res):
     return "-"
 
 
-def ratio_of(nat, vc):
-    """vcuda's speed against native's, as make bench prints it: native time /
-    vcuda time, or vcuda rate / native rate (100% = parity, higher is better)."""
+def ratio_value(nat, vc):
+    """vcuda's speed against native's, in percent, as make bench prints it:
+    native time / vcuda time, or vcuda rate / native rate (100 = parity,
+    higher is better); None when there is no common figure."""
     if not nat or not vc:
-        return ""
+        return None
     for k in HEADLINE_TIMES:
         if k in nat and k in vc and vc[k] > 0:
-            return "%.0f%%" % (100.0 * nat[k] / vc[k])
+            return 100.0 * nat[k] / vc[k]
     for k in HEADLINE_RATES:
         if k in nat and k in vc and nat[k] > 0:
-            return "%.0f%%" % (100.0 * vc[k] / nat[k])
-    return ""
+            return 100.0 * vc[k] / nat[k]
+    return None
+
+
+def ratio_of(nat, vc):
+    v = ratio_value(nat, vc)
+    return "" if v is None else "%.0f%%" % v
 
 
 def summary(res):
@@ -169,6 +180,39 @@ def check(name, native_log, vcuda_log):
     return 0
 
 
+def run_one(a, vb, servers, name, argv, env_extra, srv, mode, k, out):
+    """One run of a workload in one mode (round @k): its parsed result (None
+    when it failed), exit status, seconds and output, its log written."""
+    env = dict(os.environ, PYTHONPATH=HERE, **env_extra)
+    if mode == "vcuda" and a.mode != "guest":
+        env["LD_LIBRARY_PATH"] = os.path.join(vb, "guest") + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        env["VCUDA_SOCKET"] = servers[srv][1]
+        env.setdefault("VCUDA_DEBUG", "1")
+    t0 = time.time()
+    try:
+        p = subprocess.run([a.python] + [os.path.join(HERE, argv[0])] + argv[1:], env=env, cwd=HERE,
+                           capture_output=True, text=True, timeout=a.timeout)
+        text, rc = p.stdout + p.stderr, p.returncode
+    except subprocess.TimeoutExpired as e:
+        text, rc = "%s%s\nTIMEOUT after %ds" % (e.stdout or "", e.stderr or "", a.timeout), 124
+    log = "%s.%s.log" % (name, mode) if not k else "%s.%s.%d.log" % (name, mode, k + 1)
+    with open(os.path.join(out, log), "w") as f:
+        f.write(text)
+    r = parse(text) if rc == 0 else None
+    return (r, rc, time.time() - t0, text)
+
+
+def median_of(results):
+    """The rounds' results as one: each headline figure's median (the
+    other keys from the first round)."""
+    merged = dict(results[0])
+    for k in HEADLINE_TIMES + HEADLINE_RATES:
+        v = sorted(r[k] for r in results if r and k in r)
+        if v:
+            merged[k] = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+    return merged
+
+
 def main():
     if len(sys.argv) == 5 and sys.argv[1] == "--check":
         sys.exit(check(*sys.argv[2:]))
@@ -180,7 +224,11 @@ def main():
     ap.add_argument("--python", default=os.environ.get("WL_PYTHON", "/opt/torch/.venv/bin/python3"))
     ap.add_argument("--out", default=None)
     ap.add_argument("--timeout", type=int, default=300)
+    ap.add_argument("--repeat", type=int, default=int(os.environ.get("WL_REPEAT", "1")),
+                    help="rounds of both modes, alternating which goes first; the figures "
+                         "are the rounds' medians (both modes only)")
     a = ap.parse_args()
+    rounds = max(1, a.repeat) if a.mode == "both" else 1
     only = set(filter(None, a.only.split(",")))
     out = a.out or tempfile.mkdtemp(prefix="vcuda-workloads.")
     os.makedirs(out, exist_ok=True)
@@ -208,32 +256,38 @@ def main():
                         res["native"] = (parse(f.read()), 0, 0.0, "")
                 except OSError:
                     res["native"] = (None, 1, 0.0, "no native log")
-            for mode in ("native", "vcuda"):
-                if a.mode not in ("both", mode) and not (a.mode == "guest" and mode == "vcuda"):
-                    continue
-                env = dict(os.environ, PYTHONPATH=HERE, **env_extra)
-                if mode == "vcuda" and a.mode != "guest":
-                    env["LD_LIBRARY_PATH"] = os.path.join(vb, "guest") + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
-                    env["VCUDA_SOCKET"] = servers[srv][1]
-                    env.setdefault("VCUDA_DEBUG", "1")
-                t0 = time.time()
-                try:
-                    p = subprocess.run([a.python] + [os.path.join(HERE, argv[0])] + argv[1:], env=env, cwd=HERE,
-                                       capture_output=True, text=True, timeout=a.timeout)
-                    text, rc = p.stdout + p.stderr, p.returncode
-                except subprocess.TimeoutExpired as e:
-                    text, rc = "%s%s\nTIMEOUT after %ds" % (e.stdout or "", e.stderr or "", a.timeout), 124
-                with open(os.path.join(out, "%s.%s.log" % (name, mode)), "w") as f:
-                    f.write(text)
-                r = parse(text) if rc == 0 else None
-                res[mode] = (r, rc, time.time() - t0, text)
+            modes = [m for m in ("native", "vcuda")
+                     if a.mode in ("both", m) or (a.mode == "guest" and m == "vcuda")]
+            runs = {m: [] for m in modes}
+            for k in range(rounds):
+                # Alternating which goes first, so that neither mode always
+                # meets the machine as the other left it.
+                for mode in (modes if k % 2 == 0 else modes[::-1]):
+                    runs[mode].append(run_one(a, vb, servers, name, argv, env_extra, srv, mode, k, out))
+            for mode in modes:
+                res[mode] = runs[mode][0]
             nat = res.get("native", (None,))[0]
             vc = res.get("vcuda", (None,))[0]
             if a.mode in ("both", "guest"):
                 why = compare(name, nat, vc, tol)
+                for k in range(1, rounds):
+                    if why:
+                        break
+                    why = compare(name, runs["native"][k][0], runs["vcuda"][k][0], tol)
+                    if why:  # that round's pair is the one shown
+                        res = {m: runs[m][k] for m in modes}
+                        why = "round %d: %s" % (k + 1, why)
             else:
                 (r, rc, _, _), = res.values()
                 why = None if r is not None and r.get("ok") is not False else "rc %d" % rc
+            spread = ""
+            if rounds > 1 and not why:
+                nat = median_of([r for r, _, _, _ in runs["native"]])
+                vc = median_of([r for r, _, _, _ in runs["vcuda"]])
+                each = [ratio_value(n, v) for (n, _, _, _), (v, _, _, _) in zip(runs["native"], runs["vcuda"])]
+                each = [x for x in each if x is not None]
+                if each:
+                    spread = " (rounds %.0f-%.0f%%)" % (min(each), max(each))
             if why:
                 fails += 1
                 for mode, (r, rc, _, text) in res.items():
@@ -242,8 +296,8 @@ def main():
                         why += "\n      %s rc=%d: %s" % (mode, rc, " | ".join(tail)[:300])
             rows.append((name, "PASS" if not why else "FAIL", summary(nat), summary(vc),
                          timing_of(nat), timing_of(vc), why))
-            print("%-26s %s  native %-14s vcuda %-14s %5s%s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
-                                                                  ratio_of(nat, vc),
+            print("%-26s %s  native %-14s vcuda %-14s %5s%s%s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
+                                                                    ratio_of(nat, vc), spread,
                                                                   "" if not why else "\n    " + why), flush=True)
     finally:
         for p, _ in servers.values():

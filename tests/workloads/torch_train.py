@@ -3,8 +3,13 @@ optimiser steps in fp32 or under fp16/bf16 autocast (fp16 with a GradScaler).
 Usage: torch_train.py {mlp|cnn} {fp32|fp16|bf16} [steps]
 Steps: 8 (one warm-up, seven timed), or $WL_TRAIN_STEPS. The first timed
 steps still load kernels the warm-up did not need (the optimiser's momentum
-path, cuDNN's); `make bench` times 40 to see the steady state."""
+path, cuDNN's); `make bench` times 40 to see the steady state. Each step ends
+in reading its loss (a synchronisation), so each is timed too: ms_per_step is
+the timed steps' mean, median_step_ms their median, which a step that loads a
+kernel or meets a busy machine moves less."""
+import statistics
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -51,10 +56,14 @@ def main():
         return loss
 
     losses.append(fl(step(0).item()))      # warm-up (libraries load, kernels pick)
+    each = []
     with Timer(torch.cuda.synchronize) as t:
         for i in range(1, steps):
+            t0 = time.perf_counter()
             losses.append(step(i).item())
-    result(losses=[fl(v) for v in losses], ms_per_step=t.ms / max(1, steps - 1))
+            each.append((time.perf_counter() - t0) * 1e3)
+    result(losses=[fl(v) for v in losses], ms_per_step=t.ms / max(1, steps - 1),
+           median_step_ms=statistics.median(each) if each else 0.0)
 
 
 if __name__ == "__main__":
