@@ -225,6 +225,8 @@ step "hand-kept copies of the VM link ABI match shared/ (QEMU patch, kmod)" pyth
 step "driver coverage: every exported symbol has a disposition, <= 25 refused, docs/driver-coverage.md current" \
 	python3 tools/gen/gen_coverage.py --check
 step "unit tests (Check)" unit release
+step "make bench's PyTorch rounds (tests/workloads/run.py --repeat) with a stand-in interpreter" \
+	python3 tests/workloads/test_run.py
 step "host-backend layers: no call or include cycles, folder rules, files under 800 lines" python3 tools/check_layers.py build/release
 step "build ASan+UBSan" make -j"$JOBS" VARIANT=asan
 step "unit tests under ASan+UBSan" unit asan

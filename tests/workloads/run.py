@@ -26,6 +26,7 @@ device), compared with the native run's log DIR/NAME.native.log from the host.
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -234,12 +235,13 @@ def main():
     os.makedirs(out, exist_ok=True)
     vb = os.path.abspath(a.vcuda_build)
     tmp = tempfile.mkdtemp(prefix="vcwl.")
-    servers = {}
+    servers, logs = {}, []
     if a.mode == "guest" and not a.expect_dir:
         raise SystemExit("--mode guest needs --expect-dir")
     if a.mode in ("both", "vcuda"):
         for name, extra in (("main", []), ("quota", ["--mem-quota", str(QUOTA)])):
             log = open(os.path.join(out, "server-%s.log" % name), "w")
+            logs.append(log)
             sock = os.path.join(tmp, name + ".sock")
             servers[name] = (start_server(os.path.join(vb, "bin", "vcuda-server"), sock, log, extra), sock)
     rows, fails = [], 0
@@ -303,6 +305,9 @@ def main():
         for p, _ in servers.values():
             p.terminate()
             p.wait()
+        for log in logs:
+            log.close()
+        shutil.rmtree(tmp, ignore_errors=True)
     with open(os.path.join(out, "table.md"), "w") as f:
         f.write("| workload | result | native | vcuda | native time | vcuda time |\n|---|---|---|---|---|---|\n")
         for r in rows:
