@@ -29,10 +29,12 @@
 #   VM_ACCEL=tcg|kvm          how the guest runs (default tcg; kvm where
 #                             /dev/kvm can boot a guest: the GPU machine)
 #   VM_MEM=MiB, VM_CPUS=N     the guest's memory and CPUs
-#   VM_SHM=SIZE               the device's shm-size (default 1G: 4 slots of
-#                             256 MiB); a session's pinned memory is its
-#                             slot less ring and arena (the GPU suite's
-#                             pinned_large holds 1 GiB + 64 MiB: 8G)
+#   VM_SHM=SIZE               the device's shm-size (default 16G: 4 slots of
+#                             4 GiB, host memory only as used); a session's
+#                             pinned memory is its slot less ring and arena
+#                             (the guest's pinned test holds two buffers of
+#                             up to 768 MiB; the GPU suite's pinned_large
+#                             1 GiB + 64 MiB)
 #   VM_CPU=MODEL              QEMU's -cpu (TCG's default, qemu64, lacks
 #                             SSE4.2 and AVX: frameworks need "max")
 #   VCUDA_BUILD=DIR           vcuda-server and guest library (default build/release)
@@ -53,7 +55,12 @@ VM_REQUESTS=${VM_REQUESTS:-100000}
 VM_TIMEOUT=${VM_TIMEOUT:-900}
 VCUDA_BUILD=${VCUDA_BUILD:-build/release}
 SLOTS=${VM_SLOTS:-4} # the device's max-sessions (a power of two)
-SHM=${VM_SHM:-1G} # the device's shm-size: SLOTS slots, each a session's ring, arena and pinned pool
+SHM=${VM_SHM:-16G} # the device's shm-size: SLOTS slots, each a session's ring, arena and pinned pool
+# The guest's pinned test: two buffers filling most of a slot's pool, up to
+# 768 MiB each (a slot's ring, reply slots and arena take about 65 MiB).
+shm_mib() { case $1 in *G) echo $((${1%G} * 1024)) ;; *M) echo "${1%M}" ;; *) echo $(($1 >> 20)) ;; esac; }
+PINNED_MIB=$((($(shm_mib "$SHM") / SLOTS - 128) / 2))
+[ "$PINNED_MIB" -le 768 ] || PINNED_MIB=768
 PACK_DIR=
 
 if [ "${1:-}" = "--pack" ]; then
@@ -142,6 +149,7 @@ else
 fi
 
 append="console=ttyS0 panic=-1 quiet vmtest.slots=$SLOTS vmtest.requests=$VM_REQUESTS vmtest.executor=$EXECUTOR"
+[ "$PINNED_MIB" -gt 0 ] && append="$append vmtest.pinned_mib=$PINNED_MIB"
 [ -n "${VM_VERBOSE:-}" ] && append="${append/ quiet/} earlyprintk=serial,ttyS0 ignore_loglevel"
 [ -n "${VM_ONLY:-}" ] && append="$append vmtest.only=$VM_ONLY"
 [ -n "${VM_SOAK:-}" ] && append="$append vmtest.soak=$VM_SOAK vmtest.soakprocs=${VM_SOAK_PROCS:-4}"

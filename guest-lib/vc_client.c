@@ -1031,6 +1031,12 @@ void *vc_client_pinned(struct vc_client *c, uint64_t *size)
 	return *size ? (uint8_t *)c->base + c->ring.layout.pinned_off : NULL;
 }
 
+int vc_client_pinned_map(struct vc_client *c, uint64_t off, uint64_t len)
+{
+	/* Host-locally the whole region is one ordinary shared mapping. */
+	return c->on_dev ? vc_dev_pool_map(&c->dev, off, len) : 0;
+}
+
 int vc_client_pinned_alias(struct vc_client *c, uint64_t off, void *addr, uint64_t len)
 {
 	const struct vc_layout *l = &c->ring.layout;

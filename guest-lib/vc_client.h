@@ -114,6 +114,14 @@ uint32_t vc_client_inline_max(struct vc_client *c);
 void *vc_client_pinned(struct vc_client *c, uint64_t *size);
 
 /**
+ * vc_client_pinned_map() - make sure pool bytes [@off, @off + @len) are
+ * mapped at vc_client_pinned() + @off before they are handed out: through
+ * the device the pool is mapped as it is used (vc_dev_pool_map()). Returns
+ * 0 or -errno.
+ */
+int vc_client_pinned_map(struct vc_client *c, uint64_t off, uint64_t len);
+
+/**
  * vc_client_pinned_alias() - map @len bytes of the pinned pool, from pool
  * offset @off, at @addr (page-aligned; MAP_FIXED: whatever was mapped there
  * is replaced), so that the same pages are seen at both addresses. Returns 0

@@ -54,6 +54,29 @@ static int open_session(int fd, const char *path, struct vcuda_open_args *a)
 	}
 }
 
+/* The region up to the pinned pool (all of it without one), over the
+ * reservation; the pool's granule bits, none mapped yet. */
+static int map_eager(struct vc_dev *d)
+{
+	const struct vc_layout *l = &d->layout;
+	uint64_t n = l->pinned_size ? l->pinned_off : l->region_size;
+	int rc;
+
+	if (l->pinned_size) {
+		uint64_t granules = (l->pinned_size + VC_DEV_POOL_GRANULE - 1) / VC_DEV_POOL_GRANULE;
+
+		d->pool_mapped = calloc((granules + 63) / 64, sizeof(uint64_t));
+		if (!d->pool_mapped)
+			return -ENOMEM;
+	}
+	rc = vc_dev_map_at(d, 0, d->base, (n + 4095) & ~4095ull);
+	if (rc) {
+		free(d->pool_mapped);
+		d->pool_mapped = NULL;
+	}
+	return rc;
+}
+
 int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 {
 	struct vcuda_open_args a = {.version = VCUDA_UAPI_VERSION};
@@ -62,6 +85,7 @@ int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 	int rc;
 
 	memset(d, 0, sizeof(*d));
+	pthread_mutex_init(&d->pool_mu, NULL);
 	d->base = MAP_FAILED;
 	d->fd = open(path, O_RDWR | O_CLOEXEC);
 	if (d->fd < 0) {
@@ -90,11 +114,14 @@ int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 	d->size = (size_t)a.region_size;
 	d->session_id = a.session_id;
 	d->slot = a.slot;
-	d->base = mmap(NULL, d->size, PROT_READ | PROT_WRITE, MAP_SHARED, d->fd, VCUDA_MMAP_REGION);
-	if (d->base == MAP_FAILED) {
-		rc = -errno;
-		snprintf(err, errlen, "vcuda: %s: cannot map the session region: %s", path, strerror(errno));
-		goto err_close;
+	/* The region's addresses reserved whole, its pages mapped in parts:
+	 * the control page first, for the layout, then all before the pinned
+	 * pool; the pool as it is used (vc_dev_pool_map()). */
+	d->base = mmap(NULL, d->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (d->base == MAP_FAILED || (rc = vc_dev_map_at(d, 0, d->base, VC_CTRL_SIZE))) {
+		rc = d->base == MAP_FAILED ? -errno : rc;
+		snprintf(err, errlen, "vcuda: %s: cannot map the session region: %s", path, strerror(-rc));
+		goto err_unmap;
 	}
 	/* The host wrote the header before the device answered OPEN. */
 	ctrl = d->base;
@@ -111,13 +138,20 @@ int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 		snprintf(err, errlen, "vcuda: %s: the session region's layout is unusable", path);
 		goto err_unmap;
 	}
+	if ((rc = map_eager(d))) {
+		snprintf(err, errlen, "vcuda: %s: cannot map the session region: %s", path, strerror(-rc));
+		goto err_unmap;
+	}
 	bell = mmap(NULL, 4096, PROT_WRITE, MAP_SHARED, d->fd, (off_t)VCUDA_MMAP_DOORBELL);
 	d->doorbell = bell == MAP_FAILED ? NULL : bell; /* else VCUDA_IOC_KICK */
 	return 0;
 
 err_unmap:
-	munmap(d->base, d->size);
+	if (d->base != MAP_FAILED)
+		munmap(d->base, d->size);
 	d->base = MAP_FAILED;
+	free(d->pool_mapped);
+	d->pool_mapped = NULL;
 err_close:
 	close(d->fd);
 	d->fd = -1;
@@ -156,6 +190,30 @@ int vc_dev_map_at(struct vc_dev *d, uint64_t off, void *addr, uint64_t len)
 	return m == MAP_FAILED ? -errno : 0;
 }
 
+int vc_dev_pool_map(struct vc_dev *d, uint64_t off, uint64_t len)
+{
+	const struct vc_layout *l = &d->layout;
+	uint64_t g, last;
+	int rc = 0;
+
+	if (!d->pool_mapped || !len || off > l->pinned_size || len > l->pinned_size - off)
+		return -EINVAL;
+	last = (off + len - 1) / VC_DEV_POOL_GRANULE;
+	pthread_mutex_lock(&d->pool_mu);
+	for (g = off / VC_DEV_POOL_GRANULE; g <= last && !rc; g++) {
+		uint64_t at = g * VC_DEV_POOL_GRANULE;
+		uint64_t n = l->pinned_size - at < VC_DEV_POOL_GRANULE ? l->pinned_size - at : VC_DEV_POOL_GRANULE;
+
+		if (d->pool_mapped[g / 64] & (1ull << (g % 64)))
+			continue;
+		rc = vc_dev_map_at(d, l->pinned_off + at, (uint8_t *)d->base + l->pinned_off + at, n);
+		if (!rc)
+			d->pool_mapped[g / 64] |= 1ull << (g % 64);
+	}
+	pthread_mutex_unlock(&d->pool_mu);
+	return rc;
+}
+
 void vc_dev_close(struct vc_dev *d)
 {
 	if (d->doorbell)
@@ -164,6 +222,8 @@ void vc_dev_close(struct vc_dev *d)
 	if (d->base && d->base != MAP_FAILED)
 		munmap(d->base, d->size);
 	d->base = MAP_FAILED;
+	free(d->pool_mapped);
+	d->pool_mapped = NULL;
 	if (d->fd >= 0)
 		close(d->fd);
 	d->fd = -1;

@@ -25,6 +25,7 @@ static struct {
 	uint64_t size;
 	uint64_t host_base;
 	int identity;
+	struct vc_client *client; /* maps the pool as it is used */
 	struct extent *free; /* sorted by offset, never adjacent */
 	size_t n, cap;
 	pthread_mutex_t mu;
@@ -51,6 +52,7 @@ int vc_cu_pinned_init(void)
 	g_pool.n = 1;
 	g_pool.host_base = rp.host_base;
 	g_pool.identity = (int)rp.identity;
+	g_pool.client = st->client;
 	g_pool.size = size;
 	g_pool.base = base; /* last: vc_cu_pinned_alloc() checks it */
 	return 1;
@@ -67,6 +69,10 @@ void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off)
 
 		if (e->len < size)
 			continue;
+		/* Mapped here before it is ours (in a VM the pool is mapped
+		 * as it is used); where it cannot be, there is no pool. */
+		if (vc_client_pinned_map(g_pool.client, e->off, size))
+			break;
 		*off = e->off;
 		p = g_pool.base + e->off;
 		e->off += size;

@@ -436,6 +436,42 @@ START_TEST(pinned_memory_from_the_shared_pool)
 }
 END_TEST
 
+/*
+ * Two page-locked buffers of $VCUDA_TEST_PINNED_MIB MiB each (default 48:
+ * together past one 64 MiB granule of the pool, which through the device is
+ * mapped as it is used), mapped, copied through the device one into the
+ * other and compared word by word: in a VM with large session slots
+ * (ci/vm-test.sh) gigabytes of them.
+ */
+START_TEST(pinned_buffers_across_the_pool)
+{
+	const char *env = getenv("VCUDA_TEST_PINNED_MIB");
+	size_t n = (size_t)(env ? strtoul(env, NULL, 10) : 48) << 20, words = n / 8;
+	uint64_t *a, *b;
+	void *pa, *pb;
+	CUdeviceptr d, da;
+
+	ck_assert_uint_gt(n, 0);
+	CK(cuMemHostAlloc(&pa, n, CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostAlloc(&pb, n, CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostGetDevicePointer(&da, pb, 0));
+	a = pa;
+	b = pb;
+	for (size_t i = 0; i < words; i++)
+		a[i] = i * 0x9e3779b97f4a7c15ull + 1;
+	b[0] = b[words - 1] = 0;
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemcpyHtoD(d, pa, n));
+	CK(cuMemcpyDtoH(pb, d, n));
+	for (size_t i = 0; i < words; i++)
+		if (b[i] != i * 0x9e3779b97f4a7c15ull + 1)
+			ck_abort_msg("word %zu of %zu differs after the round trip", i, words);
+	CK(cuMemFree(d));
+	CK(cuMemFreeHost(pa));
+	CK(cuMemFreeHost(pb));
+}
+END_TEST
+
 START_TEST(registered_memory_moves_into_the_pool)
 {
 	size_t n = (3 << 20) + 100;
@@ -958,6 +994,13 @@ int main(void)
 	tcase_add_test(t, device_printf_at_every_synchronisation);
 	tcase_add_test(t, device_printf_larger_than_a_reply);
 	tcase_add_test(t, device_printf_past_the_cap_is_dropped_with_a_marker);
+	suite_add_tcase(s, t);
+	/* Apart, so that a VM with large slots runs it with gigabytes
+	 * (CK_RUN_CASE=pinned, VCUDA_TEST_PINNED_MIB). */
+	t = tcase_create("pinned");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, pinned_buffers_across_the_pool);
 	suite_add_tcase(s, t);
 	/* Without the fixture: the test's child initialises CUDA itself. */
 	t = tcase_create("exit");

@@ -10,9 +10,10 @@ DEV=/dev/vcuda0
 U="runas 1000"
 arg() { sed -n "s/.*$1=\([^ ]*\).*/\1/p" /proc/cmdline; }
 SLOTS=$(arg vmtest.slots)
+PINNED_MIB=$(arg vmtest.pinned_mib)
 REQS=$(arg vmtest.requests)
 ONLY=$(arg vmtest.only)
-: "${SLOTS:=4}" "${REQS:=100000}"
+: "${SLOTS:=4}" "${REQS:=100000}" "${PINNED_MIB:=48}"
 pass=0
 fail=0
 
@@ -61,6 +62,14 @@ killed_mid_copy() {
 
 cuda_api() {
 	$U test_cuda_api && $U test_cuda_objects
+}
+
+# Page-locked buffers filling most of the session's pinned pool (ci/vm-test.sh
+# sizes them from its slots: gigabytes with the default 16G), which the
+# library maps as they are used.
+pinned_pool() {
+	echo "two page-locked buffers of $PINNED_MIB MiB"
+	CK_RUN_CASE=pinned VCUDA_TEST_PINNED_MIB="$PINNED_MIB" $U test_cuda_api
 }
 
 # The guest NVML: devices, processes with this guest's pids (not the quota
@@ -162,6 +171,7 @@ t killed-mid-copy killed_mid_copy
 t bad-requests $U vm_guest_test hostile
 t transport-after-bad-requests $U stress_client --requests 10000 --threads 1
 t cuda-driver-api cuda_api
+t pinned-pool pinned_pool
 t guest-nvml guest_nvml
 t hostile-api hostile_api
 t cudart-static $U cudart_smoke_static
