@@ -12,12 +12,12 @@ reported, not compared.
 
   tests/workloads/run.py [--only a,b] [--mode both|native|vcuda] [--repeat N]
                          [--vcuda-build build/release] [--python PY] [--out DIR]
+  tests/workloads/run.py --mode guest --expect-dir DIR [--only a,b]
 
 --repeat N (or $WL_REPEAT) runs both modes N times, alternating which goes
 first, checks every round's pair, and shows each mode's median and the range
 of the rounds' ratios: on a machine whose speed moves by a third between
 runs, one run of each says little.
-  tests/workloads/run.py --mode guest --expect-dir DIR [--only a,b]
 
 --mode guest runs inside the test VM (tests/vm/framework-run.sh): each
 workload once, as the environment is (the guest libcuda.so.1 and the VM's
