@@ -28,52 +28,85 @@
 		}                                                                   \
 	} while (0)
 
+// One n's buffers: A, B and C on the host (written, or calloc'd and left
+// zero) and on the device.
+struct sgemm_bufs {
+	size_t n, bytes;
+	float *a, *b, *c, *da, *db, *dc;
+};
+
+static sgemm_bufs sgemm_make(size_t n, bool zeroed) {
+	sgemm_bufs s = {n, n * n * sizeof(float), nullptr, nullptr, nullptr, nullptr, nullptr, nullptr};
+	float **host[3] = {&s.a, &s.b, &s.c};
+
+	for (float **p : host)
+		*p = (float *)(zeroed ? calloc(n * n, sizeof(float)) : malloc(s.bytes));
+	if (!s.a || !s.b || !s.c) {
+		fprintf(stderr, "seed_bench: out of host memory at n = %zu\n", n);
+		exit(1);
+	}
+	CK(cudaMalloc(&s.da, s.bytes));
+	CK(cudaMalloc(&s.db, s.bytes));
+	CK(cudaMalloc(&s.dc, s.bytes));
+	return s;
+}
+
+static void sgemm_free(sgemm_bufs &s) {
+	CK(cudaFree(s.da));
+	CK(cudaFree(s.db));
+	CK(cudaFree(s.dc));
+	free(s.a);
+	free(s.b);
+	free(s.c);
+}
+
+// H2D A and B, the GEMM, D2H C, as a user times them: @ts[0] before, @ts[4]
+// after, and with @each the return of every step in between.
+static void sgemm_once(cublasHandle_t h, const sgemm_bufs &s, double ts[5], bool each) {
+	const float one = 1.0f, zero = 0.0f;
+	const int n = (int)s.n;
+
+	ts[0] = now_us();
+	CK(cudaMemcpy(s.da, s.a, s.bytes, cudaMemcpyHostToDevice));
+	if (each)
+		ts[1] = now_us();
+	CK(cudaMemcpy(s.db, s.b, s.bytes, cudaMemcpyHostToDevice));
+	if (each)
+		ts[2] = now_us();
+	CKL(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, s.da, n, s.db, n, &zero, s.dc, n));
+	if (each)
+		ts[3] = now_us();
+	CK(cudaMemcpy(s.c, s.dc, s.bytes, cudaMemcpyDeviceToHost));
+	ts[4] = now_us();
+}
+
 static void sgemm_totals(cublasHandle_t h) {
 	for (size_t n : {1024, 2048, 4096, 8192, 16384}) {
-		const size_t bytes = n * n * sizeof(float);
-		float *a = (float *)malloc(bytes), *b = (float *)malloc(bytes), *c = (float *)malloc(bytes);
-		float *da, *db, *dc;
-		const float one = 1.0f, zero = 0.0f;
+		sgemm_bufs s = sgemm_make(n, false);
 		int reps = n >= 16384 ? 3 : n >= 8192 ? 5 : 10;
 		std::vector<double> v;
+		double ts[5];
 
-		if (!a || !b || !c) {
-			fprintf(stderr, "seed_bench: out of host memory at n = %zu\n", n);
-			exit(1);
-		}
 		for (size_t i = 0; i < n * n; i++) {
-			a[i] = (float)(i % 7) * 0.25f;
-			b[i] = (float)(i % 5) * 0.5f;
+			s.a[i] = (float)(i % 7) * 0.25f;
+			s.b[i] = (float)(i % 5) * 0.5f;
 		}
-		CK(cudaMalloc(&da, bytes));
-		CK(cudaMalloc(&db, bytes));
-		CK(cudaMalloc(&dc, bytes));
 		for (int r = 0; r <= reps; r++) {
-			double t0 = now_us();
-			CK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
-			CK(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
-			CKL(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, da, (int)n, db, (int)n,
-					&zero, dc, (int)n));
-			CK(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
+			sgemm_once(h, s, ts, false);
 			if (r)
-				v.push_back(now_us() - t0);
+				v.push_back(ts[4] - ts[0]);
 		}
 		// C[0][0] = sum over k of A[0][k] * B[k][0] (column-major): checked,
 		// so that a wrong result cannot pass for a fast one.
 		double want = 0;
 		for (size_t k = 0; k < n; k++)
-			want += (double)a[k * n] * (double)b[k];
-		if (c[0] < want * 0.999 - 1e-3 || c[0] > want * 1.001 + 1e-3) {
-			fprintf(stderr, "seed_bench: sgemm n = %zu: C[0] = %g, want %g\n", n, c[0], want);
+			want += (double)s.a[k * n] * (double)s.b[k];
+		if (s.c[0] < want * 0.999 - 1e-3 || s.c[0] > want * 1.001 + 1e-3) {
+			fprintf(stderr, "seed_bench: sgemm n = %zu: C[0] = %g, want %g\n", n, s.c[0], want);
 			exit(1);
 		}
 		printf("sgemm_total_%zu_ms\t%.3f\tms\n", n, median(v) / 1e3);
-		CK(cudaFree(da));
-		CK(cudaFree(db));
-		CK(cudaFree(dc));
-		free(a);
-		free(b);
-		free(c);
+		sgemm_free(s);
 	}
 }
 
@@ -81,48 +114,19 @@ static void sgemm_totals(cublasHandle_t h) {
 // split [N]`, N = 1024 unless given): each step's median time, as the program
 // sees it return, to tell which of them a remoting layer makes slower.
 static void sgemm_split(cublasHandle_t h, size_t n) {
-	const size_t bytes = n * n * sizeof(float);
-	float *a = (float *)calloc(n * n, sizeof(float)), *b = (float *)calloc(n * n, sizeof(float)),
-	      *c = (float *)calloc(n * n, sizeof(float));
-	float *da, *db, *dc;
-	const float one = 1.0f, zero = 0.0f;
+	sgemm_bufs s = sgemm_make(n, true);
 	std::vector<double> t[4];
 	static const char *name[4] = {"h2d_a", "h2d_b", "gemm_call", "d2h_c"};
+	double ts[5];
 
-	if (!a || !b || !c) {
-		fprintf(stderr, "seed_bench: out of host memory at n = %zu\n", n);
-		exit(1);
-	}
-	CK(cudaMalloc(&da, bytes));
-	CK(cudaMalloc(&db, bytes));
-	CK(cudaMalloc(&dc, bytes));
 	for (int r = 0; r <= 50; r++) {
-		double t0 = now_us(), t1, t2, t3, t4;
-
-		CK(cudaMemcpy(da, a, bytes, cudaMemcpyHostToDevice));
-		t1 = now_us();
-		CK(cudaMemcpy(db, b, bytes, cudaMemcpyHostToDevice));
-		t2 = now_us();
-		CKL(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n, &one, da, (int)n, db, (int)n,
-				&zero, dc, (int)n));
-		t3 = now_us();
-		CK(cudaMemcpy(c, dc, bytes, cudaMemcpyDeviceToHost));
-		t4 = now_us();
-		if (!r)
-			continue;
-		t[0].push_back(t1 - t0);
-		t[1].push_back(t2 - t1);
-		t[2].push_back(t3 - t2);
-		t[3].push_back(t4 - t3);
+		sgemm_once(h, s, ts, true);
+		for (int i = 0; r && i < 4; i++)
+			t[i].push_back(ts[i + 1] - ts[i]);
 	}
 	for (int i = 0; i < 4; i++)
 		printf("sgemm_split_%zu_%s_us\t%.1f\tus\n", n, name[i], median(t[i]));
-	CK(cudaFree(da));
-	CK(cudaFree(db));
-	CK(cudaFree(dc));
-	free(a);
-	free(b);
-	free(c);
+	sgemm_free(s);
 }
 
 static void fft_totals(void) {
