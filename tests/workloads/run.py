@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -208,9 +209,9 @@ def median_of(results):
     other keys from the first round)."""
     merged = dict(results[0])
     for k in HEADLINE_TIMES + HEADLINE_RATES:
-        v = sorted(r[k] for r in results if r and k in r)
+        v = [r[k] for r in results if r and k in r]
         if v:
-            merged[k] = v[len(v) // 2] if len(v) % 2 else (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+            merged[k] = statistics.median(v)
     return merged
 
 
