@@ -55,7 +55,7 @@ SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c hos
                               host-backend/nvml/*.c))
 STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
 PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
-CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_dev.c guest-lib/vc_thread.c
+CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_crew.c guest-lib/vc_dev.c guest-lib/vc_thread.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/exptab_cluster.c guest-lib/libcuda/exptab_nvvm.c \
               guest-lib/libcuda/jitcache.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
@@ -100,7 +100,7 @@ LIBNVML   := $(BUILD)/guest/libnvidia-ml.so.1
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image \
-              $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin
+              $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin $(BUILD)/tests/test_crew
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
@@ -109,7 +109,7 @@ FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake $(BUILD)/fu
 ifeq ($(VARIANT),fuzz)
 ALL := $(FUZZ_BINS)
 else ifeq ($(VARIANT),tsan)
-ALL := $(BUILD)/tests/test_threads
+ALL := $(BUILD)/tests/test_threads $(BUILD)/tests/test_crew
 else ifeq ($(VARIANT),release)
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUILD)/tests/test_cuda_api $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed \
        $(LIBNVML) $(BUILD)/tests/test_nvml \
@@ -227,6 +227,10 @@ $(BUILD)/tests/test_exptab: $(BUILD)/obj/tests/unit/test_exptab.o $(LIBEXPTAB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_fatbin: $(BUILD)/obj/tests/unit/test_fatbin.o $(call obj,guest-lib/libcuda/fatbin.c)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_crew: $(BUILD)/obj/tests/unit/test_crew.o $(call obj,guest-lib/vc_crew.c guest-lib/vc_thread.c)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 

@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
+	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done
@@ -232,6 +232,7 @@ step "build ASan+UBSan" make -j"$JOBS" VARIANT=asan
 step "unit tests under ASan+UBSan" unit asan
 step "build TSan" make -j"$JOBS" VARIANT=tsan
 step "two-thread ring test under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_threads
+step "bulk-copy helpers under TSan" env TSAN_OPTIONS=halt_on_error=1 build/tsan/tests/test_crew
 step "integration: $STRESS_REQUESTS requests, VM link, hostile clients, demo" integration release
 step "integration under ASan+UBSan" integration_asan
 step "make bench runs: ring, arena and the in-process pipeline, data checked (figures not judged here)" bash ci/bench.sh --quick

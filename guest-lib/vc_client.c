@@ -28,7 +28,7 @@
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_sock.h"
-#include "vc_thread.h"
+#include "vc_crew.h"
 
 #define DEFAULT_SOCKET "/run/vcuda/vcuda.sock"
 #define DEFAULT_DEVICE "/dev/vcuda0"
@@ -37,8 +37,8 @@
 #define PIECES_MIN 4u
 #define WINDOW_BYTES (16ull << 20)
 #define HELPERS_DEFAULT 3u             /* threads copying a large copy into or out of the arena */
-#define HELPERS_MAX 8u
-#define BULK_PARALLEL_MIN (8ull << 20) /* smaller copies are the caller's alone */
+#define HELPERS_MAX VC_CREW_MAX
+#define BULK_PARALLEL_MIN (2ull << 20) /* smaller copies are the caller's alone (docs/PERFORMANCE.md) */
 
 struct vc_client {
 	int sock, mem_fd, doorbell_fd, complete_fd;
@@ -71,21 +71,35 @@ struct vc_client {
 	uint32_t pieces_min;       /* and pieces per copy (PIECES_MIN, or VCUDA_BULK_PIECES) */
 	uint32_t helpers;          /* large copies: threads filling or reading the arena (VCUDA_BULK_THREADS) */
 	uint64_t parallel_min;     /* from this size on (BULK_PARALLEL_MIN, or VCUDA_BULK_PARALLEL_MIN) */
+	struct vc_crew crew;       /* the helpers, started at the first large copy (under bulk_lock) */
 };
 
 /* A tuning knob from the environment: @name's value when it is a number in
- * [@lo, @hi], else @def. */
+ * [@lo, @hi], with an optional K, M or G (binary units: 4M is 4 MiB), else
+ * @def. (Without the suffixes, VCUDA_BULK_PARALLEL_MIN=4M was taken as
+ * unset, silently, in a benchmark run.) */
 static uint64_t env_size(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
 {
 	const char *v = getenv(name);
 	char *end;
 	unsigned long long n;
+	unsigned shift = 0;
 
 	if (!v || !*v)
 		return def;
 	errno = 0;
 	n = strtoull(v, &end, 0);
-	if (errno || *end || n < lo || n > hi)
+	if (errno || end == v)
+		return def;
+	switch (*end) {
+	case 'k': case 'K': shift = 10; end++; break;
+	case 'm': case 'M': shift = 20; end++; break;
+	case 'g': case 'G': shift = 30; end++; break;
+	}
+	if (*end || n > (UINT64_MAX >> shift))
+		return def;
+	n <<= shift;
+	if (n < lo || n > hi)
 		return def;
 	return n;
 }
@@ -305,6 +319,7 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	pthread_mutex_init(&c->lock, NULL);
 	pthread_mutex_init(&c->bulk_lock, NULL);
 	pthread_mutex_init(&c->wait_mu, NULL);
+	vc_crew_init(&c->crew);
 	pthread_cond_init(&c->slot_cv, NULL);
 	pthread_cond_init(&c->wait_cv, NULL);
 
@@ -375,6 +390,7 @@ void vc_client_close(struct vc_client *c)
 {
 	if (!c)
 		return;
+	vc_crew_fini(&c->crew); /* parked: no copy is under way */
 	if (c->base != MAP_FAILED) {
 		vc_ring_guest_fini(&c->ring);
 		if (!c->on_dev)
@@ -595,11 +611,11 @@ struct team {
 	bool stop;
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* a piece published or done, or stop */
-	pthread_t t[HELPERS_MAX];
-	uint32_t n; /* helpers started */
+	uint32_t n; /* helpers running it */
 };
 
-static void *team_helper(void *arg)
+/* One helper's part of a team's copy: pieces, in order, until none is left. */
+static void team_helper(void *arg)
 {
 	struct team *g = arg;
 
@@ -626,7 +642,6 @@ static void *team_helper(void *arg)
 		pthread_cond_broadcast(&g->cv);
 	}
 	pthread_mutex_unlock(&g->mu);
-	return NULL;
 }
 
 static void team_free(struct team *g)
@@ -637,8 +652,9 @@ static void team_free(struct team *g)
 	free(g->done);
 }
 
-/* Up to @want helpers doing @work for a copy of @pieces pieces: how many
- * started (0: none could, the team is freed), or -ENOMEM. */
+/* Up to @want helpers (the client's crew) doing @work for a copy of
+ * @pieces pieces: how many (0: none could start, the team is freed), or
+ * -ENOMEM. With bulk_lock held, as the crew runs one job at a time. */
 static int team_start(struct team *g, struct vc_client *c, uint64_t pieces, uint32_t want,
 		      int (*work)(struct team *, const struct inflight *))
 {
@@ -655,8 +671,7 @@ static int team_start(struct team *g, struct vc_client *c, uint64_t pieces, uint
 	}
 	pthread_mutex_init(&g->mu, NULL);
 	pthread_cond_init(&g->cv, NULL);
-	for (g->n = 0; g->n < want && !vc_thread_start(&g->t[g->n], false, team_helper, g);)
-		g->n++;
+	g->n = vc_crew_run(&c->crew, want, team_helper, g);
 	if (!g->n)
 		team_free(g);
 	return (int)g->n;
@@ -720,8 +735,7 @@ static void team_finish(struct team *g, bool stop)
 		g->stop = true;
 	pthread_cond_broadcast(&g->cv);
 	pthread_mutex_unlock(&g->mu);
-	for (uint32_t i = 0; i < g->n; i++)
-		pthread_join(g->t[i], NULL);
+	vc_crew_wait(&g->c->crew);
 }
 
 /*
