@@ -135,10 +135,11 @@ static void pageable_gib() {
 }
 
 // The sections named on the command line (launch, copies, pageable_gib,
-// pinned_gib), or all of them.
-static bool want(int argc, char **argv, const char *name) {
+// pinned_gib, and pageable_sweep, which only runs when named), or all of
+// them.
+static bool want(int argc, char **argv, const char *name, bool by_default = true) {
 	if (argc < 2)
-		return true;
+		return by_default;
 	for (int i = 1; i < argc; i++)
 		if (!strcmp(argv[i], name))
 			return true;
@@ -147,6 +148,7 @@ static bool want(int argc, char **argv, const char *name) {
 
 static void launches();
 static void copies();
+static void pageable_sweep();
 
 int main(int argc, char **argv) {
 	CK(cudaFree(0));
@@ -160,6 +162,8 @@ int main(int argc, char **argv) {
 		pageable_gib();
 	if (want(argc, argv, "pinned_gib"))
 		pinned_gib();
+	if (want(argc, argv, "pageable_sweep", false))
+		pageable_sweep();
 	return 0;
 }
 
@@ -227,7 +231,7 @@ static void launches() {
 	CK(cudaFree(d4));
 }
 
-// Copies of 1, 16 and 256 MiB, pinned and pageable, each way.
+// Copies of 1, 4, 16 and 256 MiB, pinned and pageable, each way.
 static void copies() {
 
 	const size_t maxn = size_t(256) << 20;
@@ -236,7 +240,7 @@ static void copies() {
 	CK(cudaMallocHost(&pinned, maxn));
 	memset(pageable, 1, maxn);
 	memset(pinned, 1, maxn);
-	for (size_t mib : {1, 16, 256}) {
+	for (size_t mib : {1, 4, 16, 256}) {
 		size_t n = mib << 20;
 		int reps = mib >= 256 ? 3 : mib >= 16 ? 10 : 30;
 		for (int pin = 1; pin >= 0; pin--) {
@@ -259,4 +263,30 @@ static void copies() {
 	CK(cudaFree(dev));
 	CK(cudaFreeHost(pinned));
 	free(pageable);
+}
+
+// Pageable copies from 256 KiB to 64 MiB, each way, the median of 30: where
+// the guest library's thresholds (pieces, helper threads) sit.
+static void pageable_sweep() {
+	const size_t maxn = size_t(64) << 20;
+	void *dev, *h = malloc(maxn);
+	CK(cudaMalloc(&dev, maxn));
+	memset(h, 1, maxn);
+	for (size_t n = size_t(256) << 10; n <= maxn; n *= 2) {
+		std::vector<double> up, down;
+		CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+		for (int r = 0; r < 30; r++) {
+			double a = now_us();
+			CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+			double b = now_us();
+			CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
+			double c = now_us();
+			up.push_back(b - a);
+			down.push_back(c - b);
+		}
+		printf("h2d_pageable_%zuKiB_GBps\t%.2f\tGB/s\n", n >> 10, n / median(up) / 1e3);
+		printf("d2h_pageable_%zuKiB_GBps\t%.2f\tGB/s\n", n >> 10, n / median(down) / 1e3);
+	}
+	CK(cudaFree(dev));
+	free(h);
 }
