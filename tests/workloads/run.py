@@ -121,6 +121,16 @@ def start_server(bin_, sock, log, extra):
 # its time per unit, lower is better, or its rate, higher is better.
 HEADLINE_TIMES = ("median_step_ms", "ms_per_step", "ms_per_call", "ms_per_grad", "ms_per_launch", "ms", "gemm_ms")
 HEADLINE_RATES = ("tokens_per_s", "h2d_GBps")
+# Shown after the headline ratio: decode's first pass (torch_infer.py).
+SECOND_RATES = ("first_tokens_per_s",)
+
+
+def second_ratio(nat, vc):
+    """The first decode pass's ratio, as " first pass N%", or ""."""
+    for k in SECOND_RATES:
+        if nat and vc and k in nat and k in vc and nat[k] > 0:
+            return " first pass %.0f%%" % (100.0 * vc[k] / nat[k])
+    return ""
 
 
 def timing_of(res):
@@ -208,7 +218,7 @@ def median_of(results):
     """The rounds' results as one: each headline figure's median (the
     other keys from the first round)."""
     merged = dict(results[0])
-    for k in HEADLINE_TIMES + HEADLINE_RATES:
+    for k in HEADLINE_TIMES + HEADLINE_RATES + SECOND_RATES:
         v = [r[k] for r in results if r and k in r]
         if v:
             merged[k] = statistics.median(v)
@@ -299,9 +309,9 @@ def main():
                         why += "\n      %s rc=%d: %s" % (mode, rc, " | ".join(tail)[:300])
             rows.append((name, "PASS" if not why else "FAIL", summary(nat), summary(vc),
                          timing_of(nat), timing_of(vc), why))
-            print("%-26s %s  native %-14s vcuda %-14s %5s%s%s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
-                                                                    ratio_of(nat, vc), spread,
-                                                                  "" if not why else "\n    " + why), flush=True)
+            print("%-26s %s  native %-14s vcuda %-14s %5s%s%s%s" % (name, rows[-1][1], timing_of(nat), timing_of(vc),
+                                                                      ratio_of(nat, vc), spread, second_ratio(nat, vc),
+                                                                      "" if not why else "\n    " + why), flush=True)
     finally:
         for p, _ in servers.values():
             p.terminate()

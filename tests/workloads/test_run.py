@@ -36,7 +36,10 @@ times = json.loads(os.environ["FAKE_TIMES"])[mode]
 losses = [1.0, 2.0]
 if mode == "vcuda" and str(k + 1) == os.environ.get("FAKE_BAD_ROUND"):
     losses = [1.0, 2.5]
-print("RESULT " + json.dumps({"losses": losses, "median_step_ms": times[k], "ms_per_step": times[k] + 1}))
+if sys.argv[1].endswith("torch_infer.py"):  # a decode: (rate, first pass's rate)
+    print("RESULT " + json.dumps({"tokens": [[1, 2]], "tokens_per_s": times[k][0], "first_tokens_per_s": times[k][1]}))
+else:
+    print("RESULT " + json.dumps({"losses": losses, "median_step_ms": times[k], "ms_per_step": times[k] + 1}))
 '''
 
 
@@ -64,13 +67,13 @@ class Rounds(unittest.TestCase):
         run.start_server = self.saved
         shutil.rmtree(self.dir, ignore_errors=True)
 
-    def main(self, times, bad_round=None, rounds=3):
+    def main(self, times, bad_round=None, rounds=3, only="mlp-fp32"):
         env = {"FAKE_JOURNAL": self.journal, "FAKE_TIMES": json.dumps(times)}
         if bad_round:
             env["FAKE_BAD_ROUND"] = str(bad_round)
         old = dict(os.environ)
         os.environ.update(env)
-        argv, sys.argv = sys.argv, ["run.py", "--python", self.fake, "--only", "mlp-fp32",
+        argv, sys.argv = sys.argv, ["run.py", "--python", self.fake, "--only", only,
                                     "--repeat", str(rounds), "--out", os.path.join(self.dir, "out")]
         out = io.StringIO()
         try:
@@ -105,6 +108,16 @@ class Rounds(unittest.TestCase):
         self.assertEqual(rc, 1, out)
         self.assertIn("FAIL", out)
         self.assertIn("round 2: losses", out)
+
+    def test_decode_shows_both_passes(self):
+        rc, out, _ = self.main({"native": [[400.0, 20.0], [300.0, 30.0], [500.0, 25.0]],
+                                "vcuda": [[480.0, 24.0], [200.0, 25.0], [480.0, 40.0]]}, only="gpt2-fp16")
+        self.assertEqual(rc, 0, out)
+        line = next(l for l in out.splitlines() if l.startswith("gpt2-fp16"))
+        self.assertIn("native 400 tok/s", line)  # median of 400, 300, 500
+        self.assertIn("vcuda 480 tok/s", line)   # median of 480, 200, 480
+        self.assertIn("120%", line)              # 480 / 400
+        self.assertIn("first pass 100%", line)   # medians 25 and 25
 
     def test_one_round_is_as_before(self):
         rc, out, order = self.main({"native": [2.0], "vcuda": [4.0]}, rounds=1)
