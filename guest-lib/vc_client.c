@@ -38,7 +38,7 @@
 #define WINDOW_BYTES (16ull << 20)
 #define HELPERS_DEFAULT 3u             /* threads copying a large copy into or out of the arena */
 #define HELPERS_MAX VC_CREW_MAX
-#define SPIN_US 1000u                  /* a wait spins this long, then sleeps (VCUDA_SPIN_US) */
+#define SPIN_US 50u                    /* a wait spins this long, then sleeps (VCUDA_SPIN_US) */
 #define BULK_PARALLEL_MIN (2ull << 20) /* smaller copies are the caller's alone (docs/PERFORMANCE.md) */
 
 struct vc_client {
@@ -374,11 +374,9 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	}
 	c->parallel_min = env_size("VCUDA_BULK_PARALLEL_MIN", BULK_PARALLEL_MIN, 4096, UINT64_MAX);
 	/* How long a wait spins before it sleeps, in microseconds: CPU time
-	 * against the sleeper's wake-up, which is the host's eventfd write
-	 * and a scheduler wake-up (on the H100 machine a blocking 4 MiB
-	 * page-locked copy ran at 90 % of native with 50 us of spinning and
-	 * at 98-99 % with 2 ms). The native driver spins for as long as a
-	 * wait lasts unless the context asks for blocking synchronisation. */
+	 * against the sleeper's wake-up (the host's eventfd write and a
+	 * scheduler wake-up). A wait of known length spins longer
+	 * (vc_client_spin_next()). */
 	c->ring.spin_us = (uint32_t)env_size("VCUDA_SPIN_US", SPIN_US, 0, 10000000);
 	*out = c;
 	return 0;
@@ -506,13 +504,25 @@ int vc_client_broken(struct vc_client *c)
 	return dead || (vc_ring_guest_status(&c->ring, &why) & VC_STATUS_FATAL);
 }
 
+/* This thread's next vc_client_call() spins this long at least (0: as
+ * the ring does). */
+static __thread uint32_t t_spin_next;
+
+void vc_client_spin_next(uint32_t us)
+{
+	t_spin_next = us;
+}
+
 int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
 		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen)
 {
+	uint32_t spin = t_spin_next;
 	int64_t seq, len;
 	uint32_t slot;
 	int32_t status;
 	int rc;
+
+	t_spin_next = 0;
 
 	pthread_mutex_lock(&c->lock);
 	slot = slot_get(c);
@@ -523,7 +533,7 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 	pthread_mutex_unlock(&c->lock);
 	if (rc)
 		goto out;
-	rc = vc_ring_guest_wait_reply(&c->ring, slot, (uint64_t)seq);
+	rc = vc_ring_guest_wait_reply_spin(&c->ring, slot, (uint64_t)seq, spin);
 	if (rc)
 		goto out;
 	len = vc_ring_guest_read_reply(&c->ring, slot, (uint64_t)seq, &status, out, outcap);

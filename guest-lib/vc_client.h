@@ -38,6 +38,15 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen);
 
 /**
+ * vc_client_spin_next() - the calling thread's next vc_client_call() spins
+ * for @us microseconds (or the client's VCUDA_SPIN_US, if longer) before it
+ * sleeps: for a wait whose length is known, a blocking copy of a known size
+ * (a page-locked copy of 4 MiB ran at 90 % of native when its wait slept
+ * after 50 us, 98-99 % with 2 ms of spinning, on the H100 machine).
+ */
+void vc_client_spin_next(uint32_t us);
+
+/**
  * vc_client_submit() - an asynchronous command: queued and, unless @more is
  * set, published at once. Its failure becomes the sticky error, reported by
  * the next synchronising call (vc_client_take_error()). *@seq (may be NULL) receives its sequence number.

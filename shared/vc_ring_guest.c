@@ -130,7 +130,7 @@ static bool reached(struct vc_ring_guest *g, const struct until *u, int mo)
 	return vc_shm_load64(&g->ctrl->done_seq, mo) >= u->seq;
 }
 
-static int wait_until(struct vc_ring_guest *g, const struct until *u)
+static int wait_until(struct vc_ring_guest *g, const struct until *u, uint32_t spin_us)
 {
 	uint64_t t0, alive_t, now;
 	int rc;
@@ -146,7 +146,7 @@ static int wait_until(struct vc_ring_guest *g, const struct until *u)
 		}
 		if ((rc = check_status(g)))
 			return rc;
-	} while (vc_now_ns() - t0 < (uint64_t)g->spin_us * 1000);
+	} while (vc_now_ns() - t0 < (uint64_t)spin_us * 1000);
 
 	alive_t = vc_now_ns();
 	for (;;) {
@@ -182,17 +182,22 @@ int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq)
 {
 	struct until u = {.seq = seq};
 
-	return wait_until(g, &u);
+	return wait_until(g, &u, g->spin_us);
 }
 
 int vc_ring_guest_wait_reply(struct vc_ring_guest *g, uint32_t slot, uint64_t seq)
+{
+	return vc_ring_guest_wait_reply_spin(g, slot, seq, 0);
+}
+
+int vc_ring_guest_wait_reply_spin(struct vc_ring_guest *g, uint32_t slot, uint64_t seq, uint32_t spin_us)
 {
 	struct until u = {.seq = seq};
 
 	if (slot >= g->layout.slot_count)
 		return -EINVAL;
 	u.reply_seq = &((const struct vc_reply_hdr *)(g->slots + (size_t)slot * g->layout.slot_size))->seq;
-	return wait_until(g, &u);
+	return wait_until(g, &u, spin_us > g->spin_us ? spin_us : g->spin_us);
 }
 
 int64_t vc_ring_guest_write(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot,

@@ -107,6 +107,13 @@ int vc_ring_guest_wait(struct vc_ring_guest *g, uint64_t seq);
 int vc_ring_guest_wait_reply(struct vc_ring_guest *g, uint32_t slot, uint64_t seq);
 
 /**
+ * vc_ring_guest_wait_reply_spin() - vc_ring_guest_wait_reply(), spinning for
+ * @spin_us or spin_us, whichever is longer, before it sleeps: for a reply
+ * whose wait can be told in advance (a copy of known size).
+ */
+int vc_ring_guest_wait_reply_spin(struct vc_ring_guest *g, uint32_t slot, uint64_t seq, uint32_t spin_us);
+
+/**
  * vc_ring_guest_read_reply() - copy the reply of command @seq out of @slot
  * (call after vc_ring_guest_wait(@seq) returned 0): its status into *@status,
  * up to @cap payload bytes into @buf; returns the payload length the host
