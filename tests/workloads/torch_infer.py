@@ -39,8 +39,8 @@ def main():
         m.generate(ids, **dict(kw, max_new_tokens=4))   # warm-up
         # The first pass meets each sequence length for the first time:
         # on the H100 machine its steps took 70 ms against 4-6 ms in the
-        # next pass, natively too (per-length work in the libraries: the
-        # attention's kernels compiled at run time, one module load each).
+        # next pass, natively too (per-length work in the libraries, by the
+        # look of it kernels compiled at run time; docs/PERFORMANCE.md).
         with Timer(torch.cuda.synchronize) as first:
             m.generate(ids, **kw)
         # Three more passes, the median: one pass of 48 tokens is 0.1-0.2 s.
