@@ -7,8 +7,10 @@
  */
 #include <check.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "vc_abi_hash.h"
 #include "vc_layout.h"
@@ -294,6 +296,46 @@ START_TEST(reply_slots)
 }
 END_TEST
 
+/* Writes the reply of command *@arg into slot 1 after 2 ms, as a host whose
+ * copy takes that long. */
+static void *late_reply(void *arg)
+{
+	uint64_t seq = *(uint64_t *)arg;
+	struct timespec ts = {0, 2000000};
+
+	nanosleep(&ts, NULL);
+	vc_ring_host_reply(&F.h, 1, seq, 0, "ok", 2);
+	return NULL;
+}
+
+/* How many times the guest slept waiting for a reply 2 ms late, spinning
+ * @spin_us first. */
+static int sleeps_for_late_reply(uint32_t spin_us)
+{
+	int64_t seq = vc_ring_guest_write(&F.g, VC_OP_ECHO, VC_CMD_F_REPLY, 1, NULL, 0, NULL, 0);
+	uint64_t s = (uint64_t)seq;
+	int before = F.sleeps;
+	pthread_t t;
+
+	ck_assert_int_ge(seq, 0);
+	ck_assert_int_eq(vc_ring_guest_publish(&F.g), 0);
+	F.drain_on_sleep = 0; /* the reply comes from the thread, not from a sleep */
+	ck_assert_int_eq(pthread_create(&t, NULL, late_reply, &s), 0);
+	ck_assert_int_eq(vc_ring_guest_wait_reply_spin(&F.g, 1, s, spin_us), 0);
+	pthread_join(t, NULL);
+	host_drain();
+	return F.sleeps - before;
+}
+
+START_TEST(a_wait_of_known_length_spins_before_it_sleeps)
+{
+	/* The fixture's ring spins 0 us: a late reply is slept for. */
+	ck_assert_int_gt(sleeps_for_late_reply(0), 0);
+	/* Told to spin 2 s, the wait sees the reply 2 ms late without sleeping. */
+	ck_assert_int_eq(sleeps_for_late_reply(2000000), 0);
+}
+END_TEST
+
 START_TEST(arena_chunks_fifo_and_reuse)
 {
 	uint64_t off, offs[4];
@@ -476,6 +518,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(t, free_running_indices_wrap_2_32);
 	tcase_add_test(t, full_ring_waits_for_host);
 	tcase_add_test(t, reply_slots);
+	tcase_add_test(t, a_wait_of_known_length_spins_before_it_sleeps);
 	tcase_add_test(t, arena_chunks_fifo_and_reuse);
 	tcase_add_test(t, doorbell_only_when_idle);
 	tcase_add_test(t, doorbell_idle_race_interleavings);
