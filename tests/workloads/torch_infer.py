@@ -1,8 +1,8 @@
 """PyTorch inference: a transformers decoder built from a config (random
-weights, nothing downloaded), greedy generation in fp16 or bf16, twice:
-tokens_per_s is the decode rate of the passes after the first (every
-sequence length seen before; the median of three), first_tokens_per_s the
-first's.
+weights, nothing downloaded), greedy generation in fp16 or bf16, four
+passes after a short warm-up: tokens_per_s is the decode rate of the last
+three (every sequence length seen before; their median), first_tokens_per_s
+the first's.
 Usage: torch_infer.py {gpt2|llama} {fp16|bf16} [new_tokens]"""
 import statistics
 import sys
@@ -38,8 +38,8 @@ def main():
     with torch.no_grad():
         m.generate(ids, **dict(kw, max_new_tokens=4))   # warm-up
         # The first pass meets each sequence length for the first time:
-        # on the H100 machine its steps took 70 ms against 4-6 ms in the
-        # next pass, natively too (per-length work in the libraries, by the
+        # on the H100 machine its steps took 47-78 ms against 3-8 ms in the
+        # next passes, natively too (per-length work in the libraries, by the
         # look of it kernels compiled at run time; docs/PERFORMANCE.md).
         with Timer(torch.cuda.synchronize) as first:
             m.generate(ids, **kw)
