@@ -107,11 +107,28 @@ static void pinned_gib() {
 	CK(cudaFree(dev));
 }
 
+// @n bytes from @h to @dev and back, @reps times after one copy up that
+// warms up: "h2d_@what_GBps" and "d2h_@what_GBps", each the median.
+static void copy_pair(void *dev, void *h, size_t n, int reps, const char *what) {
+	std::vector<double> up, down;
+	CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+	for (int r = 0; r < reps; r++) {
+		double a = now_us();
+		CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
+		double b = now_us();
+		CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
+		double c = now_us();
+		up.push_back(b - a);
+		down.push_back(c - b);
+	}
+	printf("h2d_%s_GBps\t%.2f\tGB/s\n", what, n / median(up) / 1e3);
+	printf("d2h_%s_GBps\t%.2f\tGB/s\n", what, n / median(down) / 1e3);
+}
+
 // Pageable copies of 1 GiB, each way (the largest size the issue names).
 static void pageable_gib() {
 	const size_t n = size_t(1) << 30;
 	void *dev, *h = malloc(n);
-	std::vector<double> up, down;
 
 	if (!h) {
 		fprintf(stderr, "cuda_bench: out of host memory\n");
@@ -119,17 +136,7 @@ static void pageable_gib() {
 	}
 	memset(h, 3, n);
 	CK(cudaMalloc(&dev, n));
-	CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
-	for (int r = 0; r < 3; r++) {
-		double a = now_us();
-		CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
-		double b = now_us();
-		CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
-		up.push_back(b - a);
-		down.push_back(now_us() - b);
-	}
-	printf("h2d_pageable_1024MiB_GBps\t%.2f\tGB/s\n", n / median(up) / 1e3);
-	printf("d2h_pageable_1024MiB_GBps\t%.2f\tGB/s\n", n / median(down) / 1e3);
+	copy_pair(dev, h, n, 3, "pageable_1024MiB");
 	CK(cudaFree(dev));
 	free(h);
 }
@@ -244,20 +251,9 @@ static void copies() {
 		size_t n = mib << 20;
 		int reps = mib >= 256 ? 3 : mib >= 16 ? 10 : 30;
 		for (int pin = 1; pin >= 0; pin--) {
-			void *h = pin ? pinned : pageable;
-			std::vector<double> up, down;
-			CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
-			for (int r = 0; r < reps; r++) {
-				double a = now_us();
-				CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
-				double b = now_us();
-				CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
-				double c = now_us();
-				up.push_back(b - a);
-				down.push_back(c - b);
-			}
-			printf("h2d_%s_%zuMiB_GBps\t%.2f\tGB/s\n", pin ? "pinned" : "pageable", mib, n / median(up) / 1e3);
-			printf("d2h_%s_%zuMiB_GBps\t%.2f\tGB/s\n", pin ? "pinned" : "pageable", mib, n / median(down) / 1e3);
+			char what[32];
+			snprintf(what, sizeof(what), "%s_%zuMiB", pin ? "pinned" : "pageable", mib);
+			copy_pair(dev, pin ? pinned : pageable, n, reps, what);
 		}
 	}
 	CK(cudaFree(dev));
@@ -273,19 +269,9 @@ static void pageable_sweep() {
 	CK(cudaMalloc(&dev, maxn));
 	memset(h, 1, maxn);
 	for (size_t n = size_t(256) << 10; n <= maxn; n *= 2) {
-		std::vector<double> up, down;
-		CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
-		for (int r = 0; r < 30; r++) {
-			double a = now_us();
-			CK(cudaMemcpy(dev, h, n, cudaMemcpyHostToDevice));
-			double b = now_us();
-			CK(cudaMemcpy(h, dev, n, cudaMemcpyDeviceToHost));
-			double c = now_us();
-			up.push_back(b - a);
-			down.push_back(c - b);
-		}
-		printf("h2d_pageable_%zuKiB_GBps\t%.2f\tGB/s\n", n >> 10, n / median(up) / 1e3);
-		printf("d2h_pageable_%zuKiB_GBps\t%.2f\tGB/s\n", n >> 10, n / median(down) / 1e3);
+		char what[32];
+		snprintf(what, sizeof(what), "pageable_%zuKiB", n >> 10);
+		copy_pair(dev, h, n, 30, what);
 	}
 	CK(cudaFree(dev));
 	free(h);
