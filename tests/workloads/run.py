@@ -127,10 +127,8 @@ SECOND_RATES = ("first_tokens_per_s",)
 
 def second_ratio(nat, vc):
     """The first decode pass's ratio, as " first pass N%", or ""."""
-    for k in SECOND_RATES:
-        if nat and vc and k in nat and k in vc and nat[k] > 0:
-            return " first pass %.0f%%" % (100.0 * vc[k] / nat[k])
-    return ""
+    v = ratio_value(nat, vc, times=(), rates=SECOND_RATES)
+    return "" if v is None else " first pass %.0f%%" % v
 
 
 def timing_of(res):
@@ -146,16 +144,17 @@ def timing_of(res):
     return "-"
 
 
-def ratio_value(nat, vc):
+def ratio_value(nat, vc, times=HEADLINE_TIMES, rates=HEADLINE_RATES):
     """vcuda's speed against native's, in percent, as make bench prints it:
     native time / vcuda time, or vcuda rate / native rate (100 = parity,
-    higher is better); None when there is no common figure."""
+    higher is better), from the first of @times, else of @rates, both have;
+    None when there is no common figure."""
     if not nat or not vc:
         return None
-    for k in HEADLINE_TIMES:
+    for k in times:
         if k in nat and k in vc and vc[k] > 0:
             return 100.0 * nat[k] / vc[k]
-    for k in HEADLINE_RATES:
+    for k in rates:
         if k in nat and k in vc and nat[k] > 0:
             return 100.0 * vc[k] / nat[k]
     return None
