@@ -117,7 +117,8 @@ ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(BUIL
 ALL += $(BUILD)/tests/test_pinned $(BUILD)/guest/libvcuda-profile.so
 else
 ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(LIBNVML) $(BUILD)/tests/test_cuda_api \
-       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs
+       $(BUILD)/tests/test_cuda_objects $(BUILD)/tests/test_managed $(BUILD)/tests/test_arrays $(BUILD)/tests/test_graphs \
+       $(BUILD)/tests/test_pinned
 endif
 
 .PHONY: all build asan tsan fuzz check demo bench test-gpu test-workloads unit integration clean setup cudart-smoke qemu vm-test coverage

@@ -61,6 +61,12 @@ integration() { # VARIANT
 	start_server "build/$v/bin/vcuda-server" --max-sessions 1 || return 1
 	"build/$v/tests/bad_client" --full --socket "$VCUDA_SOCKET" --server-pid "$SERVER_PID" || rc=1
 	stop_server || rc=1
+	if [ "$v" = asan ]; then
+		echo "== page-locked segments, parked and taken again: guest library and server under ASan+UBSan"
+		start_server "build/$v/bin/vcuda-server" --pinned-size 64M --pinned-max 1280M || return 1
+		"build/$v/tests/test_pinned" || rc=1
+		stop_server || rc=1
+	fi
 	return $rc
 }
 

@@ -75,11 +75,9 @@ struct vc_client {
 	struct vc_crew crew;       /* the helpers, started at the first large copy (under bulk_lock) */
 };
 
-/* A tuning knob from the environment: @name's value when it is a number in
- * [@lo, @hi], with an optional K, M or G (binary units: 4M is 4 MiB), else
- * @def. (Without the suffixes, VCUDA_BULK_PARALLEL_MIN=4M was taken as
- * unset, silently, in a benchmark run.) */
-static uint64_t env_size(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
+/* (Without the suffixes, VCUDA_BULK_PARALLEL_MIN=4M was taken as unset,
+ * silently, in a benchmark run.) */
+uint64_t vc_client_env_size(const char *name, uint64_t def, uint64_t lo, uint64_t hi)
 {
 	const char *v = getenv(name);
 	char *end;
@@ -362,22 +360,22 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	/* Rotate through at most WINDOW_BYTES of the arena: the pieces in flight
 	 * then stay in the cache shared by the two sides' cores. */
 	vc_ring_guest_set_window(&c->ring, (uint32_t)(WINDOW_BYTES / layout.chunk_size));
-	c->piece_min = env_size("VCUDA_BULK_PIECE_MIN", PIECE_MIN, 4096, layout.chunk_size);
-	c->pieces_min = (uint32_t)env_size("VCUDA_BULK_PIECES", PIECES_MIN, 1, 1024);
+	c->piece_min = vc_client_env_size("VCUDA_BULK_PIECE_MIN", PIECE_MIN, 4096, layout.chunk_size);
+	c->pieces_min = (uint32_t)vc_client_env_size("VCUDA_BULK_PIECES", PIECES_MIN, 1, 1024);
 	/* By default one processor stays the caller's, which issues the
 	 * pieces; a number set in the environment is taken as it is. */
 	{
 		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 		uint64_t r = cpus > 1 ? (cpus - 1 < (long)HELPERS_DEFAULT ? (uint64_t)(cpus - 1) : HELPERS_DEFAULT) : 0;
 
-		c->helpers = (uint32_t)env_size("VCUDA_BULK_THREADS", r, 0, HELPERS_MAX);
+		c->helpers = (uint32_t)vc_client_env_size("VCUDA_BULK_THREADS", r, 0, HELPERS_MAX);
 	}
-	c->parallel_min = env_size("VCUDA_BULK_PARALLEL_MIN", BULK_PARALLEL_MIN, 4096, UINT64_MAX);
+	c->parallel_min = vc_client_env_size("VCUDA_BULK_PARALLEL_MIN", BULK_PARALLEL_MIN, 4096, UINT64_MAX);
 	/* How long a wait spins before it sleeps, in microseconds: CPU time
 	 * against the sleeper's wake-up (the host's eventfd write and a
 	 * scheduler wake-up). A wait of known length spins longer
 	 * (vc_client_spin_next()). */
-	c->ring.spin_us = (uint32_t)env_size("VCUDA_SPIN_US", SPIN_US, 0, 10000000);
+	c->ring.spin_us = (uint32_t)vc_client_env_size("VCUDA_SPIN_US", SPIN_US, 0, 10000000);
 	*out = c;
 	return 0;
 

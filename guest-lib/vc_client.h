@@ -17,6 +17,13 @@
 struct vc_client;
 
 /**
+ * vc_client_env_size() - a tuning knob from the environment: @name's value
+ * when it is a number in [@lo, @hi], with an optional K, M or G (binary
+ * units: 4M is 4 MiB), else @def.
+ */
+uint64_t vc_client_env_size(const char *name, uint64_t def, uint64_t lo, uint64_t hi);
+
+/**
  * vc_client_open() - connect to the server at @path (NULL: $VCUDA_SOCKET, then
  * /run/vcuda/vcuda.sock), exchange versions, and map the session's region.
  * On failure, a message a user can act on is left in @err.

@@ -618,6 +618,22 @@ CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUst
 
 /* ---- host memory ---------------------------------------------------------------------- */
 
+/* Page-locked memory of ours at pinned offset @off (@size bytes) given back:
+ * the pool's unregistered on the host and freed; a segment, which registered
+ * itself, parked or unmapped (pinseg.c). */
+static void pinned_release(uint64_t off, uint64_t size)
+{
+	struct vc_cu_req_host_register rq = {.off = off, .size = size};
+	struct vc_cu_prefix none;
+
+	if (off >= VC_CU_PINSEG_OFF0) {
+		vc_cu_pinseg_put(off);
+		return;
+	}
+	vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+	vc_cu_pinned_free(off, size);
+}
+
 /*
  * Page-locked host memory comes from the pinned pool of the shared region
  * (pinned.c): the host registers it with the driver, copies from and to it are
@@ -631,7 +647,7 @@ CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr d, unsigned int ui, size_t N, CUst
 CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 {
 	struct vc_cu_req_host_register rq = {.size = (bytesize + 4095) & ~(size_t)4095, .flags = Flags};
-	struct vc_cu_rep_host_register rp;
+	struct vc_cu_rep_host_register rp = {0};
 	CUresult rc;
 	void *p;
 
@@ -642,19 +658,20 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	p = vc_cu_pinned_alloc(rq.size, &rq.off);
-	/* Beyond the pool, a segment of its own (pinseg.c); past the server's
-	 * bound that is CUDA_ERROR_OUT_OF_MEMORY, as natively. */
-	if (!p && (rc = vc_cu_pinseg_alloc(rq.size, NULL, &p, &rq.off)) != CUDA_SUCCESS && rc != CUDA_ERROR_NOT_SUPPORTED)
+	/* From the pinned pool: registered (and mapped) on the host. */
+	if (p && (rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))) {
+		vc_cu_pinned_free(rq.off, rq.size);
+		return rc;
+	}
+	/* Beyond the pool, a segment of its own, registered (pinseg.c); past
+	 * the server's bound that is CUDA_ERROR_OUT_OF_MEMORY, as natively. */
+	if (!p && (rc = vc_cu_pinseg_get(rq.size, NULL, &p, &rq.off, &rp.devptr)) != CUDA_SUCCESS &&
+	    rc != CUDA_ERROR_NOT_SUPPORTED)
 		return rc;
 	if (p) {
-		/* From the pinned pool: registered (and mapped) on the host. */
-		rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
-		if (rc == CUDA_SUCCESS &&
-		    track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 1, 1, rp.devptr, rq.off))
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-		if (rc != CUDA_SUCCESS) {
-			vc_cu_pinned_free(rq.off, rq.size);
-			return rc;
+		if (track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 1, 1, rp.devptr, rq.off)) {
+			pinned_release(rq.off, rq.size);
+			return CUDA_ERROR_OUT_OF_MEMORY;
 		}
 		*pp = p;
 		return CUDA_SUCCESS;
@@ -693,11 +710,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p)
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	if (r.pinned) {
-		struct vc_cu_req_host_register rq = {.off = r.pool_off, .size = r.size};
-		struct vc_cu_prefix none;
-
-		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
-		vc_cu_pinned_free(rq.off, r.size);
+		pinned_release(r.pool_off, (r.size + 4095) & ~(uint64_t)4095);
 		return CUDA_SUCCESS;
 	}
 	free(p);
@@ -797,10 +810,10 @@ static int unalias(uint64_t lo, uint64_t len)
 static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 {
 	struct vc_cu_req_host_register rq = {.flags = Flags};
-	struct vc_cu_rep_host_register rp;
-	struct vc_cu_prefix none;
+	struct vc_cu_rep_host_register rp = {0};
 	uint64_t lo, len;
 	void *q, *aside;
+	int seg;
 
 	page_span((uint64_t)(uintptr_t)p, bytesize, &lo, &len);
 	rq.size = len;
@@ -809,8 +822,9 @@ static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 	q = vc_cu_pinned_alloc(len, &rq.off);
 	if (q)
 		copy_pages(q, (void *)(uintptr_t)lo, len);
-	else if (vc_cu_pinseg_alloc(len, (void *)(uintptr_t)lo, &q, &rq.off) != CUDA_SUCCESS)
-		return 0; /* beyond the pool, a segment filled with the pages (pinseg.c) */
+	else if (vc_cu_pinseg_get(len, (void *)(uintptr_t)lo, &q, &rq.off, &rp.devptr) != CUDA_SUCCESS)
+		return 0; /* beyond the pool, a segment filled with the pages, registered (pinseg.c) */
+	seg = rq.off >= VC_CU_PINSEG_OFF0;
 	/* The old pages set aside first, to be freed off the program's time
 	 * (aside.c), or else freed as the new ones are mapped over them. */
 	aside = vc_cu_aside_take((void *)(uintptr_t)lo, len);
@@ -825,7 +839,7 @@ static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 	}
 	if (aside)
 		vc_cu_aside_drop(aside, len);
-	if (vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))
+	if (!seg && vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))
 		goto err_alias;
 	if (track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0, 1,
 			rp.devptr + ((uint64_t)(uintptr_t)p - lo), rq.off + ((uint64_t)(uintptr_t)p - lo)))
@@ -833,12 +847,16 @@ static int register_alias(void *p, size_t bytesize, unsigned int Flags)
 	return 1;
 
 err_host:
-	vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+	if (!seg) {
+		struct vc_cu_prefix none;
+
+		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+	}
 err_alias:
 	if (unalias(lo, len))
 		return 0; /* the pages stay the pool's: valid memory, the pool smaller */
 err_pool:
-	vc_cu_pinned_free(rq.off, len);
+	vc_cu_pinned_free(rq.off, len); /* a segment: parked or unmapped */
 	return 0;
 }
 
@@ -903,12 +921,13 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 
 		page_span(r.base, r.size, &lo, &len);
 		rq = (struct vc_cu_req_host_register){.off = r.pool_off - (r.base - lo), .size = len};
-
-		vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+		/* A segment's registration is pinseg.c's, given up as it is put. */
+		if (rq.off < VC_CU_PINSEG_OFF0)
+			vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
 		/* Its pages become ordinary memory again; if they cannot, they
 		 * stay the pool's (the memory stays valid, the pool smaller). */
 		if (unalias(lo, len) == 0)
-			vc_cu_pinned_free(rq.off, len);
+			vc_cu_pinned_free(rq.off, len); /* a segment: parked or unmapped */
 	}
 	return CUDA_SUCCESS;
 }

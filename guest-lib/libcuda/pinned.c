@@ -92,7 +92,7 @@ void vc_cu_pinned_free(uint64_t off, uint64_t size)
 	size_t i;
 
 	if (off >= VC_CU_PINSEG_OFF0) {
-		vc_cu_pinseg_free(off); /* a segment of its own (pinseg.c) */
+		vc_cu_pinseg_put(off); /* a segment of its own (pinseg.c) */
 		return;
 	}
 	size = (size + PAGE - 1) & ~(uint64_t)(PAGE - 1);

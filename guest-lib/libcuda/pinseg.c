@@ -8,11 +8,27 @@
  * vc_fill_plan() (their pages are made on a thread each: on one file the
  * threads would queue on its locks): mapped here end to end at a 2 MiB
  * aligned address, passed to the server on the session's socket
- * (SCM_RIGHTS), which maps them at the same address and registers the whole
- * with its driver like pool memory. Copies from and to it are DMA, and its pointer is
- * its own device address. The server names it by an offset among the pinned
- * offsets (above VC_CU_PINSEG_OFF0), so that the copy paths, which name
- * pinned memory by offset, take it unchanged.
+ * (SCM_RIGHTS), which maps them at the same address, and registered whole
+ * with its driver (vcHostRegister) like pool memory. Copies from and to it
+ * are DMA, and its pointer is its own device address. The server names it by
+ * an offset among the pinned offsets (above VC_CU_PINSEG_OFF0), so that the
+ * copy paths, which name pinned memory by offset, take it unchanged.
+ *
+ * A segment given back is parked, not unmapped: unregistered with the
+ * driver, so that it is neither locked nor charged to the session's pinned
+ * quota, but its pages made and mapped on both sides, and inaccessible here
+ * (PROT_NONE, so that a use after cudaFreeHost faults as natively). The next
+ * allocation or registration it fits takes it without the pages to make:
+ * for a gigabyte, making them was most of what cudaHostRegister cost
+ * through vcuda (docs/PERFORMANCE.md). A registration copies the program's
+ * bytes into it while the server registers it. Parked segments are bounded
+ * together by VCUDA_PINNED_KEEP (default 2 GiB, 0 turns parking off), the
+ * oldest going first past it; they count against the server's --pinned-max,
+ * and an allocation it refuses gets them all dropped and is tried again. A
+ * large segment is made up to 2 MiB larger than asked (to a 2 MiB boundary,
+ * past at least a page of slack), so that one made for cudaMallocHost of N
+ * bytes fits cudaHostRegister of a malloc'd N bytes, which spans one page
+ * more.
  *
  * Where the address is taken in the server's process, the segment is mapped
  * elsewhere here and offered again (a few times). The server bounds the
@@ -31,13 +47,18 @@
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 #include "vc_fill.h"
+#include "vc_thread.h"
 
 #define SEG_ALIGN (2ull << 20)
 #define MAP_TRIES 4
+#define SLACK_MIN (64ull << 20) /* segments from this size get their slack */
+#define KEEP_DEFAULT (2ull << 30)
 
 struct seg {
 	uint64_t off, size;
-	uint64_t part; /* bytes of each file but the last (mappings split there) */
+	uint64_t part;   /* bytes of each file but the last (mappings split there) */
+	uint64_t devptr; /* the whole segment's, registered on the host (in use) */
+	uint64_t parked; /* 0 in use, else when it was parked (a count: oldest first) */
 	uint8_t *addr;
 };
 
@@ -55,12 +76,44 @@ static struct {
 	size_t n, cap;
 	int unsupported; /* the transport passes no descriptors (a VM) */
 	uint64_t token;
+	uint64_t parked_bytes, clock;
 	pthread_mutex_t mu;
 	/* One segment's descriptors in flight at a time: the server keeps a
 	 * bounded number waiting (VC_FDBOX_MAX), and two threads' 16 files
 	 * each passed before either command was taken would not fit. */
 	pthread_mutex_t offer_mu;
 } g_seg = {.mu = PTHREAD_MUTEX_INITIALIZER, .offer_mu = PTHREAD_MUTEX_INITIALIZER};
+
+static uint64_t g_keep;
+static pthread_once_t g_keep_once = PTHREAD_ONCE_INIT;
+
+static void keep_read(void)
+{
+	g_keep = vc_client_env_size("VCUDA_PINNED_KEEP", KEEP_DEFAULT, 0, UINT64_MAX);
+}
+
+/* How many bytes of segments may stay parked. */
+static uint64_t keep_bytes(void)
+{
+	pthread_once(&g_keep_once, keep_read);
+	return g_keep;
+}
+
+/* A segment's size for @len bytes (whole pages): from SLACK_MIN, to the next
+ * 2 MiB boundary past at least one more page. */
+static uint64_t seg_size(uint64_t len)
+{
+	return len < SLACK_MIN ? len : (len + 4096 + SEG_ALIGN - 1) & ~(SEG_ALIGN - 1);
+}
+
+/* Whether a parked segment of @size bytes may serve @len: large enough, and
+ * not much larger than one made for it would be. */
+static int fits(uint64_t size, uint64_t len)
+{
+	uint64_t want = seg_size(len);
+
+	return size >= len && size - want <= want / 8;
+}
 
 static uint64_t file_len(const struct files *f, unsigned i, uint64_t size)
 {
@@ -74,11 +127,13 @@ static void files_close(struct files *f)
 	f->n = 0;
 }
 
-/* The files of a @size-byte segment, sized and sealed. 0 or -errno. */
-static int files_make(struct files *f, uint64_t size)
+/* The files of a @size-byte segment for @len bytes, sized and sealed, split
+ * where vc_fill_plan() splits @len (the last file holds the slack). 0 or
+ * -errno. */
+static int files_make(struct files *f, uint64_t size, uint64_t len)
 {
 	unsigned n;
-	uint64_t per = vc_fill_plan(size, &n);
+	uint64_t per = vc_fill_plan(len, &n);
 
 	f->n = 0;
 	f->part = n > 1 ? per : size;
@@ -157,7 +212,7 @@ static CUresult offer(const struct files *f, uint8_t *a, uint64_t size, uint64_t
 	return rc;
 }
 
-static int remember(uint8_t *a, uint64_t size, uint64_t part, uint64_t off)
+static int remember(const struct seg *s)
 {
 	int rc = 0;
 
@@ -172,13 +227,15 @@ static int remember(uint8_t *a, uint64_t size, uint64_t part, uint64_t off)
 		}
 	}
 	if (g_seg.n < g_seg.cap)
-		g_seg.v[g_seg.n++] = (struct seg){.off = off, .size = size, .part = part, .addr = a};
+		g_seg.v[g_seg.n++] = *s;
 	else
 		rc = -ENOMEM;
 	pthread_mutex_unlock(&g_seg.mu);
 	return rc;
 }
 
+/* Unmapped by the server, which drops the driver's registrations in it and
+ * their charge to the pinned quota. */
 static void unmap_on_host(uint64_t off)
 {
 	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_UNMAP, .off = off};
@@ -187,13 +244,43 @@ static void unmap_on_host(uint64_t off)
 	vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
 }
 
+/* A segment out of the list, gone on both sides. Ours is the last mapping:
+ * unmapping it frees the pages, for a gigabyte most of what cudaFreeHost
+ * cost. A thread of ours does it while the program goes on (aside.c). */
+static void drop(const struct seg *s)
+{
+	unmap_on_host(s->off);
+	vc_cu_aside_drop(s->addr, s->size);
+}
+
+/* Index of the segment at offset @off, parked or not; g_seg.n if none.
+ * Under g_seg.mu. */
+static size_t index_of(uint64_t off)
+{
+	size_t i;
+
+	for (i = 0; i < g_seg.n && g_seg.v[i].off != off; i++)
+		;
+	return i;
+}
+
+/* Take segment @i out of the list into *@s. Under g_seg.mu. */
+static void take_out(size_t i, struct seg *s)
+{
+	*s = g_seg.v[i];
+	if (s->parked)
+		g_seg.parked_bytes -= s->size;
+	g_seg.v[i] = g_seg.v[--g_seg.n];
+}
+
 /*
  * How the pages of a registered range reach the segment. Mapped and copied
  * on several threads (vc_fill.h), each populating its slice first: on the
  * GPU machine the single-threaded write below was most of cudaHostRegister's
  * time for a gigabyte. Under AddressSanitizer the kernel copies (the
- * write): the range is whole pages, and bytes around the program's object in
- * them are read by no code of ours (the concern of memory.c's copy_pages()).
+ * write) into a new segment, and an uninstrumented loop into a parked one:
+ * the range is whole pages, and bytes around the program's object in them
+ * are read by no code of ours (the concern of memory.c's copy_pages()).
  */
 #if defined(__SANITIZE_ADDRESS__)
 #define FILL_BY_WRITE 1
@@ -206,15 +293,16 @@ static void unmap_on_host(uint64_t off)
 #define FILL_BY_WRITE 0
 #endif
 
-/* The files filled from @src by the kernel, each with its share. */
-static int fill_from(const struct files *f, const void *src, uint64_t size)
+/* The first @len bytes of files @f filled from @src by the kernel. */
+static int fill_from(const struct files *f, const void *src, uint64_t len)
 {
 	for (unsigned i = 0; i < f->n; i++) {
 		const uint8_t *from = (const uint8_t *)src + (uint64_t)i * f->part;
-		uint64_t len = file_len(f, i, size);
+		uint64_t n = (uint64_t)i * f->part >= len ? 0 : len - (uint64_t)i * f->part;
 
-		for (uint64_t done = 0; done < len;) {
-			ssize_t w = pwrite(f->fd[i], from + done, len - done, (off_t)done);
+		n = n < f->part || i == f->n - 1 ? n : f->part;
+		for (uint64_t done = 0; done < n;) {
+			ssize_t w = pwrite(f->fd[i], from + done, n - done, (off_t)done);
 
 			if (w < 0 && errno == EINTR)
 				continue;
@@ -226,19 +314,139 @@ static int fill_from(const struct files *f, const void *src, uint64_t size)
 	return 0;
 }
 
-CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *off)
+#if FILL_BY_WRITE
+__attribute__((no_sanitize_address)) static int refill(uint8_t *dst, const void *src, uint64_t len)
 {
+	const uint64_t *s = src;
+	uint64_t *d = (uint64_t *)dst;
+
+	for (uint64_t i = 0; i < len / 8; i++) {
+		d[i] = s[i];
+		__asm__ volatile("" ::: "memory");
+	}
+	return 0;
+}
+#else
+static int refill(uint8_t *dst, const void *src, uint64_t len)
+{
+	return vc_fill_copy(dst, src, len);
+}
+#endif
+
+/* The smallest parked segment that fits @len, in use again, into *@s;
+ * -ENOENT if none. */
+static int take_parked(uint64_t len, struct seg *s)
+{
+	size_t best = SIZE_MAX;
+
+	pthread_mutex_lock(&g_seg.mu);
+	for (size_t i = 0; i < g_seg.n; i++)
+		if (g_seg.v[i].parked && fits(g_seg.v[i].size, len) &&
+		    (best == SIZE_MAX || g_seg.v[i].size < g_seg.v[best].size))
+			best = i;
+	if (best != SIZE_MAX) {
+		g_seg.v[best].parked = 0;
+		g_seg.parked_bytes -= g_seg.v[best].size;
+		*s = g_seg.v[best];
+	}
+	pthread_mutex_unlock(&g_seg.mu);
+	return best == SIZE_MAX ? -ENOENT : 0;
+}
+
+/* The first @len bytes of segment @s registered on the host (charged to
+ * the pinned quota as natively: the slack is not): its device address in
+ * *@devptr. */
+static CUresult host_register(const struct seg *s, uint64_t len, uint64_t *devptr)
+{
+	struct vc_cu_req_host_register rq = {.off = s->off, .size = len,
+					     .flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP};
+	struct vc_cu_rep_host_register rp;
+	CUresult rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+
+	if (rc == CUDA_SUCCESS)
+		*devptr = rp.devptr;
+	return rc;
+}
+
+static CUresult host_unregister(uint64_t off)
+{
+	struct vc_cu_req_host_register rq = {.off = off};
+	struct vc_cu_prefix none;
+
+	return vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
+}
+
+/* A refill on a thread of its own, beside the registration. */
+struct refill_job {
+	uint8_t *dst;
+	const void *src;
+	uint64_t len;
+	int rc;
+};
+
+static void *refill_run(void *arg)
+{
+	struct refill_job *j = arg;
+
+	j->rc = refill(j->dst, j->src, j->len);
+	return NULL;
+}
+
+/* Segment @s taken from the parked ones, accessible again, registered (its
+ * device address in @s) and, with @src, holding its @len bytes: the copy
+ * runs while the server registers the pages, which exist already. 0, or
+ * -errno: then it is out of the list and gone. */
+static int reuse(struct seg *s, const void *src, uint64_t len)
+{
+	struct refill_job j = {.dst = s->addr, .src = src, .len = len, .rc = -1};
+	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
+	struct seg gone;
+	pthread_t t;
+	int apart = 0;
+	size_t i;
+
+	if (!mprotect(s->addr, s->size, PROT_READ | PROT_WRITE)) {
+		if (src)
+			apart = !vc_thread_start(&t, false, refill_run, &j);
+		rc = host_register(s, len, &s->devptr);
+		if (apart)
+			pthread_join(t, NULL);
+		else if (src && rc == CUDA_SUCCESS)
+			j.rc = refill(s->addr, src, len);
+		if (rc == CUDA_SUCCESS && src && j.rc) {
+			host_unregister(s->off);
+			rc = CUDA_ERROR_OUT_OF_MEMORY;
+		}
+	}
+	if (rc == CUDA_SUCCESS) {
+		pthread_mutex_lock(&g_seg.mu);
+		if ((i = index_of(s->off)) < g_seg.n)
+			g_seg.v[i].devptr = s->devptr;
+		pthread_mutex_unlock(&g_seg.mu);
+		return 0;
+	}
+	pthread_mutex_lock(&g_seg.mu);
+	if ((i = index_of(s->off)) < g_seg.n)
+		take_out(i, &gone);
+	pthread_mutex_unlock(&g_seg.mu);
+	drop(s);
+	return -ENOMEM;
+}
+
+/* A new segment of seg_size(@len) bytes, its first @len bytes from @src
+ * unless NULL, offered, registered and in the list: in *@s. *@bound is
+ * set when the server refused to map it (past its --pinned-max). */
+static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound)
+{
+	uint64_t size = seg_size(len), off = 0;
 	uint8_t *taken[MAP_TRIES], *a = NULL;
 	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
 	struct files f;
-	int n = 0, filled = 0, e;
+	int n = 0, filled = 0, offered = 0, e;
 
-	size = (size + 4095) & ~4095ull;
-	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if ((e = files_make(&f, size)))
+	if ((e = files_make(&f, size, len)))
 		return e == -ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
-	if (src && FILL_BY_WRITE && fill_from(&f, src, size))
+	if (src && FILL_BY_WRITE && fill_from(&f, src, len))
 		goto out;
 	while (n < MAP_TRIES) {
 		a = map_aligned(&f, size);
@@ -249,13 +457,14 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 		/* Filled once, through the first mapping: the files keep it.
 		 * The fill's slices are the files (vc_fill_plan()). */
 		if (src && !FILL_BY_WRITE && !filled) {
-			if (vc_fill_copy(a, src, size)) {
+			if (vc_fill_copy(a, src, len)) {
 				rc = CUDA_ERROR_OUT_OF_MEMORY;
 				break;
 			}
 			filled = 1;
 		}
-		rc = offer(&f, a, size, off);
+		rc = offer(&f, a, size, &off);
+		*bound = rc == CUDA_ERROR_OUT_OF_MEMORY;
 		if (rc != CUDA_ERROR_ALREADY_MAPPED)
 			break;
 		taken[n++] = a; /* held, so that the next mapping lands elsewhere */
@@ -263,15 +472,21 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 	}
 	if (rc == CUDA_ERROR_ALREADY_MAPPED)
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	if (rc == CUDA_SUCCESS && remember(a, size, f.part, *off)) {
-		unmap_on_host(*off);
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	/* Mapped here too, as cudaMallocHost's pages are when it returns (the
-	 * server's driver made them when it locked them). */
+	offered = rc == CUDA_SUCCESS;
+	/* A new allocation's pages made here before the server registers it
+	 * (as cudaMallocHost's pages are mapped when it returns); the server
+	 * leaves pages already made to the driver's walk
+	 * (host-backend/cuda/pinned.c). */
 	if (rc == CUDA_SUCCESS && !src)
 		vc_fill_populate(a, size);
-	if (rc == CUDA_ERROR_NOT_SUPPORTED)
+	*s = (struct seg){.off = off, .size = size, .part = f.part, .addr = a};
+	if (rc == CUDA_SUCCESS)
+		rc = host_register(s, len, &s->devptr);
+	if (rc == CUDA_SUCCESS && remember(s))
+		rc = CUDA_ERROR_OUT_OF_MEMORY;
+	if (rc != CUDA_SUCCESS && offered)
+		unmap_on_host(off); /* with the registration, were there one */
+	if (rc == CUDA_ERROR_NOT_SUPPORTED && !offered)
 		__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
 	if (rc != CUDA_SUCCESS && a)
 		munmap(a, size);
@@ -279,12 +494,104 @@ CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *
 		munmap(taken[--n], size);
 out:
 	files_close(&f);
-	if (rc == CUDA_SUCCESS)
-		*p = a;
 	return rc;
 }
 
-/* The segment holding pinned offsets [@off, @off + @n): a copy in *@s. */
+CUresult vc_cu_pinseg_get(uint64_t len, const void *src, void **p, uint64_t *off, uint64_t *devptr)
+{
+	struct seg s;
+	CUresult rc;
+	int bound = 0; /* set by make() only */
+
+	len = (len + 4095) & ~4095ull;
+	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = take_parked(len, &s) || reuse(&s, src, len) ? make(len, src, &s, &bound) : CUDA_SUCCESS;
+	/* Past the server's bound on segments, which counts the parked ones. */
+	if (bound && vc_cu_pinseg_trim())
+		rc = make(len, src, &s, &bound);
+	if (rc == CUDA_SUCCESS) {
+		*p = s.addr;
+		*off = s.off;
+		*devptr = s.devptr;
+	}
+	return rc;
+}
+
+void vc_cu_pinseg_put(uint64_t off)
+{
+	uint64_t keep = keep_bytes();
+	struct seg s;
+	size_t i;
+
+	pthread_mutex_lock(&g_seg.mu);
+	i = index_of(off);
+	if (i == g_seg.n || g_seg.v[i].parked) {
+		pthread_mutex_unlock(&g_seg.mu);
+		return;
+	}
+	s = g_seg.v[i];
+	if (s.size > keep)
+		take_out(i, &s);
+	pthread_mutex_unlock(&g_seg.mu);
+	if (s.size > keep) {
+		drop(&s);
+		return;
+	}
+	/* Unregistered (neither locked nor charged while parked); where the
+	 * server cannot, or the pages cannot be closed here, it goes. */
+	if (host_unregister(off) != CUDA_SUCCESS || mprotect(s.addr, s.size, PROT_NONE)) {
+		pthread_mutex_lock(&g_seg.mu);
+		if ((i = index_of(off)) < g_seg.n)
+			take_out(i, &s);
+		pthread_mutex_unlock(&g_seg.mu);
+		drop(&s);
+		return;
+	}
+	pthread_mutex_lock(&g_seg.mu);
+	if ((i = index_of(off)) < g_seg.n) {
+		g_seg.v[i].parked = ++g_seg.clock;
+		g_seg.parked_bytes += s.size;
+	}
+	/* Past the bound, the oldest go (this one is within it alone). */
+	while (g_seg.parked_bytes > keep) {
+		size_t old = SIZE_MAX;
+
+		for (i = 0; i < g_seg.n; i++)
+			if (g_seg.v[i].parked && (old == SIZE_MAX || g_seg.v[i].parked < g_seg.v[old].parked))
+				old = i;
+		take_out(old, &s);
+		pthread_mutex_unlock(&g_seg.mu);
+		drop(&s);
+		pthread_mutex_lock(&g_seg.mu);
+	}
+	pthread_mutex_unlock(&g_seg.mu);
+}
+
+int vc_cu_pinseg_trim(void)
+{
+	int n = 0;
+
+	for (;;) {
+		struct seg s;
+		size_t i;
+		int found;
+
+		pthread_mutex_lock(&g_seg.mu);
+		for (i = 0; i < g_seg.n && !g_seg.v[i].parked; i++)
+			;
+		found = i < g_seg.n;
+		if (found)
+			take_out(i, &s);
+		pthread_mutex_unlock(&g_seg.mu);
+		if (!found)
+			return n;
+		drop(&s);
+		n++;
+	}
+}
+
+/* The segment in use holding pinned offsets [@off, @off + @n): a copy in *@s. */
 static int find(uint64_t off, uint64_t n, struct seg *s)
 {
 	int rc = -ENOENT;
@@ -293,7 +600,7 @@ static int find(uint64_t off, uint64_t n, struct seg *s)
 	for (size_t i = 0; i < g_seg.n; i++) {
 		const struct seg *e = &g_seg.v[i];
 
-		if (off >= e->off && off - e->off < e->size && n <= e->size - (off - e->off)) {
+		if (!e->parked && off >= e->off && off - e->off < e->size && n <= e->size - (off - e->off)) {
 			*s = *e;
 			rc = 0;
 			break;
@@ -301,28 +608,6 @@ static int find(uint64_t off, uint64_t n, struct seg *s)
 	}
 	pthread_mutex_unlock(&g_seg.mu);
 	return rc;
-}
-
-void vc_cu_pinseg_free(uint64_t off)
-{
-	struct seg s = {0};
-	size_t i;
-
-	pthread_mutex_lock(&g_seg.mu);
-	for (i = 0; i < g_seg.n && g_seg.v[i].off != off; i++)
-		;
-	if (i < g_seg.n) {
-		s = g_seg.v[i];
-		g_seg.v[i] = g_seg.v[--g_seg.n];
-	}
-	pthread_mutex_unlock(&g_seg.mu);
-	if (!s.addr)
-		return;
-	unmap_on_host(off);
-	/* Ours is the last mapping: unmapping it frees the pages, for a
-	 * gigabyte most of what cudaFreeHost cost. A thread of ours does it
-	 * while the program goes on (aside.c). */
-	vc_cu_aside_drop(s.addr, s.size);
 }
 
 void *vc_cu_pinseg_addr(uint64_t off, uint64_t n)

@@ -163,21 +163,29 @@ int vc_cu_pinned_init(void);
 /** vc_cu_pinned_alloc() - @size bytes of the pinned pool (page rounded), offset in *@off; or NULL. */
 void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off);
 
-/** vc_cu_pinned_free() - give an allocation of the pinned pool, or a segment (pinseg.c), back. */
+/** vc_cu_pinned_free() - give an allocation of the pinned pool back; a segment goes to vc_cu_pinseg_put(). */
 void vc_cu_pinned_free(uint64_t off, uint64_t size);
 
 /**
- * vc_cu_pinseg_alloc() - page-locked memory beyond the pool: a segment of
- * @size bytes of its own (its first bytes copied from @src unless NULL),
- * mapped here and by the server at *@p, its pinned offset in *@off
- * (pinseg.c). CUDA_SUCCESS; CUDA_ERROR_NOT_SUPPORTED where the transport has
- * no segments (a VM); CUDA_ERROR_OUT_OF_MEMORY past the server's bound or
- * without memory.
+ * vc_cu_pinseg_get() - page-locked memory beyond the pool: a segment of at
+ * least @size bytes of its own (its first @size bytes copied from @src unless
+ * NULL), a parked one that fits or a new one, mapped here and by the server
+ * at *@p and registered with its driver: its pinned offset in *@off, its
+ * device address in *@devptr (pinseg.c). CUDA_SUCCESS;
+ * CUDA_ERROR_NOT_SUPPORTED where the transport has no segments (a VM);
+ * CUDA_ERROR_OUT_OF_MEMORY past the server's bounds or without memory.
  */
-CUresult vc_cu_pinseg_alloc(uint64_t size, const void *src, void **p, uint64_t *off);
+CUresult vc_cu_pinseg_get(uint64_t size, const void *src, void **p, uint64_t *off, uint64_t *devptr);
 
-/** vc_cu_pinseg_free() - unmap segment @off here and on the server. */
-void vc_cu_pinseg_free(uint64_t off);
+/**
+ * vc_cu_pinseg_put() - segment @off is not used any more: parked (pages and
+ * registration kept, inaccessible here) within VCUDA_PINNED_KEEP, else
+ * unmapped here and on the server.
+ */
+void vc_cu_pinseg_put(uint64_t off);
+
+/** vc_cu_pinseg_trim() - drop every parked segment; how many there were. */
+int vc_cu_pinseg_trim(void);
 
 /** vc_cu_pinseg_addr() - the guest address of pinned offsets [@off, @off + @n) of a segment, or NULL. */
 void *vc_cu_pinseg_addr(uint64_t off, uint64_t n);

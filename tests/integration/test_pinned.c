@@ -9,7 +9,10 @@
  * through every part of it are right, a free releases its segment (here and
  * in the server), the bound answers CUDA_ERROR_OUT_OF_MEMORY, registered
  * ranges larger than the pool move into segments, and graph copies name
- * segment memory as they name the pool's.
+ * segment memory as they name the pool's. Those run with parking off
+ * (VCUDA_PINNED_KEEP=0); the "parked" tests check what a freed segment does
+ * with it on: it stays, inaccessible, until an allocation or registration
+ * it fits takes it again, within its bound, and the server's bound drops it.
  */
 #define _DEFAULT_SOURCE
 #include <check.h>
@@ -67,6 +70,37 @@ static int segments_gone(void)
 static int segment_parts(void)
 {
 	return memfd_mappings("vcuda-pinned-cont");
+}
+
+/* Wait (up to 2 s) for the segment mappings to number @want: dropped
+ * segments are unmapped on a thread of the library's. */
+static int segments_settle(int want)
+{
+	int n = segment_mappings();
+
+	for (int i = 0; n != want && i < 200; i++) {
+		usleep(10000);
+		n = segment_mappings();
+	}
+	return n;
+}
+
+/* The permissions of the mapping holding @p in /proc/self/maps ("rw-s"),
+ * into @perms (5 bytes); "" if none. */
+static void perms_at(const void *p, char *perms)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char line[512];
+
+	perms[0] = 0;
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "%llx-%llx %4s", &lo, &hi, perms) == 3 && lo <= (uintptr_t)p && (uintptr_t)p < hi)
+			break;
+		else
+			perms[0] = 0;
+	fclose(f);
 }
 
 static void fill(uint8_t *p, size_t n, unsigned seed)
@@ -312,6 +346,145 @@ START_TEST(segments_from_several_threads)
 }
 END_TEST
 
+/* A device round trip of @n bytes from @h: the bytes come back. */
+static void round_trip(uint8_t *h, size_t n, unsigned seed)
+{
+	CUdeviceptr d;
+
+	CK(cuMemAlloc(&d, n));
+	fill(h, n, seed);
+	CK(cuMemcpyHtoD(d, h, n));
+	memset(h, 0, n);
+	CK(cuMemcpyDtoH(h, d, n));
+	ck_assert(same(h, n, seed));
+	CK(cuMemFree(d));
+}
+
+START_TEST(a_freed_segment_is_parked_and_taken_again)
+{
+	const size_t n = 200 * MiB;
+	CUdeviceptr dp = 0;
+	char perms[5];
+	uint8_t *p;
+	void *v;
+
+	CK(cuMemHostAlloc(&v, n, 0));
+	p = v;
+	fill(p, MiB, 1);
+	CK(cuMemFreeHost(p));
+	/* Kept, but a use after the free faults, as natively. */
+	ck_assert_int_eq(segment_mappings(), 1);
+	perms_at(p, perms);
+	ck_assert_str_eq(perms, "---s");
+	ck_assert_int_eq(cuMemFreeHost(p), CUDA_ERROR_INVALID_VALUE);
+	/* An allocation it fits gets its pages, mapped, at the same address. */
+	CK(cuMemHostAlloc(&v, n - 5 * 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+	ck_assert_ptr_eq(v, p);
+	ck_assert_int_eq(segment_mappings(), 1);
+	perms_at(p, perms);
+	ck_assert_str_eq(perms, "rw-s");
+	CK(cuMemHostGetDevicePointer(&dp, p + 4096, 0));
+	ck_assert_uint_eq(dp, (CUdeviceptr)(uintptr_t)(p + 4096));
+	round_trip(p + n - 6 * 4096, 4096, 2);
+	/* One it is far too large for gets a segment of its own. */
+	CK(cuMemFreeHost(p));
+	CK(cuMemHostAlloc(&v, 100 * MiB, 0));
+	ck_assert_ptr_ne(v, p);
+	ck_assert_int_eq(segment_mappings(), 2);
+	round_trip(v, MiB, 3);
+	CK(cuMemFreeHost(v));
+}
+END_TEST
+
+/* cudaHostRegister of a malloc'd buffer (one page more than its size) takes
+ * the segment cudaFreeHost of as many bytes parked, and gives it back. */
+START_TEST(a_registration_takes_a_parked_segment)
+{
+	const size_t n = 128 * MiB;
+	uint8_t *m = mmap(NULL, n + 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+	CUdeviceptr da = 0;
+	char perms[5];
+	void *v;
+
+	ck_assert_ptr_ne(m, MAP_FAILED);
+	CK(cuMemHostAlloc(&v, n, 0));
+	CK(cuMemFreeHost(v));
+	a = m + 16;
+	fill(m, n + 8192 - 8, 5);
+	CK(cuMemHostRegister(a, n, 0));
+	/* The parked segment, open again, and its pages at the program's
+	 * address: no third mapping, so no new segment. */
+	ck_assert_int_eq(segment_mappings(), 2);
+	perms_at(v, perms);
+	ck_assert_str_eq(perms, "rw-s");
+	ck_assert(same(m, n + 8192 - 8, 5));
+	CK(cuMemHostGetDevicePointer(&da, a, 0));
+	ck_assert_uint_ne(da, 0);
+	round_trip(a + n - MiB, MiB, 6);
+	CK(cuMemHostUnregister(a));
+	/* Ordinary memory with its bytes; the segment parked again. */
+	ck_assert_int_eq(segments_settle(1), 1);
+	perms_at(v, perms);
+	ck_assert_str_eq(perms, "---s");
+	ck_assert(same(a + n - MiB, MiB, 6));
+	a[n - 1] = 1; /* writable */
+	ck_assert_int_eq(cuMemHostGetDevicePointer(&da, a, 0), CUDA_ERROR_INVALID_VALUE);
+	/* And registered again, into the same segment. */
+	CK(cuMemHostRegister(a, n, CU_MEMHOSTREGISTER_DEVICEMAP));
+	ck_assert_int_eq(segment_mappings(), 2);
+	round_trip(a, MiB, 7);
+	CK(cuMemHostUnregister(a));
+	munmap(m, n + 8192);
+}
+END_TEST
+
+/* Past VCUDA_PINNED_KEEP the oldest parked segment goes. */
+START_TEST(the_bound_keeps_the_newest)
+{
+	void *a, *b, *c;
+
+	setenv("VCUDA_PINNED_KEEP", "300M", 1);
+	CK(cuMemHostAlloc(&a, 200 * MiB, 0));
+	CK(cuMemHostAlloc(&b, 200 * MiB, 0));
+	CK(cuMemFreeHost(a));
+	ck_assert_int_eq(segment_mappings(), 2);
+	CK(cuMemFreeHost(b));
+	ck_assert_int_eq(segments_settle(1), 1);
+	CK(cuMemHostAlloc(&c, 200 * MiB, 0));
+	ck_assert_ptr_eq(c, b);
+	CK(cuMemFreeHost(c));
+	/* Larger than the bound alone: not parked at all. */
+	CK(cuMemHostAlloc(&a, 400 * MiB, 0));
+	ck_assert_int_eq(segment_mappings(), 2);
+	CK(cuMemFreeHost(a));
+	ck_assert_int_eq(segments_settle(1), 1);
+}
+END_TEST
+
+/* The server's --pinned-max (1280 MiB here) counts parked segments: an
+ * allocation it refuses drops them and is made. */
+START_TEST(a_refusal_drops_the_parked)
+{
+	void *a, *b;
+
+	CK(cuMemHostAlloc(&a, GiB, 0));
+	CK(cuMemFreeHost(a));
+	ck_assert_int_eq(segment_mappings(), 1);
+	CK(cuMemHostAlloc(&b, 512 * MiB, 0));
+	ck_assert_int_eq(segments_settle(1), 1);
+	ck_assert_ptr_ne(b, a);
+	round_trip(b, MiB, 8);
+	CK(cuMemFreeHost(b));
+}
+END_TEST
+
+/* Parking off for the tests of segments themselves. */
+static void setup_no_keep(void)
+{
+	setenv("VCUDA_PINNED_KEEP", "0", 1);
+	setup();
+}
+
 int main(void)
 {
 	Suite *s = suite_create("pinned");
@@ -319,7 +492,7 @@ int main(void)
 	SRunner *sr;
 	int failed;
 
-	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_add_checked_fixture(t, setup_no_keep, teardown);
 	tcase_set_timeout(t, 120);
 	tcase_add_test(t, a_gigabyte_is_page_locked_and_mapped);
 	tcase_add_test(t, past_the_bound_is_out_of_memory);
@@ -327,6 +500,14 @@ int main(void)
 	tcase_add_test(t, registered_range_larger_than_the_pool_moves_into_a_segment);
 	tcase_add_test(t, graph_copies_name_segment_memory);
 	tcase_add_test(t, segments_from_several_threads);
+	suite_add_tcase(s, t);
+	t = tcase_create("parked");
+	tcase_add_checked_fixture(t, setup, teardown);
+	tcase_set_timeout(t, 120);
+	tcase_add_test(t, a_freed_segment_is_parked_and_taken_again);
+	tcase_add_test(t, a_registration_takes_a_parked_segment);
+	tcase_add_test(t, the_bound_keeps_the_newest);
+	tcase_add_test(t, a_refusal_drops_the_parked);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
