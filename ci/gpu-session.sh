@@ -10,7 +10,10 @@
 # that order), vm-frameworks (PyTorch inside the VM), profile (where GPT-2's
 # fp16 decode spends its time, natively and through vcuda) and suites (CI's
 # driver-API and hostile suites through the real driver); the last three not
-# by default.
+# by default. Under TCG one PyTorch workload takes about 3 minutes of guest
+# time, and the four of vm-frameworks do not fit the device's 10 minutes a
+# call (two neither, since decode makes four passes): pick one a call with
+# WORKLOADS=mlp-fp32 (ci/vm-frameworks.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-/tmp/vcuda-gpu-session}
