@@ -8,11 +8,12 @@
  * vc_fill_plan() (their pages are made on a thread each: on one file the
  * threads would queue on its locks): mapped here end to end at a 2 MiB
  * aligned address, passed to the server on the session's socket
- * (SCM_RIGHTS), which maps them at the same address, and registered whole
- * with its driver (vcHostRegister) like pool memory. Copies from and to it
- * are DMA, and its pointer is its own device address. The server names it by
- * an offset among the pinned offsets (above VC_CU_PINSEG_OFF0), so that the
- * copy paths, which name pinned memory by offset, take it unchanged.
+ * (SCM_RIGHTS), which maps them at the same address, and registered with
+ * its driver (vcHostRegister, the bytes asked) like pool memory. Copies from
+ * and to it are DMA, and its pointer is its own device address. The server
+ * names it by an offset among the pinned offsets (above VC_CU_PINSEG_OFF0),
+ * so that the copy paths, which name pinned memory by offset, take it
+ * unchanged.
  *
  * A segment given back is parked, not unmapped: unregistered with the
  * driver, so that it is neither locked nor charged to the session's pinned
@@ -57,7 +58,7 @@
 struct seg {
 	uint64_t off, size;
 	uint64_t part;   /* bytes of each file but the last (mappings split there) */
-	uint64_t devptr; /* the whole segment's, registered on the host (in use) */
+	uint64_t devptr; /* its device address, while in use (registered) */
 	uint64_t parked; /* 0 in use, else when it was parked (a count: oldest first) */
 	uint8_t *addr;
 };
@@ -112,7 +113,7 @@ static int fits(uint64_t size, uint64_t len)
 {
 	uint64_t want = seg_size(len);
 
-	return size >= len && size - want <= want / 8;
+	return size >= len && (size <= want || size - want <= want / 8);
 }
 
 static uint64_t file_len(const struct files *f, unsigned i, uint64_t size)

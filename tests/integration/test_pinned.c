@@ -386,8 +386,12 @@ START_TEST(a_freed_segment_is_parked_and_taken_again)
 	CK(cuMemHostGetDevicePointer(&dp, p + 4096, 0));
 	ck_assert_uint_eq(dp, (CUdeviceptr)(uintptr_t)(p + 4096));
 	round_trip(p + n - 6 * 4096, 4096, 2);
-	/* One it is far too large for gets a segment of its own. */
 	CK(cuMemFreeHost(p));
+	/* So does one of its whole size, the slack past the 200 MiB asked. */
+	CK(cuMemHostAlloc(&v, n + 2 * MiB, 0));
+	ck_assert_ptr_eq(v, p);
+	CK(cuMemFreeHost(v));
+	/* One it is far too large for gets a segment of its own. */
 	CK(cuMemHostAlloc(&v, 100 * MiB, 0));
 	ck_assert_ptr_ne(v, p);
 	ck_assert_int_eq(segment_mappings(), 2);
