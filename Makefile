@@ -46,7 +46,7 @@ CHECK_CFLAGS := $(shell pkg-config --cflags check 2>/dev/null)
 CHECK_LIBS   := $(patsubst -lsubunit,-l:libsubunit.a,$(shell pkg-config --libs check 2>/dev/null))
 
 SHARED_SRC := shared/vc_layout.c shared/vc_ring_host.c shared/vc_ring_guest.c shared/vc_sock.c \
-              shared/vc_copy.c shared/vc_vm.c shared/vc_fill.c
+              shared/vc_copy.c shared/vc_vm.c shared/vc_fill.c shared/vc_gpin.c
 # host-backend/, one folder per concern (docs/ARCHITECTURE.md): the session
 # core, the CUDA executor and the resources it charges make the server library;
 # the CI stand-in for the driver is a library of its own; server/ is the
@@ -77,7 +77,7 @@ LIBCUDA_SRC += guest-lib/libcuda/texref.c
 LIBCUDA_SRC += guest-lib/libcuda/green.c guest-lib/libcuda/logs.c
 LIBCUDA_SRC += guest-lib/libcuda/stats.c guest-lib/libcuda/fastpath.c
 LIBCUDA_SRC += guest-lib/libcuda/profile.c
-LIBCUDA_SRC += guest-lib/libcuda/pinseg.c
+LIBCUDA_SRC += guest-lib/libcuda/pinseg.c guest-lib/libcuda/pinguest.c
 LIBCUDA_SRC += guest-lib/libcuda/fatbin.c
 LIBCUDA_GEN := vc_cuda_guest_gen vc_cuda_exports_gen vc_cuda_unsup_gen vc_cuda_errors_gen
 LIBCUDA_GEN += vc_cuda_opnames_gen
@@ -100,11 +100,13 @@ LIBNVML   := $(BUILD)/guest/libnvidia-ml.so.1
 SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image \
-              $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin $(BUILD)/tests/test_crew
+              $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin $(BUILD)/tests/test_crew \
+              $(BUILD)/tests/test_guestmem
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
-FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake $(BUILD)/fuzz/fuzz_vm_frame
+FUZZ_BINS  := $(BUILD)/fuzz/fuzz_decode $(BUILD)/fuzz/fuzz_handshake $(BUILD)/fuzz/fuzz_vm_frame \
+              $(BUILD)/fuzz/fuzz_guestmem
 
 ifeq ($(VARIANT),fuzz)
 ALL := $(FUZZ_BINS)
@@ -130,7 +132,7 @@ GEN_INPUTS := tools/gen/gen_cuda.py tools/gen/cuda_api.py tools/gen/procaddr.tsv
               tools/gen/libcuda.symbols tools/gen/driver_extra.txt
 GEN_STAMP  := $(BUILD)/gen/.stamp
 ABI_FILES  := shared/vc_wire.h shared/vc_cuda_manual.h shared/vc_cuda_array.h $(GEN_INPUTS)
-ABI_FILES  += shared/vc_cuda_vmm.h
+ABI_FILES  += shared/vc_cuda_vmm.h shared/vc_gpin.h
 ABI_FILES  += shared/vc_cuda_graph.h
 ABI_FILES  += shared/vc_cuda_memmisc.h
 ABI_FILES  += shared/vc_cuda_texref.h

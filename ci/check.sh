@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
+	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_guestmem test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done
@@ -256,6 +256,7 @@ step "build fuzzers (libFuzzer)" make -j"$JOBS" VARIANT=fuzz
 step "fuzz the ring decoder for ${FUZZ_SECONDS}s" fuzz fuzz_decode "$FUZZ_SECONDS"
 step "fuzz the handshake decoder for 10s" fuzz fuzz_handshake 10
 step "fuzz the VM link frame reader for 10s" fuzz fuzz_vm_frame 10
+step "fuzz the guest-pin reader for 10s" fuzz fuzz_guestmem 10
 step "fuzz the management request decoder for 10s" fuzz fuzz_mgmt_request 10
 step "fuzz the QEMU device (generic-fuzz) for 30s, if its fuzzing build is cached" qemu_fuzz 30
 step "Debian packages: build, install, units verified, DKMS, libvirt XML, manager end to end installed" \

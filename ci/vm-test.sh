@@ -28,7 +28,11 @@
 #                             one: ci/vm-framework-disk.sh)
 #   VM_ACCEL=tcg|kvm          how the guest runs (default tcg; kvm where
 #                             /dev/kvm can boot a guest: the GPU machine)
-#   VM_MEM=MiB, VM_CPUS=N     the guest's memory and CPUs
+#   VM_MEM=MiB, VM_CPUS=N     the guest's memory and CPUs; the memory is a
+#                             memory-backend-memfd, which the device shares
+#                             with the server, so that page-locked memory is
+#                             pinned in place (VM_RAM=anon: QEMU's default
+#                             anonymous RAM, where it is copied instead)
 #   VM_SHM=SIZE               the device's shm-size (default 16G: 4 slots of
 #                             4 GiB, host memory only as used); a session's
 #                             pinned memory is its slot less ring and arena
@@ -159,7 +163,10 @@ set +e
 accel=(-accel tcg)
 [ "${VM_ACCEL:-tcg}" = kvm ] && accel=(-accel kvm -cpu host)
 [ -n "${VM_CPU:-}" ] && accel+=(-cpu "$VM_CPU")
-timeout "$VM_TIMEOUT" "$QEMU" -M q35 -nodefaults "${accel[@]}" -smp "${VM_CPUS:-2}" -m "${VM_MEM:-1536}" -display none -no-reboot \
+mem=${VM_MEM:-1536}
+ram=(-M q35,memory-backend=ram -object "memory-backend-memfd,id=ram,size=${mem}M")
+[ "${VM_RAM:-memfd}" = anon ] && ram=(-M q35)
+timeout "$VM_TIMEOUT" "$QEMU" "${ram[@]}" -nodefaults "${accel[@]}" -smp "${VM_CPUS:-2}" -m "$mem" -display none -no-reboot \
 	-L "$QEMU_FIRMWARE" -kernel "$VMLINUZ" -initrd "$INITRD" -append "$append" \
 	-serial "file:$VC_TMP/console.log" \
 	-chardev "socket,id=vcuda,path=$VM_SOCK,reconnect-ms=500" \

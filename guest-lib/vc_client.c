@@ -1090,6 +1090,16 @@ int vc_client_pass_fd(struct vc_client *c, uint64_t token, int fd)
 	return vc_sock_send(c->sock, &m, sizeof(m), &fd, 1);
 }
 
+int vc_client_pin(struct vc_client *c, uint64_t addr, uint64_t len, uint32_t *entry, uint64_t *gen)
+{
+	return c->on_dev ? vc_dev_pin(&c->dev, addr, len, entry, gen) : -EOPNOTSUPP;
+}
+
+int vc_client_unpin(struct vc_client *c, uint32_t entry, uint64_t gen)
+{
+	return c->on_dev ? vc_dev_unpin(&c->dev, entry, gen) : -EOPNOTSUPP;
+}
+
 int vc_client_cb_next(struct vc_client *c, uint64_t *cookie)
 {
 	return vc_ring_guest_cb_next(&c->ring, cookie);

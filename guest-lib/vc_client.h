@@ -154,6 +154,23 @@ int vc_client_pinned_alias(struct vc_client *c, uint64_t off, void *addr, uint64
 int vc_client_pass_fd(struct vc_client *c, uint64_t token, int fd);
 
 /**
+ * vc_client_pin() - in a VM, have the guest's kernel pin this process's pages
+ * [@addr, @addr + @len) in place (page aligned) and describe them to the host
+ * (vcuda.ko's VCUDA_IOC_PIN; shared/vc_gpin.h): the pin's entry and
+ * generation in *@entry and *@gen, for vcPinnedSegment MAP_GUEST. Returns 0,
+ * -EOPNOTSUPP where pages cannot be pinned in place (host-locally, an older
+ * guest module, a host that holds no RAM of this guest), or the driver's
+ * -errno.
+ */
+int vc_client_pin(struct vc_client *c, uint64_t addr, uint64_t len, uint32_t *entry, uint64_t *gen);
+
+/**
+ * vc_client_unpin() - unpin pin (@entry, @gen), which the host has let go.
+ * Returns 0, -EBUSY while the host still maps it, or -errno.
+ */
+int vc_client_unpin(struct vc_client *c, uint32_t entry, uint64_t gen);
+
+/**
  * vc_client_cb_next() - wait for the next host callback queued for this
  * process (one thread only). Returns 0 with its cookie, or -errno when the
  * session ended.

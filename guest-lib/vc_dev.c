@@ -214,6 +214,24 @@ int vc_dev_pool_map(struct vc_dev *d, uint64_t off, uint64_t len)
 	return rc;
 }
 
+int vc_dev_pin(struct vc_dev *d, uint64_t addr, uint64_t len, uint32_t *entry, uint64_t *gen)
+{
+	struct vcuda_pin_args a = {.addr = addr, .len = len};
+
+	if (ioctl(d->fd, VCUDA_IOC_PIN, &a) < 0)
+		return errno == ENOTTY ? -EOPNOTSUPP : -errno;
+	*entry = a.entry;
+	*gen = a.gen;
+	return 0;
+}
+
+int vc_dev_unpin(struct vc_dev *d, uint32_t entry, uint64_t gen)
+{
+	struct vcuda_unpin_args a = {.entry = entry, .gen = gen};
+
+	return ioctl(d->fd, VCUDA_IOC_UNPIN, &a) < 0 ? -errno : 0;
+}
+
 void vc_dev_close(struct vc_dev *d)
 {
 	if (d->doorbell)

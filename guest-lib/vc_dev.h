@@ -64,6 +64,16 @@ int vc_dev_map_at(struct vc_dev *d, uint64_t off, void *addr, uint64_t len);
  */
 int vc_dev_pool_map(struct vc_dev *d, uint64_t off, uint64_t len);
 
+/**
+ * vc_dev_pin() - VCUDA_IOC_PIN: pin [@addr, @addr + @len) in place; the pin's
+ * entry and generation in *@entry and *@gen. Returns 0, -EOPNOTSUPP (also
+ * from a module without the call), or the driver's -errno.
+ */
+int vc_dev_pin(struct vc_dev *d, uint64_t addr, uint64_t len, uint32_t *entry, uint64_t *gen);
+
+/** vc_dev_unpin() - VCUDA_IOC_UNPIN. Returns 0 or the driver's -errno (-EBUSY: held by the host). */
+int vc_dev_unpin(struct vc_dev *d, uint32_t entry, uint64_t gen);
+
 /** vc_dev_close() - unmap and close; the driver ends the session. */
 void vc_dev_close(struct vc_dev *d);
 

@@ -232,7 +232,7 @@ struct vc_cu_req_host_register {
 struct vc_cu_rep_host_register {
 	uint64_t devptr; /* the allocation's device address */
 };
-/* vcPinnedSegment: page-locked memory beyond the pool (host-local sessions).
+/* vcPinnedSegment: page-locked memory beyond the pool.
  * MAP: the guest created a memfd of @size bytes, mapped it at @guest_addr and
  * passed it on its socket under @token (struct vc_segfd_msg); or, @files > 1,
  * that many memfds laid end to end, passed under @token, @token + 1, ...,
@@ -244,9 +244,17 @@ struct vc_cu_rep_host_register {
  * vcHostRegister, copies (VC_CU_HOST_PINNED) and graph nodes name it as they
  * name the pool's memory. CUDA_ERROR_ALREADY_MAPPED: the address is taken in
  * the host's process (the guest may map the segment elsewhere and retry).
- * UNMAP: the segment at @off goes (its registrations first). */
+ * UNMAP: the segment at @off goes (its registrations first).
+ * MAP_GUEST (a VM session): the guest process's own pages [@guest_addr,
+ * @guest_addr + @size), pinned in place by its kernel as pin (@entry, @gen)
+ * of the guest-pin area (vc_gpin.h), are mapped at the same address from the
+ * guest's RAM and become a segment as above; whatever the answer, the pin is
+ * let go when the segment goes or at once if the MAP fails, and the guest's
+ * kernel may unpin it then (CUDA_ERROR_NOT_SUPPORTED: the host holds no RAM
+ * of this guest). */
 #define VC_CU_PINSEG_MAP 0u
 #define VC_CU_PINSEG_UNMAP 1u
+#define VC_CU_PINSEG_MAP_GUEST 2u
 #define VC_CU_PINSEG_OFF0 (1ull << 48) /* pool offsets lie below, segments' from here */
 struct vc_cu_req_pinseg {
 	uint64_t ctx;
@@ -257,6 +265,9 @@ struct vc_cu_req_pinseg {
 	uint32_t op;         /* VC_CU_PINSEG_* */
 	uint32_t files;      /* MAP: its memfds, 1 to VC_CU_PINSEG_FILES_MAX (0 means 1) */
 	uint64_t part;       /* MAP with files > 1: bytes of each file but the last, whole pages */
+	uint32_t entry;      /* MAP_GUEST: the pin's entry in the guest-pin area */
+	uint32_t pad;
+	uint64_t gen;        /* MAP_GUEST: the pin's generation */
 };
 #define VC_CU_PINSEG_FILES_MAX 16u
 struct vc_cu_rep_pinseg {

@@ -89,7 +89,7 @@ int vc_layout_fit(const struct vc_layout_req *req, uint64_t max_size, struct vc_
 	struct vc_layout l;
 	uint64_t chunk, used;
 
-	if (max_size % VC_PINNED_ALIGN)
+	if (max_size % 4096)
 		return -EINVAL;
 	r.pinned_size = 0;
 	if (vc_layout_compute(&r, &l))
@@ -111,8 +111,8 @@ int vc_layout_fit(const struct vc_layout_req *req, uint64_t max_size, struct vc_
 			return -EINVAL;
 	}
 	used = align_up(l.region_size, VC_PINNED_ALIGN);
-	if (max_size - used >= VC_PINNED_ALIGN) {
-		r.pinned_size = max_size - used;
+	if (used < max_size && max_size - used >= VC_PINNED_ALIGN) {
+		r.pinned_size = (max_size - used) / VC_PINNED_ALIGN * VC_PINNED_ALIGN;
 		if (r.pinned_size > VC_PINNED_MAX)
 			r.pinned_size = VC_PINNED_MAX;
 		if (vc_layout_compute(&r, &l))

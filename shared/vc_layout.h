@@ -37,7 +37,7 @@ int vc_layout_compute(const struct vc_layout_req *req, struct vc_layout *out);
  * session slot): @req's ring and reply slots, its arena (when that does not
  * fit, half of the room left, in whole chunks, no fewer than
  * VC_LAYOUT_MIN_CHUNKS), and a pinned pool filling what is left (whole 2 MiB
- * units). @max_size must be a multiple of 2 MiB.
+ * units). @max_size must be a multiple of 4 KiB.
  *
  * Returns 0, -EINVAL for a bad @req, or -ENOSPC when @max_size is too small.
  */

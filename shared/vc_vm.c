@@ -28,7 +28,7 @@ int vc_vm_msg_decode(const void *raw, struct vc_vm_msg *out, uint32_t allowed, c
 		snprintf(why, whylen, "protocol version %u, expected %u", m.version, VC_VM_VERSION);
 		return -EPROTO;
 	}
-	if (m.type < VC_VM_HELLO || m.type > VC_VM_LOST || !(allowed & (1u << m.type))) {
+	if (m.type < VC_VM_HELLO || m.type > VC_VM_MEM || !(allowed & (1u << m.type))) {
 		snprintf(why, whylen, "unexpected frame type %u", m.type);
 		return -EPROTO;
 	}

@@ -10,6 +10,9 @@
  * exchange:
  *
  *   QEMU -> server  HELLO  + [memfd of the sessions region]   once per connection
+ *   QEMU -> server  MEM    + [memfd of guest RAM]             one per RAM range, right
+ *                                                              after HELLO (none when
+ *                                                              the RAM is not shareable)
  *   server -> QEMU  WELCOME (status, message)
  *   QEMU -> server  OPEN   + [doorbell eventfd, completion eventfd]
  *   server -> QEMU  OPENED (status, session id, bytes used, message)
@@ -28,9 +31,10 @@
 #include <stdint.h>
 
 #define VC_VM_MAGIC 0x4d564356u /* "VCVM" */
-#define VC_VM_VERSION 1u
+#define VC_VM_VERSION 2u /* 2: MEM frames, mem_off */
 #define VC_VM_MAX_SESSIONS 256u
 #define VC_VM_FRAME 256u
+#define VC_VM_MEM_MAX 16u /* RAM ranges a VM may announce */
 
 enum vc_vm_type {
 	VC_VM_HELLO = 1,   /* QEMU: region_size = memfd size, max_sessions, name; fd: memfd */
@@ -40,6 +44,9 @@ enum vc_vm_type {
 	VC_VM_CLOSE = 5,   /* QEMU: slot */
 	VC_VM_CLOSED = 6,  /* server: slot */
 	VC_VM_LOST = 7,    /* server: slot, status (reason), message */
+	VC_VM_MEM = 8,     /* QEMU: slot = range index, region_off = guest-physical start,
+			    * region_size = bytes, mem_off = where they start in the fd;
+			    * fd: the RAM's memfd (vc_gpin.h says what it is for) */
 };
 
 struct vc_vm_msg {
@@ -57,11 +64,13 @@ struct vc_vm_msg {
 	uint32_t reserved;
 	char comm[16];
 	char name[64];        /* HELLO: the VM's name, for logs and management */
-	char message[120];    /* NUL terminated */
+	uint64_t mem_off;     /* MEM: offset in the fd of region_off's first byte */
+	char message[112];    /* NUL terminated */
 };
 static_assert(sizeof(struct vc_vm_msg) == VC_VM_FRAME, "vc_vm_msg is ABI");
 static_assert(offsetof(struct vc_vm_msg, comm) == 56, "vc_vm_msg is ABI");
-static_assert(offsetof(struct vc_vm_msg, message) == 136, "vc_vm_msg is ABI");
+static_assert(offsetof(struct vc_vm_msg, mem_off) == 136, "vc_vm_msg is ABI");
+static_assert(offsetof(struct vc_vm_msg, message) == 144, "vc_vm_msg is ABI");
 
 /**
  * vc_vm_msg_decode() - check a frame received from the peer: magic, version,

@@ -25,7 +25,7 @@
 #error "vcuda's wire format is little-endian; big-endian hosts are not supported"
 #endif
 
-#define VC_PROTO_VERSION 3u /* 3: a pinned segment may be several memfds (vc_cu_req_pinseg) */
+#define VC_PROTO_VERSION 4u /* 4: guest pages pinned in place (vc_gpin.h, VC_CU_PINSEG_MAP_GUEST) */
 #define VC_CTRL_MAGIC 0x41554356u /* "VCUA" */
 #define VC_CACHELINE 64u
 

@@ -5,7 +5,8 @@
     python3 tools/check_copies.py [-v]      (from anywhere; -v lists every item)
 
 Two interfaces of the VM path are defined in vcuda and copied by hand into
-the QEMU patches (qemu-patches/), which must stay plain patch files:
+the QEMU patches (qemu-patches/), which must stay plain patch files, and a
+third into the guest driver, which is built against a kernel's headers alone:
 
   shared/vc_vm.h                  the link between QEMU's virtio-vcuda device
                                   and vcuda-server (frames, their type enum);
@@ -16,6 +17,9 @@ the QEMU patches (qemu-patches/), which must stay plain patch files:
                                   (config space, control queue, events);
       copied verbatim into QEMU's include/standard-headers/linux/virtio_vcuda.h,
       and its device id into include/standard-headers/linux/virtio_ids.h.
+  shared/vc_gpin.h                the guest-pin area that vcuda.ko and the
+                                  session's worker share;
+      copied into guest-lib/kmod/vcuda_gpin.h with the kernel's types.
 
 A copy inside the patch series is rebuilt by applying, in order, every hunk
 of qemu-patches/*.patch that touches its path (a file that the series only
@@ -57,12 +61,15 @@ COPIES = [
     ("guest-lib/kmod/virtio_vcuda.h", "include/standard-headers/linux/virtio_vcuda.h", lambda name: True),
     ("guest-lib/kmod/virtio_vcuda.h", "include/standard-headers/linux/virtio_ids.h",
      lambda name: name == "define VIRTIO_ID_VCUDA"),
+    # A copy in the tree itself ("file:" path): the guest-pin area, which
+    # vcuda.ko shares with the session's worker (kernel types there).
+    ("shared/vc_gpin.h", "file:guest-lib/kmod/vcuda_gpin.h", lambda name: True),
 ]
 
 # Constants that restate another's value under a name of their own:
 # ((origin, name), (copy, name), what the value is).
 SAME_VALUE = [
-    (("shared/vc_vm.h", "VC_VM_MAX_SESSIONS"), ("guest-lib/kmod/vcuda.c", "VCUDA_MAX_SESSIONS"),
+    (("shared/vc_vm.h", "VC_VM_MAX_SESSIONS"), ("guest-lib/kmod/vcuda_main.c", "VCUDA_MAX_SESSIONS"),
      "the most session slots a device may have"),
 ]
 
@@ -514,7 +521,7 @@ def main():
     problems, summary = [], []
     for origin_rel, target, selected in COPIES:
         origin = read_file(origin_rel)
-        copy = read_from_patches(target)
+        copy = read_file(target[5:]) if target.startswith("file:") else read_from_patches(target)
         if copy is None:
             problems.append(f"{PATCHES}: no patch holds {target}, the copy of {origin_rel}")
             continue
@@ -552,7 +559,8 @@ def main():
         for p in problems:
             print(p)
         print(f"check_copies: {len(problems)} mismatch{'es' if len(problems) > 1 else ''} between the VM "
-              "ABI's definitions (shared/vc_vm.h, guest-lib/kmod/virtio_vcuda.h) and their hand-kept copies")
+              "ABI's definitions (shared/vc_vm.h, guest-lib/kmod/virtio_vcuda.h, shared/vc_gpin.h) and their "
+              "hand-kept copies")
         return 1
     print("check_copies: the copies agree: " + "; ".join(summary))
     return 0

@@ -6,7 +6,8 @@
  * asks for a session with VCUDA_IOC_OPEN, maps the session's region (offset
  * 0) and its doorbell page (offset VCUDA_MMAP_DOORBELL), and sleeps for
  * completions with VCUDA_IOC_WAIT. Closing the file (or the process ending)
- * ends the session on the host. No privilege is needed.
+ * ends the session on the host. No privilege is needed. Page-locked memory
+ * is pinned in place with VCUDA_IOC_PIN where the host supports it.
  */
 #ifndef _UAPI_VCUDA_H
 #define _UAPI_VCUDA_H
@@ -55,5 +56,42 @@ struct vcuda_wait_args {
 
 /* VCUDA_IOC_KICK: ring the session's doorbell (for when it is not mapped). */
 #define VCUDA_IOC_KICK _IO('V', 3)
+
+struct vcuda_pin_args {
+	__u64 addr;         /* in: the first byte, page aligned */
+	__u64 len;          /* in: bytes, a multiple of the page size */
+	__u32 flags;        /* in: 0 */
+	__u32 entry;        /* out: the pin's entry in the session's guest-pin area */
+	__u64 gen;          /* out: its generation */
+};
+
+struct vcuda_unpin_args {
+	__u32 entry;        /* in: as VCUDA_IOC_PIN gave them */
+	__u32 reserved;     /* in: 0 */
+	__u64 gen;
+};
+
+/*
+ * VCUDA_IOC_PIN: pin the calling process's pages [addr, addr + len) for the
+ * GPU to read and write, in place (long-term, as the native driver locks
+ * page-locked memory), and describe them to the host in the session's
+ * guest-pin area, which only this driver and the host see (vcuda's
+ * shared/vc_gpin.h): the library then asks the host to map pin (entry, gen).
+ * Returns 0; -EOPNOTSUPP when the host cannot map pins (its QEMU shares no
+ * RAM, or an older server); -EINVAL; -EFAULT when a page cannot be pinned;
+ * -ENOSPC when every entry is in use; -E2BIG when the pages make more than
+ * VC_GPIN_RUNS_MAX runs; -ENOMEM past the guest's bound (the module's
+ * pin_max_percent of RAM); -ENOTCONN before OPEN; -EPIPE when the session is
+ * lost.
+ */
+#define VCUDA_IOC_PIN _IOWR('V', 4, struct vcuda_pin_args)
+
+/*
+ * VCUDA_IOC_UNPIN: unpin pin (entry, gen), which the host has let go.
+ * Returns 0; -EBUSY while the host still maps it; -EINVAL when it is not a
+ * pin of this file. Pins left when the file is closed are unpinned once the
+ * host has ended the session.
+ */
+#define VCUDA_IOC_UNPIN _IOW('V', 5, struct vcuda_unpin_args)
 
 #endif /* _UAPI_VCUDA_H */

@@ -627,7 +627,7 @@ static void pinned_release(uint64_t off, uint64_t size)
 	struct vc_cu_prefix none;
 
 	if (off >= VC_CU_PINSEG_OFF0) {
-		vc_cu_pinseg_put(off);
+		vc_cu_pinned_free(off, size); /* in place (pinguest.c) or a segment (pinseg.c) */
 		return;
 	}
 	vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
@@ -637,10 +637,13 @@ static void pinned_release(uint64_t off, uint64_t size)
 /*
  * Page-locked host memory comes from the pinned pool of the shared region
  * (pinned.c): the host registers it with the driver, copies from and to it are
- * DMA, and it is mapped (a device address). When there is no pool, or it is
- * full, it is ordinary memory, copied through the staging arena. Memory the
+ * DMA, and it is mapped (a device address). Beyond the pool it is memory of
+ * its own, registered the same way: in a VM this process's memory pinned in
+ * place (pinguest.c), host-locally a segment (pinseg.c). Where neither can
+ * be, it is ordinary memory, copied through the staging arena. Memory the
  * program registers (cuMemHostRegister) is tracked for attributes and flags;
- * where the pool has room, its pages move into the pool (register_alias()),
+ * in a VM its pages are pinned where they are (register_in_place()), else,
+ * where the pool or a segment has room, they move there (register_alias()),
  * so that it is page-locked and mapped as natively; else it stays where it
  * is, and its copies are staged too.
  */
@@ -663,8 +666,12 @@ CUresult CUDAAPI cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 		vc_cu_pinned_free(rq.off, rq.size);
 		return rc;
 	}
-	/* Beyond the pool, a segment of its own, registered (pinseg.c); past
-	 * the server's bound that is CUDA_ERROR_OUT_OF_MEMORY, as natively. */
+	/* Beyond the pool, memory of its own, registered: in a VM pinned in
+	 * place (pinguest.c), host-locally a segment (pinseg.c); past the
+	 * bounds that is CUDA_ERROR_OUT_OF_MEMORY, as natively. */
+	if (!p && (rc = vc_cu_pinguest_alloc(rq.size, &p, &rq.off, &rp.devptr)) != CUDA_SUCCESS &&
+	    rc != CUDA_ERROR_NOT_SUPPORTED && rc != CUDA_ERROR_INVALID_VALUE)
+		return rc;
 	if (!p && (rc = vc_cu_pinseg_get(rq.size, NULL, &p, &rq.off, &rp.devptr)) != CUDA_SUCCESS &&
 	    rc != CUDA_ERROR_NOT_SUPPORTED)
 		return rc;
@@ -860,6 +867,32 @@ err_pool:
 	return 0;
 }
 
+/*
+ * Registered memory in a VM, page-locked in place as natively: the pages
+ * holding [p, p + size) pinned by the guest's kernel where they are and
+ * mapped by the server from the guest's RAM (pinguest.c). Nothing moves or
+ * is copied, so it serves any memory the kernel can pin, not only private
+ * anonymous memory. Returns 1, or 0 when it cannot (not a VM, no shared RAM,
+ * read-only or I/O registrations, pages shared with another registration):
+ * the caller goes on as before.
+ */
+static int register_in_place(void *p, size_t bytesize, unsigned int Flags)
+{
+	uint64_t lo, len, off, devptr;
+
+	page_span((uint64_t)(uintptr_t)p, bytesize, &lo, &len);
+	if ((Flags & (CU_MEMHOSTREGISTER_READ_ONLY | CU_MEMHOSTREGISTER_IOMEMORY)) || pinned_pages_overlap(lo, len))
+		return 0;
+	if (vc_cu_pinguest_get((void *)(uintptr_t)lo, len, &off, &devptr) != CUDA_SUCCESS)
+		return 0;
+	if (track_range((uint64_t)(uintptr_t)p, bytesize, K_HOST, Flags, 0, 1, devptr + ((uint64_t)(uintptr_t)p - lo),
+			off + ((uint64_t)(uintptr_t)p - lo))) {
+		vc_cu_pinguest_put(off);
+		return 0;
+	}
+	return 1;
+}
+
 /* Whether host memory of ours overlaps [@p, @p + @n) (no wrap: checked). */
 static int host_overlap(uint64_t p, uint64_t n)
 {
@@ -895,7 +928,7 @@ CUresult CUDAAPI cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Fla
 	 * none in a guest process (the driver says so to unprivileged users). */
 	if (Flags & CU_MEMHOSTREGISTER_IOMEMORY)
 		return CUDA_ERROR_NOT_PERMITTED;
-	if (movable && register_alias(p, bytesize, Flags))
+	if (register_in_place(p, bytesize, Flags) || (movable && register_alias(p, bytesize, Flags)))
 		return CUDA_SUCCESS;
 	/* Staying where it is, it has no device address. */
 	if (Flags & CU_MEMHOSTREGISTER_DEVICEMAP)
@@ -921,6 +954,9 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 
 		page_span(r.base, r.size, &lo, &len);
 		rq = (struct vc_cu_req_host_register){.off = r.pool_off - (r.base - lo), .size = len};
+		/* Pinned in place: the pages stay where they always were. */
+		if (vc_cu_pinguest_put(rq.off))
+			return CUDA_SUCCESS;
 		/* A segment's registration is pinseg.c's, given up as it is put. */
 		if (rq.off < VC_CU_PINSEG_OFF0)
 			vc_cu_call(VC_CU_vcHostUnregister, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);

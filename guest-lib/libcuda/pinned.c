@@ -41,6 +41,11 @@ int vc_cu_pinned_init(void)
 
 	if (!base)
 		return 0; /* no pool: page-locked memory is ordinary memory */
+	/* VCUDA_PINNED_POOL: how much of it this process takes (0: none);
+	 * what it leaves is page-locked beyond the pool (pinguest.c, pinseg.c). */
+	size = vc_client_env_size("VCUDA_PINNED_POOL", size, 0, size) & ~(uint64_t)(PAGE - 1);
+	if (!size)
+		return 0;
 	rq.guest_base = (uint64_t)(uintptr_t)base;
 	if (vc_cu_call(VC_CU_vcPinnedBase, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0))
 		return 0;
@@ -92,7 +97,9 @@ void vc_cu_pinned_free(uint64_t off, uint64_t size)
 	size_t i;
 
 	if (off >= VC_CU_PINSEG_OFF0) {
-		vc_cu_pinseg_put(off); /* a segment of its own (pinseg.c) */
+		/* Pinned in place (pinguest.c), or a segment (pinseg.c). */
+		if (!vc_cu_pinguest_put(off))
+			vc_cu_pinseg_put(off);
 		return;
 	}
 	size = (size + PAGE - 1) & ~(uint64_t)(PAGE - 1);
@@ -141,8 +148,11 @@ void *vc_cu_pinned_addr(uint64_t off, uint64_t n)
 {
 	uint8_t *base = g_pool.base;
 
-	if (off >= VC_CU_PINSEG_OFF0)
-		return vc_cu_pinseg_addr(off, n);
+	if (off >= VC_CU_PINSEG_OFF0) {
+		void *a = vc_cu_pinguest_addr(off, n);
+
+		return a ? a : vc_cu_pinseg_addr(off, n);
+	}
 	if (!base || n > g_pool.size || off > g_pool.size - n)
 		return NULL;
 	return base + off;

@@ -235,9 +235,7 @@ static int remember(const struct seg *s)
 	return rc;
 }
 
-/* Unmapped by the server, which drops the driver's registrations in it and
- * their charge to the pinned quota. */
-static void unmap_on_host(uint64_t off)
+void vc_cu_pinseg_host_unmap(uint64_t off)
 {
 	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_UNMAP, .off = off};
 	struct vc_cu_prefix none;
@@ -250,7 +248,7 @@ static void unmap_on_host(uint64_t off)
  * cost. A thread of ours does it while the program goes on (aside.c). */
 static void drop(const struct seg *s)
 {
-	unmap_on_host(s->off);
+	vc_cu_pinseg_host_unmap(s->off);
 	vc_cu_aside_drop(s->addr, s->size);
 }
 
@@ -354,12 +352,9 @@ static int take_parked(uint64_t len, struct seg *s)
 	return best == SIZE_MAX ? -ENOENT : 0;
 }
 
-/* The first @len bytes of segment @s registered on the host (charged to
- * the pinned quota as natively: the slack is not): its device address in
- * *@devptr. */
-static CUresult host_register(const struct seg *s, uint64_t len, uint64_t *devptr)
+CUresult vc_cu_pinseg_host_register(uint64_t off, uint64_t len, uint64_t *devptr)
 {
-	struct vc_cu_req_host_register rq = {.off = s->off, .size = len,
+	struct vc_cu_req_host_register rq = {.off = off, .size = len,
 					     .flags = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP};
 	struct vc_cu_rep_host_register rp;
 	CUresult rc = vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
@@ -409,7 +404,7 @@ static int reuse(struct seg *s, const void *src, uint64_t len)
 	if (!mprotect(s->addr, s->size, PROT_READ | PROT_WRITE)) {
 		if (src)
 			apart = !vc_thread_start(&t, false, refill_run, &j);
-		rc = host_register(s, len, &s->devptr);
+		rc = vc_cu_pinseg_host_register(s->off, len, &s->devptr);
 		if (apart)
 			pthread_join(t, NULL);
 		else if (src && rc == CUDA_SUCCESS)
@@ -482,11 +477,11 @@ static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound)
 		vc_fill_populate(a, size);
 	*s = (struct seg){.off = off, .size = size, .part = f.part, .addr = a};
 	if (rc == CUDA_SUCCESS)
-		rc = host_register(s, len, &s->devptr);
+		rc = vc_cu_pinseg_host_register(s->off, len, &s->devptr);
 	if (rc == CUDA_SUCCESS && remember(s))
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
 	if (rc != CUDA_SUCCESS && offered)
-		unmap_on_host(off); /* with the registration, were there one */
+		vc_cu_pinseg_host_unmap(off); /* with the registration, were there one */
 	if (rc == CUDA_ERROR_NOT_SUPPORTED && !offered)
 		__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
 	if (rc != CUDA_SUCCESS && a)

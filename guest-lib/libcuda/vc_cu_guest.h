@@ -163,7 +163,11 @@ int vc_cu_pinned_init(void);
 /** vc_cu_pinned_alloc() - @size bytes of the pinned pool (page rounded), offset in *@off; or NULL. */
 void *vc_cu_pinned_alloc(uint64_t size, uint64_t *off);
 
-/** vc_cu_pinned_free() - give an allocation of the pinned pool back; a segment goes to vc_cu_pinseg_put(). */
+/**
+ * vc_cu_pinned_free() - give an allocation of the pinned pool back; memory
+ * pinned in place goes to vc_cu_pinguest_put(), a segment to
+ * vc_cu_pinseg_put().
+ */
 void vc_cu_pinned_free(uint64_t off, uint64_t size);
 
 /**
@@ -192,6 +196,53 @@ void *vc_cu_pinseg_addr(uint64_t off, uint64_t n);
 
 /** vc_cu_pinseg_alias() - map a segment's pages [@off, @off + @len) again at @addr (MAP_FIXED). 0 or -errno. */
 int vc_cu_pinseg_alias(uint64_t off, void *addr, uint64_t len);
+
+/**
+ * vc_cu_pinseg_host_register() - the first @len bytes of the segment at
+ * pinned offset @off registered with the server's driver (portable and
+ * mapped; charged to the pinned quota as natively): its device address in
+ * *@devptr.
+ */
+CUresult vc_cu_pinseg_host_register(uint64_t off, uint64_t len, uint64_t *devptr);
+
+/**
+ * vc_cu_pinseg_host_unmap() - the segment at pinned offset @off unmapped by
+ * the server, which drops the driver's registrations in it and their charge
+ * to the pinned quota (and lets a guest's pin go: pinguest.c).
+ */
+void vc_cu_pinseg_host_unmap(uint64_t off);
+
+/**
+ * vc_cu_pinguest_get() - in a VM, page-locked memory in place: the
+ * process's own pages [@addr, @addr + @len) (page aligned) pinned by the
+ * guest's kernel, mapped by the server at the same address and registered
+ * with its driver: the pinned offset in *@off, the device address in
+ * *@devptr (pinguest.c). No byte moves. CUDA_SUCCESS;
+ * CUDA_ERROR_NOT_SUPPORTED where pages cannot be pinned in place
+ * (host-locally, or the VM's RAM is not shared with the host: then never
+ * asked again); CUDA_ERROR_ALREADY_MAPPED when the address is taken in the
+ * server's process; CUDA_ERROR_OUT_OF_MEMORY past the guest's or the
+ * server's bounds; CUDA_ERROR_INVALID_VALUE when these pages cannot be pinned.
+ */
+CUresult vc_cu_pinguest_get(void *addr, uint64_t len, uint64_t *off, uint64_t *devptr);
+
+/**
+ * vc_cu_pinguest_alloc() - in a VM, a new page-locked allocation of @len
+ * bytes (page rounded) in this process's memory, pinned in place as above:
+ * its address in *@p. Errors as vc_cu_pinguest_get().
+ */
+CUresult vc_cu_pinguest_alloc(uint64_t len, void **p, uint64_t *off, uint64_t *devptr);
+
+/**
+ * vc_cu_pinguest_put() - the pin in place at pinned offset @off goes:
+ * unregistered and unmapped by the server, then unpinned (and unmapped here
+ * when vc_cu_pinguest_alloc() made it). Returns 1, or 0 when @off is no pin
+ * in place (a segment: pinseg.c).
+ */
+int vc_cu_pinguest_put(uint64_t off);
+
+/** vc_cu_pinguest_addr() - the address of pinned offsets [@off, @off + @n) of a pin in place, or NULL. */
+void *vc_cu_pinguest_addr(uint64_t off, uint64_t n);
 
 /**
  * vc_cu_aside_take() - move the pages of [@addr, @addr + @len) (page-aligned,

@@ -68,6 +68,25 @@ static int svc_take_fd(void *arg, uint64_t token)
 	return vc_fdbox_take(&s->fdbox, s->hangup_fd, token);
 }
 
+static int svc_guest_pin(void *arg, uint32_t entry, uint64_t gen, uint64_t addr, uint64_t len,
+			 struct vc_guest_piece **pieces, uint32_t *n)
+{
+	struct vc_session *s = arg;
+
+	if (!s->guestmem)
+		return -EOPNOTSUPP;
+	return vc_guestmem_take(s->guestmem, entry, gen, addr, len, pieces, n);
+}
+
+static int svc_guest_unpin(void *arg, uint32_t entry, uint64_t gen, bool held)
+{
+	struct vc_session *s = arg;
+
+	if (!s->guestmem)
+		return -EOPNOTSUPP;
+	return vc_guestmem_release(s->guestmem, entry, gen, held);
+}
+
 static void svc_console(void *arg, uint64_t total)
 {
 	struct vc_session *s = arg;
@@ -86,11 +105,13 @@ void vc_session_services_init(struct vc_session *s, uint8_t *base)
 	v->cb_done = svc_cb_done;
 	v->console = svc_console;
 	v->take_fd = svc_take_fd;
+	v->guest_pin = svc_guest_pin;
+	v->guest_unpin = svc_guest_unpin;
 	v->pinned.size = s->layout.pinned_size;
 	v->pinned.base = s->layout.pinned_size ? base + s->layout.pinned_off : NULL;
 	v->pinned.fd = s->mem_fd;
 	v->pinned.fd_off = s->mem_off + s->layout.pinned_off;
-	v->pinned.seg_max = s->pass_fds ? s->pinned_max : 0;
+	v->pinned.seg_max = s->pass_fds || s->guestmem ? s->pinned_max : 0;
 	v->arena_file.fd = s->mem_fd;
 	v->arena_file.fd_off = s->mem_off + s->layout.arena_off;
 	v->arena_file.size = s->layout.arena_size;

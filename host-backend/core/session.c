@@ -65,6 +65,9 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->pass_fds = p->pass_fds && p->hangup_fd >= 0;
 	s->pinned_max = p->pinned_max;
 	vc_fdbox_init(&s->fdbox);
+	if (p->gpin_area && p->guest_ram_n &&
+	    (rc = vc_guestmem_create(p->guest_ram, p->guest_ram_n, p->gpin_area, &s->guestmem)))
+		goto err_stopfd;
 	s->id = p->id;
 	s->spin_us = p->spin_us ? p->spin_us : DEFAULT_SPIN_US;
 	s->verbose = p->verbose;
@@ -72,10 +75,12 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->ops = p->exec;
 	rc = s->ops->open(p->exec_factory, &s->svc, &s->exec);
 	if (rc)
-		goto err_stopfd;
+		goto err_guestmem;
 	*out = s;
 	return 0;
 
+err_guestmem:
+	vc_guestmem_destroy(s->guestmem);
 err_stopfd:
 	close(s->stop_fd);
 err_ring:
@@ -278,6 +283,7 @@ void vc_session_destroy(struct vc_session *s)
 	if (s->started)
 		vc_session_stop(s);
 	release_exec(s);
+	vc_guestmem_destroy(s->guestmem);
 	vc_fdbox_fini(&s->fdbox);
 	close(s->stop_fd);
 	vc_ring_host_fini(&s->ring);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 
 #include "core/fdbox.h"
+#include "core/guestmem.h"
 #include "vc_ring_host.h"
 #include "vcuda/server.h"
 
@@ -21,6 +22,7 @@ struct vc_session {
 	bool pass_fds;            /* hangup_fd is the client's socket, which may carry segments */
 	struct vc_fdbox fdbox;    /* descriptors it passed, not taken yet */
 	uint64_t pinned_max;      /* bytes of segments mapped at once */
+	struct vc_guestmem *guestmem; /* a VM session's pins in place; NULL none */
 	struct vc_session_services svc; /* handed to the executor at open */
 	uint32_t id, spin_us;
 	int verbose;

@@ -16,6 +16,13 @@
  * A segment may be several memfds laid end to end (vc_cu_req_pinseg's
  * @files), whose pages the guest and we make on a thread per file.
  *
+ * In a VM a segment is the guest process's own pages, pinned in place by its
+ * kernel (MAP_GUEST; shared/vc_gpin.h): the session's guest_pin service turns
+ * the pin into pieces of the guest's RAM files, mapped end to end at the
+ * process's address. The pin is let go (guest_unpin) when the segment goes,
+ * or at once when its MAP fails, whatever failed, so that the guest's kernel
+ * can unpin the pages.
+ *
  * Nothing of the guest's is trusted: each descriptor must be a sealable shmem
  * file (a memfd; anything else cannot take F_SEAL_SHRINK, and we seal it so
  * that it can never shrink under our mapping: SIGBUS), at least as large as
@@ -44,6 +51,8 @@
 struct vc_cu_pseg {
 	uint64_t off, size;
 	uint8_t *addr; /* ours, equal to the guest's */
+	uint32_t entry; /* a guest's pin (gen not 0): its entry and generation */
+	uint64_t gen;
 };
 
 struct vc_cu_psegs {
@@ -148,104 +157,175 @@ static int take_files(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq
 	return 0;
 }
 
-/* The files mapped end to end at @addr: the whole range is claimed first
- * (the kernel refuses a range where anything of ours lies), then each file
- * mapped into its place. The mapping, or MAP_FAILED with errno set. */
-static void *map_files(uint64_t addr, const struct vc_cu_req_pinseg *rq, uint32_t files, const int *fd)
+/* Pieces of files mapped end to end at @addr (@size bytes in all): the
+ * whole range is claimed first (the kernel refuses a range where anything of
+ * ours lies), then each piece mapped into its place. The mapping, or
+ * MAP_FAILED with errno set. */
+static void *map_pieces(uint64_t addr, uint64_t size, const struct vc_guest_piece *v, uint32_t n)
 {
-	void *m = mmap((void *)(uintptr_t)addr, rq->size, PROT_NONE,
+	void *m = mmap((void *)(uintptr_t)addr, size, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED_NOREPLACE, -1, 0);
+	uint64_t at = 0;
 
 	if (m == MAP_FAILED)
 		return m;
 	if ((uintptr_t)m != addr) { /* an old kernel took the address as a hint */
-		munmap(m, rq->size);
+		munmap(m, size);
 		errno = EEXIST;
 		return MAP_FAILED;
 	}
-	for (uint32_t i = 0; i < files; i++) {
-		if (mmap((uint8_t *)m + (uint64_t)i * rq->part, file_len(rq, files, i), PROT_READ | PROT_WRITE,
-			 MAP_SHARED | MAP_FIXED, fd[i], 0) == MAP_FAILED) {
+	for (uint32_t i = 0; i < n; i++) {
+		if (mmap((uint8_t *)m + at, v[i].len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, v[i].fd,
+			 (off_t)v[i].off) == MAP_FAILED) {
 			int e = errno;
 
-			munmap(m, rq->size);
+			munmap(m, size);
 			errno = e;
 			return MAP_FAILED;
 		}
+		at += v[i].len;
 	}
 	return m;
 }
 
+/* The files of a MAP mapped end to end at @addr (map_pieces()). */
+static void *map_files(uint64_t addr, const struct vc_cu_req_pinseg *rq, uint32_t files, const int *fd)
+{
+	struct vc_guest_piece v[VC_CU_PINSEG_FILES_MAX];
+
+	for (uint32_t i = 0; i < files; i++)
+		v[i] = (struct vc_guest_piece){.fd = fd[i], .off = 0, .len = file_len(rq, files, i)};
+	return map_pieces(addr, rq->size, v, files);
+}
+
+/* Room for a segment of @size bytes at @addr: within the session's bound,
+ * clear of the pool and of the other segments, with a place in the list;
+ * the offsets it takes in *@step. 0 or a CUresult. */
+static int seg_room(struct vc_cu_session *x, uint64_t addr, uint64_t size, uint64_t *step)
+{
+	struct vc_cu_psegs *g;
+
+	if (!x->psegs && !(x->psegs = calloc(1, sizeof(*x->psegs))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	g = x->psegs;
+	if (!g->next_off)
+		g->next_off = VC_CU_PINSEG_OFF0;
+	*step = (size + 2 * SEG_ALIGN - 1) & ~(SEG_ALIGN - 1); /* its size and a gap */
+	if (size > x->svc->pinned.seg_max || g->total > x->svc->pinned.seg_max - size || g->n == SEG_MAX_COUNT ||
+	    *step > SEG_OFF_END - g->next_off)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (overlaps(x, addr, size))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (g->n == g->cap) {
+		uint32_t cap = g->cap ? g->cap * 2 : 16;
+		struct vc_cu_pseg *v = realloc(g->v, cap * sizeof(*v));
+
+		if (!v)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		g->v = v;
+		g->cap = cap;
+	}
+	return 0;
+}
+
+/* Segment @e (its address and size), mapped, into the list (seg_room() made
+ * room) at the next offset, which is the reply. */
+static void seg_add(struct vc_cu_session *x, struct vc_cu_pseg e, uint64_t step, struct vc_cu_out *out)
+{
+	struct vc_cu_psegs *g = x->psegs;
+	struct vc_cu_rep_pinseg rp = {.off = g->next_off};
+
+	/* Huge pages where the host's shmem allows them (shmem_enabled=advise):
+	 * fewer pages for the driver to lock. */
+	madvise(e.addr, e.size, MADV_HUGEPAGE);
+	e.off = g->next_off;
+	g->v[g->n++] = e;
+	g->next_off += step;
+	g->total += e.size;
+	REPLY(rp);
+}
+
+/* What a failed mmap of a segment answers. */
+static int map_error(int e)
+{
+	return e == EEXIST ? CUDA_ERROR_ALREADY_MAPPED : e == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+}
+
+/* The request's shape, whatever kind of MAP: nothing is taken from the
+ * socket or the guest for a request no correct library sends. */
+static bool map_shape_ok(const struct vc_cu_req_pinseg *rq)
+{
+	return rq->size && !(rq->size % 4096) && rq->guest_addr && !(rq->guest_addr % 4096) &&
+	       rq->size <= UINT64_MAX - rq->guest_addr && rq->size <= SEG_OFF_END;
+}
+
 static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, struct vc_cu_out *out)
 {
-	struct vc_cu_rep_pinseg rp = {0};
 	uint32_t files = rq->files ? rq->files : 1;
 	int fd[VC_CU_PINSEG_FILES_MAX];
-	struct vc_cu_psegs *g;
 	uint64_t step;
 	void *m;
 	int rc;
 
-	/* The shape first: nothing is taken from the socket for a request no
-	 * correct library sends. Several files: each but the last @part bytes,
-	 * the last at least a page. */
-	if (!rq->size || rq->size % 4096 || !rq->guest_addr || rq->guest_addr % 4096 ||
-	    rq->size > UINT64_MAX - rq->guest_addr || rq->size > SEG_OFF_END || files > VC_CU_PINSEG_FILES_MAX ||
-	    rq->token > UINT64_MAX - files)
+	/* Several files: each but the last @part bytes, the last at least a
+	 * page. */
+	if (!map_shape_ok(rq) || files > VC_CU_PINSEG_FILES_MAX || rq->token > UINT64_MAX - files)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (files > 1 && (!rq->part || rq->part % 4096 || rq->part > (rq->size - 4096) / (files - 1)))
 		return CUDA_ERROR_INVALID_VALUE;
 	for (uint32_t i = 0; i < files; i++)
 		fd[i] = -1;
-	if ((rc = take_files(x, rq, files, fd)))
+	if ((rc = take_files(x, rq, files, fd)) || (rc = seg_room(x, rq->guest_addr, rq->size, &step)))
 		goto out;
-	if (!x->psegs && !(x->psegs = calloc(1, sizeof(*x->psegs)))) {
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
-	}
-	g = x->psegs;
-	if (!g->next_off)
-		g->next_off = VC_CU_PINSEG_OFF0;
-	step = (rq->size + 2 * SEG_ALIGN - 1) & ~(SEG_ALIGN - 1); /* its size and a gap */
-	if (rq->size > x->svc->pinned.seg_max || g->total > x->svc->pinned.seg_max - rq->size ||
-	    g->n == SEG_MAX_COUNT || step > SEG_OFF_END - g->next_off) {
-		rc = CUDA_ERROR_OUT_OF_MEMORY;
-		goto out;
-	}
-	if (overlaps(x, rq->guest_addr, rq->size)) {
-		rc = CUDA_ERROR_INVALID_VALUE;
-		goto out;
-	}
-	if (g->n == g->cap) {
-		uint32_t cap = g->cap ? g->cap * 2 : 16;
-		struct vc_cu_pseg *v = realloc(g->v, cap * sizeof(*v));
-
-		if (!v) {
-			rc = CUDA_ERROR_OUT_OF_MEMORY;
-			goto out;
-		}
-		g->v = v;
-		g->cap = cap;
-	}
 	m = map_files(rq->guest_addr, rq, files, fd);
 	if (m == MAP_FAILED) {
-		rc = errno == EEXIST ? CUDA_ERROR_ALREADY_MAPPED
-		     : errno == ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+		rc = map_error(errno);
 		goto out;
 	}
-	/* Huge pages where the host's shmem allows them (shmem_enabled=advise):
-	 * fewer pages for the driver to lock. */
-	madvise(m, rq->size, MADV_HUGEPAGE);
-	g->v[g->n++] = (struct vc_cu_pseg){.off = g->next_off, .size = rq->size, .addr = m};
-	rp.off = g->next_off;
-	g->next_off += step;
-	g->total += rq->size;
-	REPLY(rp);
+	seg_add(x, (struct vc_cu_pseg){.size = rq->size, .addr = m}, step, out);
 	rc = 0;
 out:
 	for (uint32_t i = 0; i < files; i++) /* the mappings keep the files */
 		if (fd[i] >= 0)
 			close(fd[i]);
+	return rc;
+}
+
+/* A guest's pin as a segment (MAP_GUEST). Every failure lets the pin go. */
+static int seg_map_guest(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, struct vc_cu_out *out)
+{
+	struct vc_guest_piece *v = NULL;
+	uint64_t step;
+	uint32_t n = 0;
+	void *m;
+	int rc;
+
+	if (!x->svc->guest_pin)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!map_shape_ok(rq) || !rq->gen) {
+		rc = CUDA_ERROR_INVALID_VALUE;
+		goto err;
+	}
+	if ((rc = seg_room(x, rq->guest_addr, rq->size, &step)))
+		goto err;
+	rc = x->svc->guest_pin(x->svc->arg, rq->entry, rq->gen, rq->guest_addr, rq->size, &v, &n);
+	if (rc) {
+		rc = rc == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED
+		     : rc == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+		goto err;
+	}
+	m = map_pieces(rq->guest_addr, rq->size, v, n);
+	free(v);
+	if (m == MAP_FAILED) {
+		rc = map_error(errno);
+		goto err;
+	}
+	seg_add(x, (struct vc_cu_pseg){.size = rq->size, .addr = m, .entry = rq->entry, .gen = rq->gen}, step, out);
+	return 0;
+err:
+	/* Taken and let go, or never taken: unless a mapping of it lives. */
+	if (x->svc->guest_unpin)
+		x->svc->guest_unpin(x->svc->arg, rq->entry, rq->gen, false);
 	return rc;
 }
 
@@ -285,6 +365,8 @@ static int seg_unmap(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq)
 		return CUDA_ERROR_INVALID_VALUE; /* no segment starts there */
 	drop_regs(x, rq->ctx, g->v[i].off, g->v[i].size);
 	munmap(g->v[i].addr, g->v[i].size);
+	if (g->v[i].gen) /* no mapping or registration of the guest's pages is left */
+		x->svc->guest_unpin(x->svc->arg, g->v[i].entry, g->v[i].gen, true);
 	g->total -= g->v[i].size;
 	g->v[i] = g->v[--g->n];
 	return 0;
@@ -299,6 +381,8 @@ int vc_cu_manual_vcPinnedSegment(struct vc_cu_session *x, const uint8_t *p, uint
 		return seg_map(x, &rq, out);
 	if (rq.op == VC_CU_PINSEG_UNMAP)
 		return seg_unmap(x, &rq);
+	if (rq.op == VC_CU_PINSEG_MAP_GUEST)
+		return seg_map_guest(x, &rq, out);
 	return -VC_FATAL_PAYLOAD;
 }
 
@@ -306,8 +390,11 @@ void vc_cu_pinseg_fini(struct vc_cu_session *x)
 {
 	struct vc_cu_psegs *g = x->psegs;
 
-	for (uint32_t i = 0; g && i < g->n; i++)
+	for (uint32_t i = 0; g && i < g->n; i++) {
 		munmap(g->v[i].addr, g->v[i].size);
+		if (g->v[i].gen)
+			x->svc->guest_unpin(x->svc->arg, g->v[i].entry, g->v[i].gen, true);
+	}
 	if (g)
 		free(g->v);
 	free(g);

@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 #include "server/server_config.h"
+#include "vcuda/server.h"
 #include "vc_vm.h"
 
 struct vc_vm_link;
@@ -26,6 +27,10 @@ struct vc_vm_worker_args {
 	uint32_t slot, id, pid, uid;
 	char comm[16];
 	const char *vm_name;
+	/* The VM's RAM as QEMU shared it (VC_VM_MEM), for pages pinned in
+	 * place (shared/vc_gpin.h); none when QEMU shared none. */
+	const struct vc_guest_ram *ram;
+	uint32_t nram;
 };
 
 /**

@@ -2,7 +2,8 @@
 /*
  * worker_vm.c - the process that serves one session slot of a VM's
  * virtio-vcuda device: it maps only that slot of the device's memory, lays
- * the session out to fit it, reports to the listener (which answers QEMU) and
+ * the session out to fit it (its last VC_GPIN_AREA_SIZE bytes aside: the
+ * guest-pin area, shared/vc_gpin.h), reports to the listener (which answers QEMU) and
  * serves the ring until the listener closes the control socket, SIGTERM
  * arrives or the session goes FATAL.
  */
@@ -18,6 +19,7 @@
 #include "resources/acct.h"
 #include "core/crash.h"
 #include "core/region.h"
+#include "vc_gpin.h"
 #include "vc_sock.h"
 #include "server/vm_link.h"
 #include "server/worker_priv.h"
@@ -48,7 +50,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	struct vc_layout layout;
 	void *factory;
 	char why[160];
-	void *base;
+	void *base, *area;
 	int rc;
 
 	vc_worker_catch_term();
@@ -59,7 +61,10 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		report(a->ctl_fd, a, -ENODEV, 0, "vcuda-server: %s", why);
 		return 1;
 	}
-	rc = vc_layout_fit(&cfg->lreq, a->slot_size, &layout);
+	/* The slot's last VC_GPIN_AREA_SIZE bytes are the guest-pin area,
+	 * never part of the region that the guest process maps. */
+	rc = a->slot_size > VC_GPIN_AREA_SIZE ? vc_layout_fit(&cfg->lreq, a->slot_size - VC_GPIN_AREA_SIZE, &layout)
+					      : -ENOSPC;
 	if (rc) {
 		report(a->ctl_fd, a, -ENOSPC, 0,
 		       "session slot of %" PRIu64 " MiB too small: raise the device's shm-size or lower max-sessions",
@@ -80,6 +85,17 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		report(a->ctl_fd, a, rc, 0, "vcuda-server cannot map the session slot: %s", strerror(-rc));
 		return 1;
 	}
+	area = mmap(NULL, VC_GPIN_AREA_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, a->mem_fd,
+		    (off_t)(a->region_off + a->slot_size - VC_GPIN_AREA_SIZE));
+	if (area == MAP_FAILED) {
+		rc = -errno;
+		report(a->ctl_fd, a, rc, 0, "vcuda-server cannot map the session slot: %s", strerror(-rc));
+		munmap(base, layout.region_size);
+		return 1;
+	}
+	/* Written before the report, which the guest's kernel reads the
+	 * head after (the device answers OPEN only once we reported). */
+	vc_gpin_host_init(area, a->nram ? VC_GPIN_F_RAM : 0);
 	vc_region_prefault(base, layout.pinned_size ? layout.pinned_off : layout.region_size);
 	struct vc_session_params p = {
 		.base = base,
@@ -89,6 +105,10 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		.hangup_fd = a->ctl_fd,
 		.mem_fd = a->mem_fd,
 		.mem_off = a->region_off,
+		.pinned_max = cfg->pinned_max,
+		.gpin_area = area,
+		.guest_ram = a->ram,
+		.guest_ram_n = a->nram,
 		.exec = ops,
 		.exec_factory = factory,
 		.id = a->id,
@@ -98,6 +118,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 	rc = vc_session_create(&p, &s);
 	if (rc) {
 		report(a->ctl_fd, a, rc, 0, "vcuda-server cannot open a session: %s", strerror(-rc));
+		munmap(area, VC_GPIN_AREA_SIZE);
 		munmap(base, layout.region_size);
 		return 1;
 	}
@@ -117,6 +138,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		       st.commands);
 	vc_worker_close(s);
 	vc_worker_release_stdout(a->id);
+	munmap(area, VC_GPIN_AREA_SIZE);
 	munmap(base, layout.region_size);
 	return rc == -EPROTO ? VC_WORKER_EXIT_FATAL : rc ? 1 : 0;
 }

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "vc_abi_hash.h"
+#include "vc_gpin.h"
 #include "vc_layout.h"
 #include "vc_ring_guest.h"
 #include "vc_vm.h"
@@ -262,9 +263,11 @@ START_TEST(open_echo_close)
 		ck_assert_msg(r.status == 0, "OPEN refused: %s", r.message);
 		ck_assert_uint_gt(r.session_id, 0);
 		ring_attach(&v, s, &g[s], &ring[s], r.region_size);
-		/* The slot is filled: the pinned pool takes what is left. */
+		/* The slot is filled: the pinned pool takes what is left
+		 * before the guest-pin area (whole 2 MiB units). */
 		ck_assert_uint_gt(ring[s].layout.pinned_size, 0);
-		ck_assert_uint_le(SLOT_SIZE - ring[s].layout.region_size, 2u << 20);
+		ck_assert_uint_le(ring[s].layout.region_size, SLOT_SIZE - VC_GPIN_AREA_SIZE);
+		ck_assert_uint_le(SLOT_SIZE - ring[s].layout.region_size, (4u << 20) + VC_GPIN_AREA_SIZE);
 	}
 	for (int k = 0; k < 200; k++)
 		for (uint32_t s = 0; s < 2; s++)
@@ -411,6 +414,80 @@ START_TEST(one_vm_at_a_time_and_reconnect)
 }
 END_TEST
 
+/* The guest-pin area's head at the end of @slot (shared/vc_gpin.h). */
+static const struct vc_gpin_head *gpin_head(struct vm *v, uint32_t slot)
+{
+	return (const void *)(v->mem + (slot + 1) * SLOT_SIZE - VC_GPIN_AREA_SIZE);
+}
+
+/* A MEM frame: guest-physical [@gpa, @gpa + @size) at @off of @fd. */
+static void send_mem(struct vm *v, uint32_t i, uint64_t gpa, uint64_t size, uint64_t off, int fd)
+{
+	struct vc_vm_msg m;
+
+	vc_vm_msg_init(&m, VC_VM_MEM, i);
+	m.region_off = gpa;
+	m.region_size = size;
+	m.mem_off = off;
+	ck_assert_int_eq(vc_vm_send(v->sock, &m, &fd, fd >= 0 ? 1 : 0), 0);
+}
+
+/*
+ * The VM's RAM, announced after HELLO: a memfd sealed against shrinking
+ * serves, and the sessions' guest-pin areas then say that pins can be
+ * mapped; without it (QEMU's anonymous RAM, or a file that cannot be
+ * sealed) they say not, and the VM works as before. Malformed frames break
+ * the connection.
+ */
+START_TEST(guest_ram_announced)
+{
+	struct vm v;
+	struct vc_vm_msg r;
+	int ram, loose;
+
+	/* none: no pins */
+	vm_up(&v);
+	ck_assert_int_eq(open_slot(&v, 0).status, 0);
+	ck_assert_uint_eq(gpin_head(&v, 0)->magic, VC_GPIN_MAGIC);
+	ck_assert_uint_eq(gpin_head(&v, 0)->entries, VC_GPIN_ENTRIES);
+	ck_assert_uint_eq(gpin_head(&v, 0)->flags & VC_GPIN_F_RAM, 0);
+	close_slot(&v, 0);
+	vm_down(&v);
+	/* two ranges with a hole, as below and above 4 GiB */
+	ram = make_memfd(16u << 20, true);
+	loose = memfd_create("test-vcuda-loose", MFD_CLOEXEC);
+	ck_assert_int_ge(loose, 0);
+	ck_assert_int_eq(ftruncate(loose, 1u << 20), 0);
+	vm_up(&v);
+	send_mem(&v, 0, 0, 8u << 20, 0, ram);
+	send_mem(&v, 1, 16u << 20, 8u << 20, 8u << 20, ram);
+	send_mem(&v, 2, 64u << 20, 1u << 20, 0, loose); /* not sealable: left out */
+	ck_assert_int_eq(open_slot(&v, 1).status, 0);
+	ck_assert_uint_eq(gpin_head(&v, 1)->magic, VC_GPIN_MAGIC);
+	ck_assert_uint_eq(gpin_head(&v, 1)->flags & VC_GPIN_F_RAM, VC_GPIN_F_RAM);
+	close_slot(&v, 1);
+	vm_down(&v);
+	/* malformed: no descriptor; past the file; overlapping; unaligned */
+	for (int k = 0; k < 4; k++) {
+		vm_up(&v);
+		if (k == 0)
+			send_mem(&v, 0, 0, 8u << 20, 0, -1);
+		if (k == 1)
+			send_mem(&v, 0, 0, 32u << 20, 0, ram);
+		if (k == 2) {
+			send_mem(&v, 0, 0, 8u << 20, 0, ram);
+			send_mem(&v, 1, 4u << 20, 8u << 20, 8u << 20, ram);
+		}
+		if (k == 3)
+			send_mem(&v, 0, 4096 + 8, 8u << 20, 0, ram);
+		ck_assert_int_eq(recv_frame(v.sock, &r), -ECONNRESET);
+		vm_down(&v);
+	}
+	close(ram);
+	close(loose);
+}
+END_TEST
+
 static Suite *suite(void)
 {
 	Suite *s = suite_create("vm_link");
@@ -423,6 +500,7 @@ static Suite *suite(void)
 	tcase_add_test(t, hello_checks);
 	tcase_add_test(t, malformed_frames_close_only_that_connection);
 	tcase_add_test(t, one_vm_at_a_time_and_reconnect);
+	tcase_add_test(t, guest_ram_announced);
 	suite_add_tcase(s, t);
 	return s;
 }

@@ -279,3 +279,45 @@ int vt_store(struct vc_client *c, uint64_t ctx, uint64_t func, uint64_t dst, uin
 	memcpy(params + 8, &value, 4);
 	return vt_launch(c, ctx, func, one, one, 0, params, sizeof(params));
 }
+
+int vt_pin_map(struct vc_client *c, uint64_t ctx, uint64_t addr, uint64_t len, uint32_t entry, uint64_t gen,
+	       uint64_t *off)
+{
+	struct vc_cu_req_pinseg rq = {.ctx = ctx, .op = VC_CU_PINSEG_MAP_GUEST, .guest_addr = addr, .size = len,
+				      .entry = entry, .gen = gen};
+	struct vc_cu_rep_pinseg rp = {0};
+	int rc = call(c, VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp));
+
+	if (rc == 0)
+		*off = rp.off;
+	return rc;
+}
+
+int vt_pin_unmap(struct vc_client *c, uint64_t ctx, uint64_t off)
+{
+	struct vc_cu_req_pinseg rq = {.ctx = ctx, .op = VC_CU_PINSEG_UNMAP, .off = off};
+
+	return call(c, VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, NULL, 0);
+}
+
+int vt_host_register(struct vc_client *c, uint64_t ctx, uint64_t off, uint64_t len, uint64_t *devptr)
+{
+	struct vc_cu_req_host_register rq = {.ctx = ctx, .off = off, .size = len};
+	struct vc_cu_rep_host_register rp = {0};
+	int rc = call(c, VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp));
+
+	if (rc == 0)
+		*devptr = rp.devptr;
+	return rc;
+}
+
+int vt_copy_pinned(struct vc_client *c, uint64_t ctx, uint32_t dir, uint64_t dev, uint64_t off, uint64_t len)
+{
+	struct vc_cu_req_memcpy rq = {.ctx = ctx, .dir = dir, .len = len, .arena_off = off, .host = VC_CU_HOST_PINNED};
+
+	if (dir == VC_CU_COPY_HTOD)
+		rq.dst = dev;
+	else
+		rq.src = dev;
+	return send_copy(c, &rq, NULL, 0);
+}

@@ -111,4 +111,25 @@ int vt_store_kernel(struct vc_client *c, uint64_t ctx, uint64_t *func);
  */
 int vt_store(struct vc_client *c, uint64_t ctx, uint64_t func, uint64_t dst, uint32_t value);
 
+/**
+ * vt_pin_map() - vcPinnedSegment MAP_GUEST: the host maps pin (@entry, @gen)
+ * of the guest's kernel at @addr (@len bytes) as a segment; its pinned
+ * offset in *@off. Whatever the answer, the host lets the pin go on failure.
+ */
+int vt_pin_map(struct vc_client *c, uint64_t ctx, uint64_t addr, uint64_t len, uint32_t entry, uint64_t gen,
+	       uint64_t *off);
+
+/** vt_pin_unmap() - vcPinnedSegment UNMAP of the segment at pinned offset @off. */
+int vt_pin_unmap(struct vc_client *c, uint64_t ctx, uint64_t off);
+
+/** vt_host_register() - vcHostRegister of @len bytes at pinned offset @off; the device address in *@devptr. */
+int vt_host_register(struct vc_client *c, uint64_t ctx, uint64_t off, uint64_t len, uint64_t *devptr);
+
+/**
+ * vt_copy_pinned() - a blocking copy of @len bytes between device address
+ * @dev and page-locked memory at pinned offset @off (@dir VC_CU_COPY_HTOD or
+ * VC_CU_COPY_DTOH): the host's DMA, no staging.
+ */
+int vt_copy_pinned(struct vc_client *c, uint64_t ctx, uint32_t dir, uint64_t dev, uint64_t off, uint64_t len);
+
 #endif /* VT_CUDA_H */

@@ -72,6 +72,15 @@ pinned_pool() {
 	CK_RUN_CASE=pinned VCUDA_TEST_PINNED_MIB="$PINNED_MIB" $U test_cuda_api
 }
 
+# Page-locked memory pinned in place (the VM's RAM is a memfd that QEMU
+# shares with the server): the kernel's pin ioctls, then the library's
+# cuMemHostAlloc with no pool at all, every buffer pinned in place.
+pinned_in_place() {
+	$U vm_guest_test pins || return 1
+	echo "two page-locked buffers of 96 MiB, no pool (VCUDA_PINNED_POOL=0): pinned in place"
+	CK_RUN_CASE=pinned VCUDA_PINNED_POOL=0 VCUDA_TEST_PINNED_MIB=96 $U test_cuda_api
+}
+
 # The guest NVML: devices, processes with this guest's pids (not the quota
 # case, which needs the host's admin socket).
 guest_nvml() {
@@ -172,6 +181,7 @@ t bad-requests $U vm_guest_test hostile
 t transport-after-bad-requests $U stress_client --requests 10000 --threads 1
 t cuda-driver-api cuda_api
 t pinned-pool pinned_pool
+t pinned-in-place pinned_in_place
 t guest-nvml guest_nvml
 t hostile-api hostile_api
 t cudart-static $U cudart_smoke_static

@@ -14,6 +14,8 @@
  *   vm_guest_test hostile        malformed rings (each session FATAL) and hostile ones the
  *                                session survives with exact answers; a neighbour unharmed
  *   vm_guest_test driver         misuse of /dev/vcuda0 answered with clear errors
+ *   vm_guest_test pins           page-locked memory pinned in place: the ioctls, the host's
+ *                                mapping of the pages, DMA through them, unpinning
  *
  * DEV (default /dev/vcuda0) comes from $VCUDA_DEVICE (a vcuda-server socket
  * works too, for a run on the host: every test but driver).
@@ -32,6 +34,7 @@
 
 #include "kmod/vcuda_uapi.h"
 #include "vc_client.h"
+#include "vc_gpin.h"
 #include "vc_ring_guest.h"
 #include "vc_shm.h"
 #include "vc_time.h"
@@ -378,6 +381,152 @@ static void expect_errno(const char *what, int r, int want)
 		       strerror(want));
 }
 
+/* ---- pins in place ------------------------------------------------------------- */
+
+/* A call returning 0 or -errno that must answer -@want. */
+static void expect_err(const char *what, int r, int want)
+{
+	if (r == -want)
+		OK("pins: %s: %s", what, strerror(want));
+	else
+		NOT_OK("pins: %s: got %d (%s), expected %s", what, r, r < 0 ? strerror(-r) : "success",
+		       strerror(want));
+}
+
+/* Pages pinned in place by vcuda.ko, all sessions together (sysfs). */
+static long pinned_pages(void)
+{
+	FILE *f = fopen("/sys/class/misc/vcuda0/pinned_pages", "re");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+/* @n bytes of new anonymous memory at a 2 MiB boundary (huge pages: few runs). */
+static uint8_t *map_aligned(uint64_t n)
+{
+	uint8_t *r = mmap(NULL, n + (2u << 20), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (r == MAP_FAILED)
+		return NULL;
+	r = (uint8_t *)(((uintptr_t)r + (2u << 20) - 1) & ~(uintptr_t)((2u << 20) - 1));
+	madvise(r, n, MADV_HUGEPAGE);
+	return r;
+}
+
+/*
+ * Page-locked memory in place (vcuda.ko's VCUDA_IOC_PIN, the guest-pin area,
+ * vcPinnedSegment MAP_GUEST): misuse of the ioctls answered with the
+ * driver's errors; a pin named falsely refused and the session unharmed; a
+ * refused MAP lets the pin go; a real one mapped at the process's address,
+ * its copies DMA from and to the very pages the process writes; unmapped,
+ * unpinned; and one still mapped when the session closes unpinned once the
+ * host has ended the session.
+ */
+static int pins(void)
+{
+	const uint64_t n = 8ull << 20;
+	uint64_t ctx = 0, off = 0, dev = 0, d = 0, gen, gen2;
+	struct vc_client *c = open_or_report("pins: open", &ctx);
+	uint8_t *buf = map_aligned(n), *want = malloc(n), *hole;
+	uint32_t entry, entry2;
+	long before = pinned_pages();
+	int rc;
+
+	if (!c || !buf || !want) {
+		NOT_OK("pins: no session or no memory");
+		return 1;
+	}
+	fill_pattern(buf, n, 77);
+	memcpy(want, buf, n);
+	hole = mmap(NULL, 1u << 20, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	expect_err("PIN of an unaligned address", vc_client_pin(c, (uint64_t)(uintptr_t)buf + 8, 4096, &entry, &gen),
+		     EINVAL);
+	expect_err("PIN of no bytes", vc_client_pin(c, (uint64_t)(uintptr_t)buf, 0, &entry, &gen), EINVAL);
+	expect_err("PIN of inaccessible memory", vc_client_pin(c, (uint64_t)(uintptr_t)hole, 1u << 20, &entry, &gen),
+		     EFAULT);
+	rc = vc_client_pin(c, (uint64_t)(uintptr_t)buf, n, &entry, &gen);
+	if (rc) {
+		NOT_OK("pins: PIN of 8 MiB: %s (is the VM's RAM a memory-backend-memfd?)", strerror(-rc));
+		return 1;
+	}
+	OK("pins: the guest's kernel pinned 8 MiB in place: entry %u, generation %" PRIu64 ", %ld pages pinned",
+	   entry, gen, pinned_pages() - before);
+	expect_err("UNPIN before the host let go", vc_client_unpin(c, entry, gen), EBUSY);
+	expect_err("UNPIN of a pin that is not", vc_client_unpin(c, entry, gen + 100), EINVAL);
+	/* Names the kernel never gave, and a wrong range: refused; the session
+	 * lives. The wrong range named a real pin: it is let go, and unpins. */
+	if (gen > 1 && (rc = vt_pin_map(c, ctx, (uint64_t)(uintptr_t)buf, n, entry, gen - 1, &off)) !=
+			       CUDA_ERROR_INVALID_VALUE)
+		NOT_OK("pins: MAP of an earlier generation answered %d", rc);
+	rc = vt_pin_map(c, ctx, (uint64_t)(uintptr_t)buf + 4096, n - 4096, entry, gen, &off);
+	if (rc != CUDA_ERROR_INVALID_VALUE)
+		NOT_OK("pins: MAP of another range answered %d", rc);
+	else if ((rc = vc_client_unpin(c, entry, gen)))
+		NOT_OK("pins: a refused MAP did not let the pin go: UNPIN %s", strerror(-rc));
+	else
+		OK("pins: MAPs the kernel never described refused; the pin named let go and unpinned");
+	/* The real thing. */
+	if ((rc = vc_client_pin(c, (uint64_t)(uintptr_t)buf, n, &entry, &gen)) ||
+	    (rc = vt_pin_map(c, ctx, (uint64_t)(uintptr_t)buf, n, entry, gen, &off)) ||
+	    (rc = vt_host_register(c, ctx, off, n, &dev)) || (rc = vt_mem_alloc(c, ctx, n, &d))) {
+		NOT_OK("pins: pin, map, register: %d", rc);
+		return 1;
+	}
+	if ((rc = vt_pin_map(c, ctx, (uint64_t)(uintptr_t)buf, n, entry, gen, &off)) != CUDA_ERROR_INVALID_VALUE)
+		NOT_OK("pins: a second MAP of a mapped pin answered %d", rc);
+	expect_err("UNPIN of a pin the host maps", vc_client_unpin(c, entry, gen), EBUSY);
+	OK("pins: mapped by the host at pinned offset %#" PRIx64 ", device address %#" PRIx64 "%s", off, dev,
+	   dev == (uint64_t)(uintptr_t)buf ? " (the process's own address)" : "");
+	/* The process's bytes reach the GPU with no copy of ours, and the
+	 * GPU's reach the process's pages. */
+	buf[5] ^= 0xff;
+	want[5] ^= 0xff;
+	rc = vt_copy_pinned(c, ctx, VC_CU_COPY_HTOD, d, off, n);
+	memset(buf, 0, n);
+	if (!rc)
+		rc = vt_copy_pinned(c, ctx, VC_CU_COPY_DTOH, d, off, n);
+	if (rc)
+		NOT_OK("pins: DMA copies through the pin: %d", rc);
+	else if (memcmp(buf, want, n))
+		NOT_OK("pins: the bytes differ after the round trip through the pin");
+	else
+		OK("pins: 8 MiB to the GPU and back through the pinned pages, every byte");
+	if ((rc = vt_pin_unmap(c, ctx, off)) || (rc = vc_client_unpin(c, entry, gen)))
+		NOT_OK("pins: UNMAP then UNPIN: %d", rc);
+	else
+		OK("pins: unmapped by the host, then unpinned");
+	/* One still mapped when the session ends: unpinned once it has. */
+	if ((rc = vc_client_pin(c, (uint64_t)(uintptr_t)buf, 2u << 20, &entry2, &gen2)) ||
+	    (rc = vt_pin_map(c, ctx, (uint64_t)(uintptr_t)buf, 2u << 20, entry2, gen2, &off))) {
+		NOT_OK("pins: a last pin: %d", rc);
+	} else {
+		long now;
+		int waited = 0;
+
+		vc_client_close(c);
+		c = NULL;
+		while ((now = pinned_pages()) > before && waited < 150) {
+			usleep(100000);
+			waited++;
+		}
+		if (now == before)
+			OK("pins: a pin left at the session's end unpinned %d ms after it", waited * 100);
+		else
+			NOT_OK("pins: %ld pages still pinned 15 s after the session ended (%ld before)", now, before);
+	}
+	if (c)
+		vc_client_close(c);
+	munmap(hole, 1u << 20);
+	free(want);
+	return g_fail ? 1 : 0;
+}
+
 static int driver(void)
 {
 	struct vcuda_open_args a = {.version = VCUDA_UAPI_VERSION};
@@ -411,6 +560,20 @@ static int driver(void)
 	expect_errno("mmap at an offset past the region", p == MAP_FAILED ? -1 : 0, EINVAL);
 	p = mmap(NULL, 8192, PROT_WRITE, MAP_SHARED, fd, (off_t)VCUDA_MMAP_DOORBELL);
 	expect_errno("two pages of doorbell", p == MAP_FAILED ? -1 : 0, EINVAL);
+	{
+		/* The slot's guest-pin area is the kernel's and the host's only. */
+		FILE *f = fopen("/sys/class/misc/vcuda0/slot_size", "re");
+		unsigned long long slot = 0;
+
+		if (f && fscanf(f, "%llu", &slot) == 1 && slot > VC_GPIN_AREA_SIZE) {
+			p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, fd, (off_t)(slot - VC_GPIN_AREA_SIZE));
+			expect_errno("mmap of the guest-pin area", p == MAP_FAILED ? -1 : 0, EINVAL);
+		} else {
+			NOT_OK("driver: no slot_size in sysfs");
+		}
+		if (f)
+			fclose(f);
+	}
 	p = mmap(NULL, (size_t)a.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 	if (p == MAP_FAILED) {
 		NOT_OK("driver: mmap of the region: %s", strerror(errno));
@@ -446,6 +609,8 @@ int main(int argc, char **argv)
 		return hostile();
 	if (argc == 2 && !strcmp(argv[1], "driver"))
 		return driver();
-	fprintf(stderr, "usage: vm_guest_test bulk SIZE... | hold | fill N | hostile | driver\n");
+	if (argc == 2 && !strcmp(argv[1], "pins"))
+		return pins();
+	fprintf(stderr, "usage: vm_guest_test bulk SIZE... | hold | fill N | hostile | driver | pins\n");
 	return 2;
 }

@@ -44,6 +44,13 @@ struct vc_cu_out {
  * vc_session_services.reply, with the slot and seq of the vc_cu_out). */
 #define VC_CU_DEFERRED 0x7fff0001
 
+/* A piece of a guest's RAM file: what the guest_pin service hands out. */
+struct vc_guest_piece {
+	int fd;       /* the session's descriptor: map it, do not close it */
+	uint64_t off; /* where the piece starts in the file, page aligned */
+	uint64_t len; /* bytes, a multiple of 4096 */
+};
+
 /*
  * The session's services, valid from open until close returns. Every
  * function may be called from any thread of the executor's; none blocks.
@@ -75,6 +82,25 @@ struct vc_session_services {
 	 * session has no such socket (a VM, a test).
 	 */
 	int (*take_fd)(void *arg, uint64_t token);
+	/**
+	 * guest_pin() - in a VM: the pieces of the guest's RAM behind pin
+	 * (@entry, @gen) that the guest's kernel published for the guest
+	 * process's [@addr, @addr + @len) (shared/vc_gpin.h), in order, in
+	 * *@pieces (malloc'd, the caller frees it) and *@n. The pin is held
+	 * until guest_unpin(). Serving thread only. Returns 0, -EOPNOTSUPP (no
+	 * guest RAM: host-local, or QEMU shares none), -EBUSY (held already),
+	 * -EINVAL (no such pin), -E2BIG (too many runs) or -ENOMEM.
+	 */
+	int (*guest_pin)(void *arg, uint32_t entry, uint64_t gen, uint64_t addr, uint64_t len,
+			 struct vc_guest_piece **pieces, uint32_t *n);
+	/**
+	 * guest_unpin() - let pin (@entry, @gen) go, so that the guest's
+	 * kernel may unpin its pages: with @held, one that guest_pin() gave,
+	 * whose mapping is gone; else one that a failed request named, let go
+	 * unless it is held (a mapping of it lives on), and never to be taken
+	 * after. Serving thread only. Returns 0, -EOPNOTSUPP or -EINVAL.
+	 */
+	int (*guest_unpin)(void *arg, uint32_t entry, uint64_t gen, bool held);
 	/** pinned - the region's pinned pool: the session's own mapping of it,
 	 * and where it lies in the memfd (@fd -1: no memfd to map it again). */
 	struct {
@@ -82,7 +108,7 @@ struct vc_session_services {
 		uint64_t size;
 		int fd;
 		uint64_t fd_off;
-		uint64_t seg_max; /* bytes of segments (take_fd) mapped at once; 0: none */
+		uint64_t seg_max; /* bytes of segments (take_fd, guest_pin) mapped at once; 0: none */
 	} pinned;
 	/** arena_file - where the staging arena lies in the region's memfd, so
 	 * that the executor can map it a second time and register that mapping

@@ -60,6 +60,14 @@ void vc_exec_cuda_set_close_wait(unsigned ms);
  */
 struct vc_session;
 
+/* A range of a VM's RAM: a memory backend's file, as QEMU passed it (VC_VM_MEM). */
+struct vc_guest_ram {
+	uint64_t gpa;    /* guest-physical start, page aligned */
+	uint64_t size;   /* bytes, a page multiple */
+	int fd;          /* the backend's memfd; the caller's, for the session's life */
+	uint64_t fd_off; /* where gpa lies in it */
+};
+
 struct vc_session_params {
 	void *base;                      /* mapped shared region */
 	const struct vc_layout *layout;  /* the host's own copy; never read back */
@@ -70,7 +78,10 @@ struct vc_session_params {
 	uint64_t mem_off; /* where the region starts in mem_fd (a VM's session slot) */
 	bool pass_fds;    /* hangup_fd is the client's socket, on which it may pass the
 			   * memfds of pinned segments (host-local sessions) */
-	uint64_t pinned_max; /* with pass_fds: bytes of segments mapped at once */
+	uint64_t pinned_max; /* with pass_fds or gpin_area: bytes of segments mapped at once */
+	void *gpin_area;     /* a VM session: its slot's guest-pin area (shared/vc_gpin.h); NULL none */
+	const struct vc_guest_ram *guest_ram; /* with gpin_area: the VM's RAM, for pins in place */
+	uint32_t guest_ram_n;
 	const struct vc_executor_ops *exec;
 	void *exec_factory;
 	uint32_t id;      /* for logs */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * vcuda.c - guest driver for virtio-vcuda-pci (docs/VM.md).
+ * vcuda_main.c - guest driver for virtio-vcuda-pci (docs/VM.md).
  *
  * Each device becomes /dev/vcudaN; each open file is one session in one
  * slot of the device. The data path (ring, replies, bulk data) never enters
@@ -56,6 +56,7 @@
 #include <linux/wait.h>
 #include <linux/workqueue.h>
 
+#include "vcuda_pin.h"
 #include "vcuda_uapi.h"
 #include "virtio_vcuda.h"
 
@@ -120,6 +121,7 @@ struct vcuda_session {
 	u32 slot;
 	u32 server_gen;
 	u64 region_size;
+	struct vcuda_pins pins;		/* page-locked memory in place */
 };
 
 struct vcuda_req {
@@ -131,6 +133,7 @@ struct vcuda_req {
 	bool waiting;			/* OPEN: a task sleeps on done */
 	bool answered;
 	int error;			/* -ENODEV: the device went away */
+	struct vcuda_unpin *unpin;	/* CLOSE: the session's pins, unpinned once answered */
 	unsigned int resp_len;
 	struct virtio_vcuda_ctrl_req req;
 	struct virtio_vcuda_ctrl_resp resp ____cacheline_aligned;
@@ -150,8 +153,12 @@ static void vcuda_dev_free(struct kref *ref)
 
 static void vcuda_req_put(struct vcuda_req *r)
 {
-	if (refcount_dec_and_test(&r->ref))
+	if (refcount_dec_and_test(&r->ref)) {
+		/* A CLOSE never answered: the host may still reach the pages. */
+		if (r->unpin)
+			vcuda_unpin_leak(r->unpin);
 		kfree(r);
+	}
 }
 
 static struct vcuda_req *vcuda_req_alloc(u32 type, gfp_t gfp)
@@ -280,11 +287,21 @@ static void vcuda_ctrl_answer(struct vcuda_dev *vd, struct vcuda_req *r,
 	r->resp_len = min_t(unsigned int, len, sizeof(r->resp));
 
 	if (r->type == VIRTIO_VCUDA_CTRL_CLOSE) {
-		if (r->resp_len < sizeof(r->resp) || r->resp.status)
+		bool clean = r->resp_len >= sizeof(r->resp) && !r->resp.status;
+
+		if (!clean)
 			dev_warn_ratelimited(&vd->vdev->dev,
 					     "CLOSE of slot %u: status %d, %u bytes\n",
 					     r->slot, (s32)le32_to_cpu(r->resp.status),
 					     len);
+		/*
+		 * A clean answer comes once the session's worker is gone; any
+		 * other (the server went away) while it may still be stopping.
+		 */
+		if (r->unpin) {
+			vcuda_unpin_schedule(r->unpin, clean ? 0 : VCUDA_UNPIN_GRACE);
+			r->unpin = NULL;
+		}
 		/* Answered either way: the device no longer uses the slot. */
 		vcuda_slot_free(vd, r->slot);
 		vcuda_req_put(r);
@@ -556,6 +573,14 @@ static long vcuda_do_open(struct vcuda_session *s, struct vcuda_open_args *args)
 	args->region_size = size;
 	args->server_gen = s->server_gen;
 	vcuda_req_put(r);
+
+	/* The slot's tail, past what the process may map, is the guest-pin
+	 * area (vcuda_gpin.h): offered when the host wrote its head there. */
+	down_read(&vd->rwsem);
+	if (!vd->gone && vd->slot_size > VC_GPIN_AREA_SIZE && size <= vd->slot_size - VC_GPIN_AREA_SIZE)
+		vcuda_pins_attach(&s->pins, vd->shm_addr + (u64)slot * vd->slot_size + vd->slot_size -
+					    VC_GPIN_AREA_SIZE);
+	up_read(&vd->rwsem);
 	return 0;
 }
 
@@ -630,6 +655,28 @@ static long vcuda_ioc_kick(struct vcuda_session *s)
 	return ret;
 }
 
+/*
+ * VCUDA_IOC_PIN and VCUDA_IOC_UNPIN touch the guest-pin area, which lies in
+ * the sessions BAR: not once the device is gone (remove() sets gone under
+ * the write side before the BAR may be reused).
+ */
+static long vcuda_ioc_pins(struct vcuda_session *s, unsigned int cmd, void __user *uarg)
+{
+	struct vcuda_dev *vd = s->dev;
+	long ret = -ENODEV;
+
+	if (!smp_load_acquire(&s->opened))
+		return -ENOTCONN;
+	if (cmd == VCUDA_IOC_PIN && READ_ONCE(s->lost))
+		return -EPIPE;
+	down_read(&vd->rwsem);
+	if (!vd->gone)
+		ret = cmd == VCUDA_IOC_PIN ? vcuda_pins_ioc_pin(&s->pins, uarg)
+					   : vcuda_pins_ioc_unpin(&s->pins, uarg);
+	up_read(&vd->rwsem);
+	return ret;
+}
+
 static long vcuda_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 {
 	struct vcuda_session *s = file->private_data;
@@ -641,6 +688,9 @@ static long vcuda_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
 		return vcuda_ioc_wait(s, (void __user *)arg);
 	case VCUDA_IOC_KICK:
 		return vcuda_ioc_kick(s);
+	case VCUDA_IOC_PIN:
+	case VCUDA_IOC_UNPIN:
+		return vcuda_ioc_pins(s, cmd, (void __user *)arg);
 	default:
 		return -ENOTTY;
 	}
@@ -728,6 +778,7 @@ static int vcuda_open(struct inode *inode, struct file *file)
 		return -ENOMEM;
 	s->dev = vd;
 	s->mapping = file->f_mapping;
+	vcuda_pins_init(&s->pins);
 	INIT_LIST_HEAD(&s->open_node);
 	mutex_init(&s->open_lock);
 	init_waitqueue_head(&s->wq);
@@ -745,16 +796,22 @@ static int vcuda_release(struct inode *inode, struct file *file)
 {
 	struct vcuda_session *s = file->private_data;
 	struct vcuda_dev *vd = s->dev;
+	struct vcuda_unpin *unpin;
 	struct vcuda_req *r = NULL;
 
 	mutex_lock(&vd->files_lock);
 	list_del(&s->file_node);
 	mutex_unlock(&vd->files_lock);
 
+	/* Pins are unpinned once the device answers the CLOSE. */
+	unpin = vcuda_pins_detach(&s->pins);
 	/* Small, and a lost CLOSE would leak the slot for good. */
-	if (s->opened)
+	if (s->opened) {
 		r = vcuda_req_alloc(VIRTIO_VCUDA_CTRL_CLOSE,
 				    GFP_KERNEL | __GFP_NOFAIL);
+		r->unpin = unpin;
+		unpin = NULL;
+	}
 
 	spin_lock_irq(&vd->lock);
 	if (s->opened) {
@@ -769,7 +826,10 @@ static int vcuda_release(struct inode *inode, struct file *file)
 	}
 	spin_unlock_irq(&vd->lock);
 
-	kfree(r);
+	if (unpin)
+		vcuda_unpin_leak(unpin);
+	if (r)
+		vcuda_req_put(r);	/* not sent: its pins stay pinned */
 	mutex_destroy(&s->open_lock);
 	kfree(s);
 	kref_put(&vd->ref, vcuda_dev_free);
@@ -834,12 +894,21 @@ static ssize_t slots_busy_show(struct device *dev,
 }
 static DEVICE_ATTR_RO(slots_busy);
 
+/* Module-wide: pages pinned in place for all sessions of every device. */
+static ssize_t pinned_pages_show(struct device *dev,
+				 struct device_attribute *attr, char *buf)
+{
+	return sysfs_emit(buf, "%ld\n", vcuda_pinned_pages());
+}
+static DEVICE_ATTR_RO(pinned_pages);
+
 static struct attribute *vcuda_attrs[] = {
 	&dev_attr_max_sessions.attr,
 	&dev_attr_slot_size.attr,
 	&dev_attr_server_state.attr,
 	&dev_attr_server_gen.attr,
 	&dev_attr_slots_busy.attr,
+	&dev_attr_pinned_pages.attr,
 	NULL,
 };
 ATTRIBUTE_GROUPS(vcuda);
@@ -1120,7 +1189,26 @@ static struct virtio_driver vcuda_driver = {
 	.remove = vcuda_remove,
 	.config_changed = vcuda_config_changed,
 };
-module_virtio_driver(vcuda_driver);
+static int __init vcuda_init(void)
+{
+	int err = vcuda_pin_module_init();
+
+	if (err)
+		return err;
+	err = register_virtio_driver(&vcuda_driver);
+	if (err)
+		vcuda_pin_module_exit();
+	return err;
+}
+
+static void __exit vcuda_exit(void)
+{
+	unregister_virtio_driver(&vcuda_driver);
+	vcuda_pin_module_exit();
+}
+
+module_init(vcuda_init);
+module_exit(vcuda_exit);
 
 MODULE_DESCRIPTION("vcuda: CUDA API remoting over virtio (guest driver)");
 MODULE_LICENSE("GPL");
