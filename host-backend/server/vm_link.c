@@ -34,6 +34,7 @@
 
 #include "resources/acct.h"
 #include "server/admin.h"
+#include "server/vm_ram.h"
 #include "vc_abi_hash.h"
 #include "vc_sock.h"
 #include "vc_time.h"
@@ -78,8 +79,7 @@ struct vc_vm_link {
 	struct vc_vm_rx rx;
 	int mem_fd;
 	uint64_t mem_size, slot_size;
-	struct vc_guest_ram ram[VC_VM_MEM_MAX]; /* the VM's RAM (MEM frames): fds ours */
-	uint32_t nram;
+	struct vc_vm_ram ram; /* the VM's RAM (MEM frames) */
 	uint32_t max_sessions;
 	char name[64];
 	struct slot slots[VC_VM_MAX_SESSIONS];
@@ -240,19 +240,19 @@ static int spawn(struct vc_vm_link *l, const struct vc_vm_msg *m, int doorbell, 
 	for (size_t i = 0; i < sizeof(a.comm) && a.comm[i]; i++)
 		if (a.comm[i] < 0x20 || a.comm[i] > 0x7e)
 			a.comm[i] = '?'; /* the guest's process name goes into our logs */
-	a.ram = l->ram;
-	a.nram = l->nram;
+	a.ram = l->ram.r;
+	a.nram = l->ram.n;
 	pid = fork();
 	if (pid == 0) {
 		int keep[4 + VC_VM_MEM_MAX] = {a.mem_fd, a.doorbell_fd, a.complete_fd, a.ctl_fd};
 
-		for (uint32_t i = 0; i < l->nram; i++)
-			keep[4 + i] = l->ram[i].fd;
+		for (uint32_t i = 0; i < l->ram.n; i++)
+			keep[4 + i] = l->ram.r[i].fd;
 		if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() == 1)
 			_exit(1);
 		signal(SIGCHLD, SIG_DFL);
 		signal(SIGPIPE, SIG_IGN);
-		vc_close_all_but(keep, 4 + (int)l->nram);
+		vc_close_all_but(keep, 4 + (int)l->ram.n);
 		vc_acct_bind(l->acct, a.acct_index);
 		_exit(vc_worker_vm_main(l->cfg, &a));
 	}
@@ -277,12 +277,6 @@ static int spawn(struct vc_vm_link *l, const struct vc_vm_msg *m, int doorbell, 
 
 /* ---- the connection ------------------------------------------------------------ */
 
-static void drop_ram(struct vc_vm_link *l)
-{
-	for (uint32_t i = 0; i < l->nram; i++)
-		close(l->ram[i].fd);
-	l->nram = 0;
-}
 
 static void drop_conn(struct vc_vm_link *l, const char *why)
 {
@@ -323,7 +317,7 @@ static void drop_conn(struct vc_vm_link *l, const char *why)
 	if (l->mem_fd >= 0)
 		close(l->mem_fd);
 	l->mem_fd = -1;
-	drop_ram(l);
+	vc_vm_ram_clear(&l->ram);
 	l->welcomed = false;
 	l->name[0] = 0;
 }
@@ -400,52 +394,24 @@ refuse:
 	drop_conn(l, w.message);
 }
 
-/*
- * A range of the VM's RAM (MEM, right after HELLO): the memfd of a memory
- * backend, which sessions map to reach pages their guest process pinned in
- * place (shared/vc_gpin.h). A range that cannot serve (a file that cannot
- * be sealed against shrinking, so that a mapping of it might fault) is left
- * out with a log line: pinned memory then goes through the session's pool,
- * as with QEMU's default anonymous RAM. A malformed frame (no descriptor,
- * not a file that holds the range, overlapping ranges) breaks the link.
- */
+/* A range of the VM's RAM (MEM, right after HELLO: vm_ram.h). */
 static void on_mem(struct vc_vm_link *l, const struct vc_vm_msg *m, int *fds, int nfds)
 {
-	const uint64_t page = 4096;
-	struct stat st;
-	int seals;
+	char why[128];
+	int rc;
 
-	if (nfds != 1 || l->nram == VC_VM_MEM_MAX || !m->region_size || (m->region_off | m->region_size | m->mem_off) % page ||
-	    m->region_size > UINT64_MAX - m->region_off || m->region_size > UINT64_MAX - m->mem_off) {
+	if (nfds != 1) {
 		for (int i = 0; i < nfds; i++)
 			close(fds[i]);
-		drop_conn(l, "malformed MEM");
+		drop_conn(l, "MEM needs one descriptor");
 		return;
 	}
-	for (uint32_t i = 0; i < l->nram; i++) {
-		if (m->region_off < l->ram[i].gpa + l->ram[i].size && l->ram[i].gpa < m->region_off + m->region_size) {
-			close(fds[0]);
-			drop_conn(l, "MEM ranges overlap");
-			return;
-		}
-	}
-	if (fstat(fds[0], &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < m->mem_off + m->region_size) {
-		close(fds[0]);
-		drop_conn(l, "MEM: not a file that holds the range");
-		return;
-	}
-	seals = fcntl(fds[0], F_GET_SEALS);
-	if (seals < 0 || (!(seals & F_SEAL_SHRINK) && fcntl(fds[0], F_ADD_SEALS, F_SEAL_SHRINK) < 0)) {
-		vc_log("vm %s: guest RAM at %#" PRIx64 " (%" PRIu64 " MiB) is not a memfd sealed against shrinking "
-		       "(QEMU: -object memory-backend-memfd): page-locked memory there is not pinned in place",
-		       l->name, m->region_off, m->region_size / MiB);
-		close(fds[0]);
-		return;
-	}
-	l->ram[l->nram++] = (struct vc_guest_ram){
-		.gpa = m->region_off, .size = m->region_size, .fd = fds[0], .fd_off = m->mem_off};
-	vc_log("vm %s: guest RAM at %#" PRIx64 ", %" PRIu64 " MiB: page-locked memory pinned in place", l->name,
-	       m->region_off, m->region_size / MiB);
+	rc = vc_vm_ram_add(&l->ram, m, fds[0], why, sizeof(why));
+	if (rc < 0)
+		drop_conn(l, why);
+	else
+		vc_log("vm %s: guest RAM at %#" PRIx64 ", %" PRIu64 " MiB: %s", l->name, m->region_off,
+		       m->region_size / MiB, rc ? why : "page-locked memory there is pinned in place");
 }
 
 static void on_open(struct vc_vm_link *l, const struct vc_vm_msg *m, int *fds, int nfds)
