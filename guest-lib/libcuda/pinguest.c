@@ -28,7 +28,6 @@
 
 #include "vc_client.h"
 #include "vc_cu_guest.h"
-#include "vc_fill.h"
 
 #define ALIGN (2ull << 20) /* allocations: the guest's huge pages make few runs */
 #define MAP_TRIES 4
@@ -148,8 +147,9 @@ CUresult vc_cu_pinguest_get(void *addr, uint64_t len, uint64_t *off, uint64_t *d
 	return pin(addr, len, 0, off, devptr);
 }
 
-/* @len bytes of new anonymous memory at a 2 MiB boundary, its pages made
- * (huge where the guest's kernel allows), or NULL. */
+/* @len bytes of new anonymous memory at a 2 MiB boundary (huge pages where
+ * the guest's kernel allows), or NULL. Its pages are made by the kernel's
+ * pinning, which checks its bound first: a request past it touches nothing. */
 static uint8_t *map_new(uint64_t len)
 {
 	uint8_t *r = mmap(NULL, len + ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
@@ -164,7 +164,6 @@ static uint8_t *map_new(uint64_t len)
 	if (r + len + ALIGN > a + len)
 		munmap(a + len, (size_t)(r + len + ALIGN - (a + len)));
 	madvise(a, len, MADV_HUGEPAGE);
-	vc_fill_populate(a, len);
 	return a;
 }
 
