@@ -3,10 +3,12 @@
 # program run natively on the host, in one run: bench/cuda/cuda_bench on the
 # host, then in the guest (ci/vm-test.sh, the real driver behind
 # vcuda-server, the program on the guest's GPU disk), and the ratios as
-# ci/bench-gpu.sh prints them. In a VM no descriptor reaches the host, so
-# the session's pinned pool (its slot of the device's memory less ring and
-# arena: VM_SHM 8G, 2 GiB a slot) is where every page-locked buffer of the
-# guest lives, the 1 GiB ones included (docs/ARCHITECTURE.md).
+# ci/bench-gpu.sh prints them. Page-locked memory lives in the session's
+# pinned pool (its slot of the device's memory less ring and arena: VM_SHM
+# 8G, 2 GiB a slot) or, registered or beyond the pool, in the guest's own
+# pages pinned in place (the guest's RAM is a memfd that QEMU shares with
+# the server; docs/ARCHITECTURE.md): pinned_gib runs a second time with no
+# pool, every gigabyte in place (its rows *_inplace).
 #
 # The GPU machine is itself a virtual machine, and a KVM guest inside it
 # barely runs: every exit goes through both hypervisors, and a kernel that
@@ -27,6 +29,11 @@ bench_bin bench/cuda/cuda_bench.cu "$bin"
 args=${VM_BENCH_ARGS-pinned_gib}
 # shellcheck disable=SC2086 # the sections, one word each
 "$bin" $args > "$VC_TMP/native.tsv"
+# The guest runs pinned_gib a second time with no pool (tests/vm/gpu-run.sh):
+# its *_inplace rows stand beside the same native run's.
+case " $args " in
+*" pinned_gib "*) "$bin" pinned_gib | awk -F'\t' -v OFS='\t' '{ $1 = $1 "_inplace"; print }' >> "$VC_TMP/native.tsv" ;;
+esac
 mkdir -p "$VC_TMP/suite" "$VC_TMP/expect"
 accel=${VM_ACCEL:-tcg}
 cpu=max
