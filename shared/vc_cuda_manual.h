@@ -248,10 +248,10 @@ struct vc_cu_rep_host_register {
  * MAP_GUEST (a VM session): the guest process's own pages [@guest_addr,
  * @guest_addr + @size), pinned in place by its kernel as pin (@entry, @gen)
  * of the guest-pin area (vc_gpin.h), are mapped at the same address from the
- * guest's RAM and become a segment as above; whatever the answer, the pin is
- * let go when the segment goes or at once if the MAP fails, and the guest's
- * kernel may unpin it then (CUDA_ERROR_NOT_SUPPORTED: the host holds no RAM
- * of this guest). */
+ * guest's RAM and become a segment as above; the pin is let go when the
+ * segment goes, or at once when the MAP fails (unless a mapping of it lives),
+ * and the guest's kernel may unpin it then (CUDA_ERROR_NOT_SUPPORTED: the
+ * host holds no RAM of this guest). */
 #define VC_CU_PINSEG_MAP 0u
 #define VC_CU_PINSEG_UNMAP 1u
 #define VC_CU_PINSEG_MAP_GUEST 2u

@@ -33,9 +33,8 @@
  *  - the worker loads gen (acquire), copies the entry and the list out of
  *    guest memory, checks them against the guest's RAM and maps them. It
  *    maps an (entry, gen) at most once and never after letting it go; when
- *    it lets go (the segment unmapped, a MAP that failed, or the process's
- *    word that it will not ask: VC_CU_PINSEG_RELEASE) it stores gen into
- *    released[entry] (release);
+ *    it lets go (the segment unmapped, or a MAP naming it that failed while
+ *    no mapping of it lives) it stores gen into released[entry] (release);
  *  - the kernel unpins the pages when released[entry] equals gen (acquire),
  *    or once the session has ended on the host (the device answered CLOSE,
  *    which it does only after the session's worker is gone).

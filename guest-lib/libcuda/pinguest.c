@@ -17,7 +17,7 @@
  * (-object memory-backend-memfd; docs/VM.md); without it the first attempt
  * answers CUDA_ERROR_NOT_SUPPORTED, which is remembered, and page-locked
  * memory goes through the pool as before. A pin the server could not map is
- * unpinned at once (the server lets every failed one go); one still held
+ * unpinned at once (the server lets a failed one go); one still held
  * when the process ends is unpinned by the guest's kernel once the host has
  * ended the session.
  */

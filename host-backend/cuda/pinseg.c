@@ -20,8 +20,8 @@
  * kernel (MAP_GUEST; shared/vc_gpin.h): the session's guest_pin service turns
  * the pin into pieces of the guest's RAM files, mapped end to end at the
  * process's address. The pin is let go (guest_unpin) when the segment goes,
- * or at once when its MAP fails, whatever failed, so that the guest's kernel
- * can unpin the pages.
+ * or at once when a MAP naming it fails, whatever failed (unless a mapping of
+ * it lives), so that the guest's kernel can unpin the pages.
  *
  * Nothing of the guest's is trusted: each descriptor must be a sealable shmem
  * file (a memfd; anything else cannot take F_SEAL_SHRINK, and we seal it so
