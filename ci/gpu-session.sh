@@ -7,7 +7,9 @@
 # then on the GPU machine (the toolkit there builds the GPU suite):
 #   OUT=$OUT bash ci/gpu-session.sh [step ...]
 # Steps: smoke test-gpu stress bench vm demo gpushare mgmt (default: all, in
-# that order), vm-frameworks (PyTorch inside the VM), profile (where GPT-2's
+# that order), vm-pins (the VM tests of page-locked memory, pinned in place
+# and in the pool, and the driver-API suite, through the real driver: a few
+# minutes where vm takes most of a call), vm-frameworks (PyTorch inside the VM), profile (where GPT-2's
 # fp16 decode spends its time, natively and through vcuda) and suites (CI's
 # driver-API and hostile suites through the real driver); the last three not
 # by default. Under TCG one PyTorch workload takes about 3 minutes of guest
@@ -120,6 +122,8 @@ for s in "${steps[@]}"; do
 	bench) run bench 240 bash ci/bench-gpu.sh ;;
 	vm) run vm 500 env EXECUTOR=cuda VM_PREBUILT=build/vmpack VM_SHM=8G GPU_SUITE=build/gpu-tests \
 		GPU_EXPECT="$OUT/test-gpu/native" bash ci/vm-test.sh ;;
+	vm-pins) run vm-pins 240 env EXECUTOR=cuda VM_PREBUILT=build/vmpack \
+		VM_ONLY=pinned-in-place,pinned-pool,cuda-driver-api bash ci/vm-test.sh ;;
 	demo) run demo 400 env VM_PREBUILT=build/vmpack bash ci/demo.sh ;;
 	profile) run profile 300 bash -c "$(declare -f profile_gpt2); profile_gpt2" ;;
 	suites) run suites 500 bash -c "$(declare -f suites_gpu); suites_gpu" ;;
