@@ -657,24 +657,17 @@ static long vcuda_ioc_kick(struct vcuda_session *s)
 
 /*
  * VCUDA_IOC_PIN and VCUDA_IOC_UNPIN touch the guest-pin area, which lies in
- * the sessions BAR: not once the device is gone (remove() sets gone under
- * the write side before the BAR may be reused).
+ * the sessions BAR; remove() revokes it (vcuda_pins_revoke()) before the BAR
+ * may be reused. No device lock is held here: pinning takes the process's
+ * mmap lock, which mmap() holds while it takes vd->rwsem.
  */
 static long vcuda_ioc_pins(struct vcuda_session *s, unsigned int cmd, void __user *uarg)
 {
-	struct vcuda_dev *vd = s->dev;
-	long ret = -ENODEV;
-
 	if (!smp_load_acquire(&s->opened))
 		return -ENOTCONN;
 	if (cmd == VCUDA_IOC_PIN && READ_ONCE(s->lost))
 		return -EPIPE;
-	down_read(&vd->rwsem);
-	if (!vd->gone)
-		ret = cmd == VCUDA_IOC_PIN ? vcuda_pins_ioc_pin(&s->pins, uarg)
-					   : vcuda_pins_ioc_unpin(&s->pins, uarg);
-	up_read(&vd->rwsem);
-	return ret;
+	return cmd == VCUDA_IOC_PIN ? vcuda_pins_ioc_pin(&s->pins, uarg) : vcuda_pins_ioc_unpin(&s->pins, uarg);
 }
 
 static long vcuda_ioctl(struct file *file, unsigned int cmd, unsigned long arg)
@@ -1149,8 +1142,11 @@ static void vcuda_remove(struct virtio_device *vdev)
 	 * access faults (SIGBUS).
 	 */
 	mutex_lock(&vd->files_lock);
-	list_for_each_entry(s, &vd->files, file_node)
+	list_for_each_entry(s, &vd->files, file_node) {
 		unmap_mapping_range(s->mapping, 0, 0, 1);
+		/* Its pins stay pinned: the host never confirms their end now. */
+		vcuda_pins_revoke(&s->pins);
+	}
 	mutex_unlock(&vd->files_lock);
 
 	/* Stops the device and waits for running interrupt handlers. */

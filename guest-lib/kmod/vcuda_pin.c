@@ -108,6 +108,15 @@ void vcuda_pins_attach(struct vcuda_pins *p, phys_addr_t phys)
 	mutex_unlock(&p->lock);
 }
 
+void vcuda_pins_revoke(struct vcuda_pins *p)
+{
+	mutex_lock(&p->lock);
+	if (p->area)
+		memunmap(p->area);
+	p->area = NULL;
+	mutex_unlock(&p->lock);
+}
+
 static void vcuda_pin_free(struct vcuda_pin *pin)
 {
 	unsigned int i;
@@ -284,7 +293,7 @@ long vcuda_pins_ioc_unpin(struct vcuda_pins *p, void __user *uarg)
 	}
 	if (!found || !p->area) {
 		mutex_unlock(&p->lock);
-		return -EINVAL;
+		return found ? -ENODEV : -EINVAL;
 	}
 	/* The host stores the generation it let go with release after its
 	 * last use of the pages (vc_gpin_host_release()); this acquire pairs

@@ -52,6 +52,13 @@ void vcuda_pins_init(struct vcuda_pins *p);
  */
 void vcuda_pins_attach(struct vcuda_pins *p, phys_addr_t phys);
 
+/**
+ * vcuda_pins_revoke() - the device is going: unmap the area, which nothing
+ * touches after this returns; pins cannot be made or unpinned any more
+ * (those held stay pinned when the file closes). May sleep.
+ */
+void vcuda_pins_revoke(struct vcuda_pins *p);
+
 /** vcuda_pins_ioc_pin() - VCUDA_IOC_PIN (vcuda_uapi.h). */
 long vcuda_pins_ioc_pin(struct vcuda_pins *p, void __user *uarg);
 

@@ -89,8 +89,9 @@ struct vcuda_unpin_args {
 /*
  * VCUDA_IOC_UNPIN: unpin pin (entry, gen), which the host has let go.
  * Returns 0; -EBUSY while the host still maps it; -EINVAL when it is not a
- * pin of this file. Pins left when the file is closed are unpinned once the
- * host has ended the session.
+ * pin of this file; -ENODEV once the device is gone (its pins then stay
+ * pinned). Pins left when the file is closed are unpinned once the host has
+ * ended the session.
  */
 #define VCUDA_IOC_UNPIN _IOW('V', 5, struct vcuda_unpin_args)
 

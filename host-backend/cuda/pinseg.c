@@ -297,36 +297,35 @@ static int seg_map_guest(struct vc_cu_session *x, const struct vc_cu_req_pinseg 
 	struct vc_guest_piece *v = NULL;
 	uint64_t step;
 	uint32_t n = 0;
-	void *m;
+	void *m = MAP_FAILED;
 	int rc;
 
 	if (!x->svc->guest_pin)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	if (!map_shape_ok(rq) || !rq->gen) {
-		rc = CUDA_ERROR_INVALID_VALUE;
-		goto err;
+		/* Never taken: let go, unless a mapping of it lives. */
+		x->svc->guest_unpin(x->svc->arg, rq->entry, rq->gen, false);
+		return CUDA_ERROR_INVALID_VALUE;
 	}
-	if ((rc = seg_room(x, rq->guest_addr, rq->size, &step)))
-		goto err;
 	rc = x->svc->guest_pin(x->svc->arg, rq->entry, rq->gen, rq->guest_addr, rq->size, &v, &n);
 	if (rc) {
-		rc = rc == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED
-		     : rc == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
-		goto err;
+		x->svc->guest_unpin(x->svc->arg, rq->entry, rq->gen, false);
+		return rc == -EOPNOTSUPP ? CUDA_ERROR_NOT_SUPPORTED
+		       : rc == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
 	}
-	m = map_pieces(rq->guest_addr, rq->size, v, n);
+	if ((rc = seg_room(x, rq->guest_addr, rq->size, &step)) == 0) {
+		m = map_pieces(rq->guest_addr, rq->size, v, n);
+		if (m == MAP_FAILED)
+			rc = map_error(errno);
+	}
 	free(v);
-	if (m == MAP_FAILED) {
-		rc = map_error(errno);
-		goto err;
+	if (rc) {
+		/* Taken by this MAP, and nothing of it is mapped. */
+		x->svc->guest_unpin(x->svc->arg, rq->entry, rq->gen, true);
+		return rc;
 	}
 	seg_add(x, (struct vc_cu_pseg){.size = rq->size, .addr = m, .entry = rq->entry, .gen = rq->gen}, step, out);
 	return 0;
-err:
-	/* Taken and let go, or never taken: unless a mapping of it lives. */
-	if (x->svc->guest_unpin)
-		x->svc->guest_unpin(x->svc->arg, rq->entry, rq->gen, false);
-	return rc;
 }
 
 /* Drop the registrations inside [@off, @off + @size) (the guest unregisters

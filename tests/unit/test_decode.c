@@ -27,6 +27,7 @@
 #include "vc_cuda_memmisc.h"
 #include "vc_cuda_texref.h"
 #include "vc_cuda_vmm.h"
+#include "vc_gpin.h"
 #include "vc_layout.h"
 #include "vc_nvml_wire.h"
 #include "vc_ring_guest.h"
@@ -45,6 +46,11 @@ static struct vc_ring_guest g_g;
 static uint64_t g_ctx;                       /* device 0's primary context, retained in setup */
 static uint64_t g_launches0, g_bytes0, g_allocs0; /* the stand-in before the session did anything */
 static int g_seg_host = -1, g_seg_guest = -1; /* the session socket's ends, for pinned segments */
+/* A VM session's guest RAM (a memfd, guest-physical [0, GRAM_SIZE)) and
+ * guest-pin area, for pages pinned in place; -1 / NULL: none. */
+#define GRAM_SIZE (4u << 20)
+static int g_gram = -1;
+static void *g_gpin;
 
 static int t_kick(void *ctx)
 {
@@ -194,6 +200,15 @@ static void setup(void)
 	if (g_seg_host >= 0) { /* a host-local client's socket, which may pass segments */
 		p.hangup_fd = g_seg_host;
 		p.pass_fds = true;
+		p.pinned_max = 4 << 20;
+	}
+	if (g_gram >= 0) { /* a VM session whose guest's RAM the host holds */
+		static struct vc_guest_ram ram;
+
+		ram = (struct vc_guest_ram){.gpa = 0, .size = GRAM_SIZE, .fd = g_gram, .fd_off = 0};
+		p.gpin_area = g_gpin;
+		p.guest_ram = &ram;
+		p.guest_ram_n = 1;
 		p.pinned_max = 4 << 20;
 	}
 	p.exec = &vc_exec_cuda_ops;
@@ -2295,20 +2310,142 @@ START_TEST(segment_lies_are_refused)
 }
 END_TEST
 
+/* MAP_GUEST of pin (@entry, @gen) at @addr, @size bytes; its offset in *@off. */
+static int pin_map(uint32_t entry, uint64_t gen, uint64_t addr, uint64_t size, uint64_t *off)
+{
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = VC_CU_PINSEG_MAP_GUEST, .guest_addr = addr, .size = size,
+				     .entry = entry, .gen = gen};
+	struct vc_cu_rep_pinseg rp = {0};
+	int rc = cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, &rp, sizeof(rp));
+
+	if (off)
+		*off = rp.off;
+	return rc;
+}
+
 /* Without a socket that passes descriptors (a VM, here the plain fixture)
- * there are no segments; a bad selector or a short request is a violation. */
+ * there are no segments, and without the guest's RAM no pins in place; a bad
+ * selector or a short request is a violation. */
 START_TEST(segments_without_a_socket)
 {
 	ck_assert_int_eq(seg_map(1, free_range(4096), 4096, NULL), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(pin_map(0, 1, free_range(4096), 4096, NULL), CUDA_ERROR_NOT_SUPPORTED);
 }
 END_TEST
 
 START_TEST(segment_requests_that_are_fatal)
 {
-	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = 2};
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = 3};
 
 	raw_cmd(VC_CU_vcPinnedSegment, VC_CMD_F_REPLY, 0, &r, _i ? sizeof(r) : sizeof(r) - 8);
 	expect_fatal(VC_FATAL_PAYLOAD);
+}
+END_TEST
+
+/* ---- pins in place: a VM session with its guest's RAM (shared/vc_gpin.h) -------- */
+
+#define GPIN_LIST (1u << 20) /* where the guest's kernel wrote the run lists */
+
+static void setup_gpins(void)
+{
+	g_gram = memfd_create("test-guest-ram", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	ck_assert_int_ge(g_gram, 0);
+	ck_assert_int_eq(ftruncate(g_gram, GRAM_SIZE), 0);
+	g_gpin = aligned_alloc(4096, VC_GPIN_AREA_SIZE);
+	ck_assert_ptr_nonnull(g_gpin);
+	memset(g_gpin, 0, VC_GPIN_AREA_SIZE);
+	vc_gpin_host_init(g_gpin, VC_GPIN_F_RAM);
+	setup();
+}
+
+static void teardown_gpins(void)
+{
+	teardown();
+	close(g_gram);
+	free(g_gpin);
+	g_gram = -1;
+	g_gpin = NULL;
+}
+
+/* What the guest's kernel does: the run list of one run [@gpa, @gpa + @len)
+ * at GPIN_LIST + @entry pages, then entry @entry, its generation last. */
+static void gpin_publish(uint32_t entry, uint64_t gen, uint64_t addr, uint64_t gpa, uint64_t len)
+{
+	struct vc_gpin_page pg = {.next = 0, .count = 1, .run = {{.gpa = gpa, .len = len}}};
+	struct vc_gpin_entry *e = (struct vc_gpin_entry *)((uint8_t *)g_gpin + VC_GPIN_ENTRIES_OFF) + entry;
+	uint64_t list = GPIN_LIST + (uint64_t)entry * 4096;
+
+	ck_assert_int_eq(pwrite(g_gram, &pg, sizeof(pg), (off_t)list), (ssize_t)sizeof(pg));
+	*e = (struct vc_gpin_entry){.addr = addr, .len = len, .list = list, .runs = 1, .flags = VC_GPIN_E_WRITE};
+	__atomic_store_n(&e->gen, gen, __ATOMIC_RELEASE);
+}
+
+static uint64_t gpin_released(uint32_t entry)
+{
+	return __atomic_load_n((uint64_t *)((uint8_t *)g_gpin + VC_GPIN_RELEASED_OFF) + entry, __ATOMIC_ACQUIRE);
+}
+
+/* A pin mapped at the process's address from the guest's RAM: the same
+ * pages, registered, copied through as pinned memory, unmapped, and only
+ * then let go for the kernel to unpin. */
+START_TEST(guest_pin_map_register_copy_unmap)
+{
+	const uint64_t size = 64 << 10, gpa = 2u << 20;
+	uint64_t addr = free_range(size), off = 0, d = alloc(4096);
+	uint8_t back[64];
+
+	gpin_publish(5, 11, addr, gpa, size);
+	ck_assert_int_eq(pin_map(5, 11, addr, size, &off), 0);
+	ck_assert_uint_ge(off, VC_CU_PINSEG_OFF0);
+	memset(back, 0x6d, sizeof(back));
+	ck_assert_int_eq(pwrite(g_gram, back, 64, (off_t)(gpa + 4096)), 64);
+	ck_assert_uint_eq(((uint8_t *)(uintptr_t)addr)[4096 + 63], 0x6d);
+	ck_assert_uint_eq(gpin_released(5), 0);
+	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .off = off, .size = size};
+	struct vc_cu_rep_host_register hp = {0};
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
+	ck_assert_uint_eq(hp.devptr, addr);
+	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 64,
+				     .host = VC_CU_HOST_PINNED, .arena_off = off + 4096};
+	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), 0);
+	memset(back, 0, sizeof(back));
+	ck_assert_int_eq(dtoh(d, 64, back), 0);
+	ck_assert_uint_eq(back[0], 0x6d);
+	/* Held: a second MAP of it is refused and lets nothing go. */
+	ck_assert_int_eq(pin_map(5, 11, free_range(size), size, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_eq(gpin_released(5), 0);
+	ck_assert_int_eq(seg_unmap(off), 0);
+	ck_assert_uint_eq(gpin_released(5), 11);
+	/* Let go: never mapped again. */
+	ck_assert_int_eq(pin_map(5, 11, addr, size, NULL), CUDA_ERROR_INVALID_VALUE);
+}
+END_TEST
+
+/* A MAP the pin does not describe is refused and lets the pin go, also one
+ * that failed after the pin was taken (the address is taken in the host's
+ * process); the session lives on. */
+START_TEST(guest_pin_refusals_let_it_go)
+{
+	const uint64_t size = 16 << 10;
+	uint64_t addr = free_range(size);
+	void *taken;
+
+	gpin_publish(1, 3, addr, 0, size);
+	ck_assert_int_eq(pin_map(1, 2, addr, size, NULL), CUDA_ERROR_INVALID_VALUE); /* a stale generation */
+	ck_assert_uint_eq(gpin_released(1), 2);
+	ck_assert_int_eq(pin_map(1, 3, addr + 4096, size, NULL), CUDA_ERROR_INVALID_VALUE); /* another range */
+	ck_assert_uint_eq(gpin_released(1), 3);
+	gpin_publish(2, 4, addr, GRAM_SIZE - size, size);
+	taken = mmap((void *)(uintptr_t)addr, 4096, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	ck_assert_ptr_eq(taken, (void *)(uintptr_t)addr);
+	ck_assert_int_eq(pin_map(2, 4, addr, size, NULL), CUDA_ERROR_ALREADY_MAPPED);
+	ck_assert_uint_eq(gpin_released(2), 4);
+	munmap(taken, 4096);
+	/* A run past the guest's RAM. */
+	gpin_publish(3, 5, addr, GRAM_SIZE, size);
+	ck_assert_int_eq(pin_map(3, 5, addr, size, NULL), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_eq(gpin_released(3), 5);
+	ck_assert_int_eq(sync_ctx(), 0);
 }
 END_TEST
 
@@ -2463,6 +2600,11 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, segment_lies_are_refused, 0, 8);
 	tcase_add_test(t, segment_of_several_files);
 	tcase_add_loop_test(t, segment_file_lies_are_refused, 0, 4);
+	suite_add_tcase(s, t);
+	t = tcase_create("guest pins");
+	tcase_add_checked_fixture(t, setup_gpins, teardown_gpins);
+	tcase_add_test(t, guest_pin_map_register_copy_unmap);
+	tcase_add_test(t, guest_pin_refusals_let_it_go);
 	suite_add_tcase(s, t);
 	return s;
 }
