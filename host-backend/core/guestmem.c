@@ -25,11 +25,9 @@ struct vc_guestmem {
 	uint64_t released[VC_GPIN_ENTRIES];
 };
 
-int vc_guestmem_create(const struct vc_guest_ram *ram, uint32_t n, void *area, struct vc_guestmem **out)
+int vc_guest_ram_check(const struct vc_guest_ram *ram, uint32_t n)
 {
-	struct vc_guestmem *g;
-
-	if (n > VC_VM_MEM_MAX || !area)
+	if (n > VC_VM_MEM_MAX)
 		return -EINVAL;
 	for (uint32_t i = 0; i < n; i++) {
 		const struct vc_guest_ram *r = &ram[i];
@@ -41,6 +39,15 @@ int vc_guestmem_create(const struct vc_guest_ram *ram, uint32_t n, void *area, s
 			if (r->gpa < ram[j].gpa + ram[j].size && ram[j].gpa < r->gpa + r->size)
 				return -EINVAL;
 	}
+	return 0;
+}
+
+int vc_guestmem_create(const struct vc_guest_ram *ram, uint32_t n, void *area, struct vc_guestmem **out)
+{
+	struct vc_guestmem *g;
+
+	if (!area || vc_guest_ram_check(ram, n))
+		return -EINVAL;
 	g = calloc(1, sizeof(*g));
 	if (!g)
 		return -ENOMEM;

@@ -23,10 +23,18 @@
 struct vc_guestmem;
 
 /**
+ * vc_guest_ram_check() - whether @n RAM ranges @ram can describe a guest's
+ * RAM: at most VC_VM_MEM_MAX, each with a descriptor, page aligned, not
+ * empty, not wrapping (address or file offset), none overlapping another.
+ * Returns 0 or -EINVAL.
+ */
+int vc_guest_ram_check(const struct vc_guest_ram *ram, uint32_t n);
+
+/**
  * vc_guestmem_create() - the view of @n RAM ranges @ram (their descriptors
  * stay the caller's and must outlive the view) and the guest-pin area at
- * @area (VC_GPIN_AREA_SIZE bytes). The ranges are checked: page aligned, no
- * wrap, no overlap, at most VC_VM_MEM_MAX of them.
+ * @area (VC_GPIN_AREA_SIZE bytes). The ranges are checked
+ * (vc_guest_ram_check()).
  * Returns 0, -EINVAL or -ENOMEM.
  */
 int vc_guestmem_create(const struct vc_guest_ram *ram, uint32_t n, void *area, struct vc_guestmem **out);

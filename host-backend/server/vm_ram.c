@@ -8,32 +8,28 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define PAGE 4096ull
+#include "core/guestmem.h"
 
 static int malformed(int fd, char *why, size_t whylen, const char *what)
 {
-	if (fd >= 0)
-		close(fd);
+	close(fd);
 	snprintf(why, whylen, "MEM: %s", what);
 	return -EPROTO;
 }
 
 int vc_vm_ram_add(struct vc_vm_ram *t, const struct vc_vm_msg *m, int fd, char *why, size_t whylen)
 {
+	struct vc_guest_ram r = {.gpa = m->region_off, .size = m->region_size, .fd = fd, .fd_off = m->mem_off};
 	struct stat st;
 	int seals;
 
-	if (fd < 0)
-		return malformed(fd, why, whylen, "no descriptor");
+	/* The table with this range added, as a session will check it. */
 	if (t->n == VC_VM_MEM_MAX)
 		return malformed(fd, why, whylen, "too many ranges");
-	if (!m->region_size || (m->region_off | m->region_size | m->mem_off) % PAGE ||
-	    m->region_size > UINT64_MAX - m->region_off || m->region_size > UINT64_MAX - m->mem_off)
-		return malformed(fd, why, whylen, "a range that is not whole pages");
-	for (uint32_t i = 0; i < t->n; i++)
-		if (m->region_off < t->r[i].gpa + t->r[i].size && t->r[i].gpa < m->region_off + m->region_size)
-			return malformed(fd, why, whylen, "ranges overlap");
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < m->mem_off + m->region_size)
+	t->r[t->n] = r;
+	if (vc_guest_ram_check(t->r, t->n + 1))
+		return malformed(fd, why, whylen, "a range that is not whole pages, wraps or overlaps another");
+	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size < r.fd_off + r.size)
 		return malformed(fd, why, whylen, "not a file that holds the range");
 	/* Sealed against shrinking, so that no mapping of it can ever fault
 	 * (we seal it where its owner let us). */
@@ -43,8 +39,7 @@ int vc_vm_ram_add(struct vc_vm_ram *t, const struct vc_vm_msg *m, int fd, char *
 		snprintf(why, whylen, "not a memfd sealed against shrinking (QEMU: -object memory-backend-memfd)");
 		return 1;
 	}
-	t->r[t->n++] = (struct vc_guest_ram){.gpa = m->region_off, .size = m->region_size, .fd = fd,
-					     .fd_off = m->mem_off};
+	t->n++;
 	return 0;
 }
 

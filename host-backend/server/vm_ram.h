@@ -20,12 +20,12 @@ struct vc_vm_ram {
 };
 
 /**
- * vc_vm_ram_add() - the range of MEM frame @m, with its descriptor @fd (-1:
- * none came), which is taken in every case. Returns 0 when it was added, 1
- * when it cannot serve and was left out (a file that cannot be sealed
- * against shrinking: QEMU's RAM is then not a memfd), or -EPROTO for a frame
- * no QEMU sends (no descriptor, a range that is not page aligned, wraps,
- * overlaps another or lies past its file, too many ranges); @why says which.
+ * vc_vm_ram_add() - the range of MEM frame @m, with its descriptor @fd,
+ * which is taken in every case. Returns 0 when it was added, 1 when it
+ * cannot serve and was left out (a file that cannot be sealed against
+ * shrinking: QEMU's RAM is then not a memfd), or -EPROTO for a frame no
+ * QEMU sends (a range that vc_guest_ram_check() refuses beside the others,
+ * one past its file, too many ranges); @why says which.
  */
 int vc_vm_ram_add(struct vc_vm_ram *t, const struct vc_vm_msg *m, int fd, char *why, size_t whylen);
 
