@@ -383,6 +383,13 @@ $(BUILD)/bench/register_split: bench/cuda/register_split.c
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
+# What a launch and a synchronisation are made of, at the driver API
+# (docs/PERFORMANCE.md); runs natively or through vcuda.
+$(BUILD)/bench/sync_split: bench/cuda/sync_split.c
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
+
 test-gpu:
 	bash ci/test-gpu.sh
 

@@ -20,6 +20,9 @@
 #include "vc_copy.h"
 #include "vc_fill.h"
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
@@ -31,6 +34,7 @@ struct slice {
 	uint8_t *dst;
 	const uint8_t *src; /* NULL: populate only */
 	size_t len;
+	int advice;         /* MADV_POPULATE_WRITE, or _READ for pages that exist */
 	int rc;
 	pthread_t t;
 	int started;
@@ -42,7 +46,7 @@ static void *work(void *arg)
 
 	/* Before Linux 5.14 (EINVAL) the pages are made as the copy touches
 	 * them; populating alone then does nothing, which is harmless. */
-	if (madvise(s->dst, s->len, MADV_POPULATE_WRITE) < 0 && errno != EINVAL)
+	if (madvise(s->dst, s->len, s->advice) < 0 && errno != EINVAL)
 		s->rc = -errno;
 	if (!s->rc && s->src)
 		vc_copy_stream(s->dst, s->src, s->len);
@@ -68,7 +72,7 @@ size_t vc_fill_plan(size_t len, unsigned *n)
 	return per;
 }
 
-static int run(void *dst, const void *src, size_t len)
+static int run(void *dst, const void *src, size_t len, int advice)
 {
 	struct slice s[VC_FILL_SLICES_MAX];
 	unsigned n;
@@ -79,7 +83,7 @@ static int run(void *dst, const void *src, size_t len)
 		size_t l = i == n - 1 ? len - done : (per < len - done ? per : len - done);
 
 		s[i] = (struct slice){.dst = (uint8_t *)dst + done, .src = src ? (const uint8_t *)src + done : NULL,
-				      .len = l};
+				      .len = l, .advice = advice};
 		done += l;
 	}
 	/* Slice 0 is the caller's; the others are threads', or the caller's
@@ -101,10 +105,15 @@ static int run(void *dst, const void *src, size_t len)
 
 int vc_fill_populate(void *addr, size_t len)
 {
-	return len ? run(addr, NULL, len) : 0;
+	return len ? run(addr, NULL, len, MADV_POPULATE_WRITE) : 0;
+}
+
+int vc_fill_map(void *addr, size_t len)
+{
+	return len ? run(addr, NULL, len, MADV_POPULATE_READ) : 0;
 }
 
 int vc_fill_copy(void *dst, const void *src, size_t len)
 {
-	return len ? run(dst, src, len) : 0;
+	return len ? run(dst, src, len, MADV_POPULATE_WRITE) : 0;
 }

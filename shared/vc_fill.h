@@ -42,6 +42,17 @@ size_t vc_fill_plan(size_t len, unsigned *n);
 int vc_fill_populate(void *addr, size_t len);
 
 /**
+ * vc_fill_map() - enter the pages of [@addr, @addr + @len), a shared mapping
+ * of a file whose pages exist already, into this process's page tables
+ * (MADV_POPULATE_READ, split over threads for large ranges): a read fault
+ * maps the file's pages around it too (the kernel's fault-around), where a
+ * write fault, such as the driver's registration takes on a page not yet
+ * mapped, maps one. A shmem mapping gets them writable. Page-aligned.
+ * Returns 0 or -errno (the caller may go on).
+ */
+int vc_fill_map(void *addr, size_t len);
+
+/**
  * vc_fill_copy() - copy @len bytes from @src into the shared mapping @dst,
  * populating it on the way, split over threads for large ranges. Page-
  * aligned, not overlapping. Returns 0 or -errno (nothing copied for sure).

@@ -126,13 +126,21 @@ int vc_cu_manual_vcHostRegister(struct vc_cu_session *x, const uint8_t *p, uint3
 	/* Page-locked host memory counts against the pinned quota. */
 	if (vc_acct_charge(VC_ACCT_PINNED, rq.size))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	/* A large range whose pages are still to be made (a new allocation,
-	 * not a registration the guest filled): made here first, on several
-	 * threads, instead of one by one in the driver's walk (vc_fill.h).
-	 * Pages the guest made already are left to the walk: mapping them
-	 * here first measured slower than letting the driver do it. */
-	if (rq.size >= VC_FILL_PARALLEL_MIN && !pages_made(h, rq.size))
-		vc_fill_populate(h, rq.size);
+	/* A large range: its pages entered into this process's page tables
+	 * first, on several threads, instead of one by one in the driver's
+	 * walk, which takes a write fault for every page not mapped here yet
+	 * (vc_fill.h). Pages still to be made (a new allocation, not a
+	 * registration the guest filled) are made so; pages that exist (a
+	 * segment the guest made and filled, a guest's pin in place) are
+	 * mapped by read faults, sixteen a fault: a gigabyte in place in a VM
+	 * registered in 43-57 ms after 21-33 ms of this, where the walk alone
+	 * took 98-169 ms (docs/PERFORMANCE.md, 2026-11-27). */
+	if (rq.size >= VC_FILL_PARALLEL_MIN) {
+		if (pages_made(h, rq.size))
+			vc_fill_map(h, rq.size);
+		else
+			vc_fill_populate(h, rq.size);
+	}
 	/* Portable (every context of the session) and mapped (a device address),
 	 * whatever the guest asked: cheap, and what unified addressing gives. */
 	rc = x->drv->cuMemHostRegister_v2(h, rq.size, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);

@@ -4,9 +4,11 @@
  * memory, on several threads past VC_FILL_PARALLEL_MIN, holds every byte in
  * the file (read back through the descriptor, not the mapping); sizes that
  * do not divide among the threads lose nothing at the end; populating makes
- * every page of the file exist.
+ * every page of the file exist; mapping enters a file's existing pages into
+ * a second mapping's page tables, writable, without touching a byte.
  */
 #include <check.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +100,54 @@ START_TEST(populate_makes_every_page)
 }
 END_TEST
 
+/* How many pages of [@m, @m + @n) this process's page tables map
+ * (/proc/self/pagemap: bit 63 of each page's entry). */
+static size_t pages_present(const uint8_t *m, size_t n)
+{
+	int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	size_t present = 0;
+
+	ck_assert_int_ge(fd, 0);
+	for (size_t i = 0; i < n / 4096; i++) {
+		uint64_t e = 0;
+		off_t at = (off_t)(((uintptr_t)m / 4096 + i) * sizeof(e));
+
+		ck_assert_int_eq(pread(fd, &e, sizeof(e), at), (ssize_t)sizeof(e));
+		present += e >> 63;
+	}
+	close(fd);
+	return present;
+}
+
+START_TEST(map_enters_existing_pages)
+{
+	const size_t n = VC_FILL_PARALLEL_MIN + 8 * 4096;
+	uint8_t *src = malloc(n), *a, *b;
+	int fd;
+
+	ck_assert_ptr_nonnull(src);
+	for (size_t i = 0; i < n; i++)
+		src[i] = (uint8_t)(i * 7 + (i >> 12));
+	a = file_map(&fd, n);
+	ck_assert_int_eq(vc_fill_copy(a, src, n), 0);
+	/* A second mapping of the same pages: nothing of it mapped yet. */
+	b = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ck_assert_ptr_ne(b, MAP_FAILED);
+	ck_assert_uint_eq(pages_present(b, n), 0);
+	ck_assert_int_eq(vc_fill_map(b, n), 0);
+	ck_assert_uint_eq(pages_present(b, n), n / 4096);
+	ck_assert(memcmp(b, src, n) == 0);
+	/* the same pages, writable through either mapping */
+	b[n - 1] ^= 0xff;
+	ck_assert_int_eq(a[n - 1], (uint8_t)(src[n - 1] ^ 0xff));
+	ck_assert_int_eq(vc_fill_map(NULL, 0), 0);
+	munmap(b, n);
+	munmap(a, n);
+	close(fd);
+	free(src);
+}
+END_TEST
+
 /* The plan the segment's files follow: whole-page slices from the start,
  * covering the range, each non-empty, at most VC_FILL_SLICES_MAX of them;
  * one below the parallel size. */
@@ -136,6 +186,7 @@ int main(void)
 	tcase_add_test(tc, below_the_parallel_size);
 	tcase_add_test(tc, parallel_sizes_that_do_not_divide);
 	tcase_add_test(tc, populate_makes_every_page);
+	tcase_add_test(tc, map_enters_existing_pages);
 	tcase_add_test(tc, plan_covers_in_whole_pages);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
