@@ -23,6 +23,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 
@@ -101,6 +102,15 @@ static void unpin(const struct gpin *g)
 		vc_client_unpin(st->client, g->entry, g->gen);
 }
 
+/* With VCUDA_DEBUG set: why @len bytes were not pinned in place, so that
+ * the copy through the pool that follows is explained. */
+static void say_refused(uint64_t len, const char *who, int code)
+{
+	if (vc_cu_debug())
+		fprintf(stderr, "vcuda: %llu MiB not pinned in place (%s %d); through the pool instead\n",
+			(unsigned long long)(len >> 20), who, code);
+}
+
 static CUresult pin(uint8_t *addr, uint64_t len, int owned, uint64_t *off, uint64_t *devptr)
 {
 	struct vc_cu_state *st = vc_cu_state();
@@ -118,12 +128,18 @@ static CUresult pin(uint8_t *addr, uint64_t len, int owned, uint64_t *off, uint6
 		unsupported();
 		return CUDA_ERROR_NOT_SUPPORTED;
 	}
-	if (e)
+	if (e) {
+		/* -E2BIG: more physically contiguous runs than a pin may have;
+		 * -ENOMEM: past pin_max_percent; -ENOSPC: no free entry. */
+		say_refused(len, "vcuda.ko: errno", -e);
 		return e == -ENOMEM ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_INVALID_VALUE;
+	}
 	rq.entry = g.entry;
 	rq.gen = g.gen;
 	rc = vc_cu_call(VC_CU_vcPinnedSegment, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
 	if (rc != CUDA_SUCCESS) {
+		if (rc != CUDA_ERROR_ALREADY_MAPPED) /* offered again elsewhere */
+			say_refused(len, "the host: CUresult", (int)rc);
 		unpin(&g); /* the server let it go, whatever failed */
 		if (rc == CUDA_ERROR_NOT_SUPPORTED)
 			unsupported();

@@ -72,7 +72,7 @@ gpu_smi() {
 gpu_bench() {
 	args=$(cat "$G/bin/bench/args" 2>/dev/null)
 	# shellcheck disable=SC2086 # the sections, one word each
-	LD_LIBRARY_PATH="$T/lib" timeout 500 $U "$G/bin/bench/cuda_bench" $args >/tmp/bench.out 2>/tmp/bench.err || {
+	LD_LIBRARY_PATH="$T/lib" VCUDA_DEBUG=1 timeout 500 $U "$G/bin/bench/cuda_bench" $args >/tmp/bench.out 2>/tmp/bench.err || {
 		tail -n 5 /tmp/bench.err
 		return 1
 	}
@@ -81,14 +81,16 @@ gpu_bench() {
 		# VCUDA_STATS: where the in-place gigabytes' time goes (each
 		# operation's wait for the host; the rest is the guest's own
 		# pinning), printed into the log.
-		LD_LIBRARY_PATH="$T/lib" VCUDA_PINNED_POOL=0 VCUDA_STATS=1 timeout 500 $U "$G/bin/bench/cuda_bench" \
-			pinned_gib >/tmp/bench2.out 2>/tmp/bench.err || {
-			tail -n 5 /tmp/bench.err
+		# VCUDA_DEBUG: a gigabyte not pinned in place says why.
+		LD_LIBRARY_PATH="$T/lib" VCUDA_PINNED_POOL=0 VCUDA_STATS=1 VCUDA_DEBUG=1 timeout 500 $U \
+			"$G/bin/bench/cuda_bench" pinned_gib >/tmp/bench2.out 2>/tmp/bench2.err || {
+			tail -n 5 /tmp/bench2.err
 			return 1
 		}
-		# Ten lines at most, before the figures: the harness keeps a
-		# test's last 30 lines.
-		grep -E '^  (cu|vc)' /tmp/bench.err | head -n 10 | sed 's/^/VMSTATS	/'
+		# A few lines, before the figures: the harness keeps a test's
+		# last 30 lines.
+		grep -h 'not pinned in place' /tmp/bench.err /tmp/bench2.err | sort | uniq -c | head -n 3
+		grep -E '^  (cu|vc)' /tmp/bench2.err | head -n 6 | sed 's/^/VMSTATS	/'
 		awk -F'\t' -v OFS='\t' '{ $1 = $1 "_inplace"; print }' /tmp/bench2.out >>/tmp/bench.out
 		;;
 	esac
