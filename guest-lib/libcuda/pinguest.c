@@ -103,11 +103,12 @@ static void unpin(const struct gpin *g)
 }
 
 /* With VCUDA_DEBUG set: why @len bytes were not pinned in place, so that
- * the copy through the pool that follows is explained. */
+ * what follows is explained (a registration moved into the pool, an
+ * allocation refused past the kernel's bound). */
 static void say_refused(uint64_t len, const char *who, int code)
 {
 	if (vc_cu_debug())
-		fprintf(stderr, "vcuda: %llu MiB not pinned in place (%s %d); through the pool instead\n",
+		fprintf(stderr, "vcuda: %llu MiB not pinned in place (%s %d)\n",
 			(unsigned long long)(len >> 20), who, code);
 }
 
