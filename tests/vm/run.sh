@@ -78,7 +78,18 @@ pinned_pool() {
 pinned_in_place() {
 	$U vm_guest_test pins || return 1
 	echo "two page-locked buffers of 96 MiB, no pool (VCUDA_PINNED_POOL=0): pinned in place"
-	CK_RUN_CASE=pinned VCUDA_PINNED_POOL=0 VCUDA_TEST_PINNED_MIB=96 $U test_cuda_api
+	CK_RUN_CASE=pinned VCUDA_PINNED_POOL=0 VCUDA_TEST_PINNED_MIB=96 $U test_cuda_api || return 1
+	# Past vcuda.ko's bound (pin_max_percent 0) a registration is not
+	# pinned in place: it moves into the pool, and VCUDA_DEBUG says why.
+	echo "the driver suite with pin_max_percent 0: registrations moved into the pool, the refusal named"
+	b=/sys/module/vcuda/parameters/pin_max_percent
+	old=$(cat $b)
+	echo 0 >$b
+	CK_RUN_CASE=driver VCUDA_DEBUG=1 $U test_cuda_api 2>/tmp/refused.err
+	r=$?
+	echo "$old" >$b
+	grep -m1 'not pinned in place' /tmp/refused.err
+	[ $r = 0 ] && grep -q 'not pinned in place (vcuda.ko: errno 12)' /tmp/refused.err
 }
 
 # The guest NVML: devices, processes with this guest's pids (not the quota
