@@ -2,11 +2,12 @@
 # Install what building and testing vcuda needs on Debian 12, if it is missing.
 set -euo pipefail
 
-pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev libsqlite3-dev libjansson-dev
+pkgs=(build-essential pkg-config python3 clang libclang-rt-14-dev check libsubunit-dev libsqlite3-dev libjansson-dev libzstd-dev
       busybox-static cpio curl xz-utils libelf1
       libmicrohttpd-dev prometheus
       debhelper dh-dkms dkms libvirt-clients systemd)
-# libmicrohttpd-dev: vcuda-mgmtd's /metrics; prometheus: promtool, which checks a live scrape.
+# libzstd-dev: zstd.h for the server's reading of compressed fatbin entries (libzstd itself is
+# loaded at run time); libmicrohttpd-dev: vcuda-mgmtd's /metrics; prometheus: promtool, which checks a live scrape.
 # debhelper, dh-dkms, dkms: the Debian packages (packaging/, debian/); libvirt-clients: virt-xml-validate
 # for the libvirt example; systemd: systemd-analyze verify of the units.
 

@@ -130,6 +130,12 @@ struct vc_cu_session {
 	struct sync_job *sync_head;
 	struct sync_job *sync_cur; /* the job the helper thread waits for now */
 	uint64_t sync_slots[VC_SLOTS_MAX / 64]; /* reply slots a queued job will answer (under cb_mu) */
+	/* A synchronisation of a finished stream or event still has work of
+	 * its own in the driver: device printf or assert output to flush (an
+	 * image that may print was loaded: vc_cu_image_may_print()), or a
+	 * stream-ordered pool to trim (an asynchronous allocation was made).
+	 * Set once, never cleared (syncpoll.c). Serving thread only. */
+	bool sync_flushes;
 	pthread_t syncer;
 	bool syncer_started;
 	struct vc_cu_session *kept_next; /* closed, kept for callbacks still due (exec.c) */
@@ -489,6 +495,24 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len);
  * (image.c).
  */
 int vc_cu_image_check(const uint8_t *p, uint64_t size);
+
+/**
+ * vc_cu_image_may_print() - could code in the image at @p (@size bytes,
+ * vc_cu_image_check() passed), loaded on a device of architecture @arch
+ * (major * 10 + minor; 0: unknown), write device printf or assert output?
+ * Of a fatbin with a cubin for @arch only those cubins count (the driver
+ * loads them), else every entry. True where code that counts names
+ * vprintf or __assertfail, or cannot be read (compressed, an unknown
+ * kind), or the image is malformed (image.c).
+ */
+bool vc_cu_image_may_print(const uint8_t *p, uint64_t size, uint32_t arch);
+
+/**
+ * vc_cu_image_arch() - the architecture (major * 10 + minor) of the current
+ * context's device, for vc_cu_image_may_print(); 0 where the driver does
+ * not say (module.c).
+ */
+uint32_t vc_cu_image_arch(struct vc_cu_session *x);
 
 /** vc_cu_dispatch() - decode and execute CUDA operation @op (generated). */
 int vc_cu_dispatch(struct vc_cu_session *x, uint32_t op, const uint8_t *p, uint32_t len,

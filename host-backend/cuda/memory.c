@@ -74,6 +74,7 @@ int vc_cu_manual_vcMemAlloc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 		}
 		if ((rc = vc_cu_quota_charge(x, rq.size)))
 			return rc;
+		x->sync_flushes = true; /* a synchronisation trims the pool (syncpoll.c) */
 		rc = pool ? x->drv->cuMemAllocFromPoolAsync(&d, rq.size, pool, stream)
 			  : x->drv->cuMemAllocAsync(&d, rq.size, stream);
 		if (rc == 0 && (rc = vc_cu_quota_track(x, d, rq.size, 0)))

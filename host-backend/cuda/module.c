@@ -83,6 +83,20 @@ int vc_cu_manual_vcImagePut(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 	return 0;
 }
 
+uint32_t vc_cu_image_arch(struct vc_cu_session *x)
+{
+	CUdevice d;
+	int major = 0, minor = 0;
+
+	/* A forced JIT compiles every image's PTX: no cubin counts alone. */
+	if (getenv("CUDA_FORCE_PTX_JIT") || x->drv->cuCtxGetDevice(&d) ||
+	    x->drv->cuDeviceGetAttribute(&major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, d) ||
+	    x->drv->cuDeviceGetAttribute(&minor, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, d) || major <= 0 ||
+	    minor < 0)
+		return 0;
+	return (uint32_t)(major * 10 + minor);
+}
+
 int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
 {
 	struct vc_cu_req_load rq;
@@ -97,6 +111,8 @@ int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	out->console = true; /* the driver flushes device printf at a module load */
 	if ((rc = vc_cu_image_check(im->buf, im->size)) || (rc = vc_cu_enter(x, rq.ctx)))
 		goto out;
+	if (!x->sync_flushes)
+		x->sync_flushes = vc_cu_image_may_print(im->buf, im->size, vc_cu_image_arch(x));
 	if (rq.kind == VC_CU_LOAD_MODULE) {
 		CUmodule m = NULL;
 

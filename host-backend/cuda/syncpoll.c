@@ -30,6 +30,15 @@ int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc)
 	 * which gives the driver's own error for it. */
 	if (q != CUDA_SUCCESS)
 		return 0;
+	/* Done. The driver's synchronisation of finished work costs 1.4 us
+	 * (bench/cuda/sync_split.c on an H100 and an H200), and does work of
+	 * its own only where the session's code may print (it flushes the
+	 * output, which must come before the reply, as natively) or a
+	 * stream-ordered pool may need trimming: only then is it made. */
+	if (!x->sync_flushes) {
+		*rc = CUDA_SUCCESS;
+		return 1;
+	}
 	*rc = (int)(kind == VC_CU_SYNC_STREAM ? x->drv->cuStreamSynchronize(h) : x->drv->cuEventSynchronize(h));
 	return 1;
 }

@@ -19,9 +19,10 @@ struct vc_cu_session;
 /**
  * vc_cu_sync_poll() - on the serving thread: poll stream or event @h
  * (@kind VC_CU_SYNC_STREAM or VC_CU_SYNC_EVENT) for at most VC_SYNC_POLL_NS.
- * When it completed, synchronise it (at once: the device printf output is
- * flushed as by the wait it replaces) and return 1 with the synchronisation's
- * result in *@rc; else 0, and the wait goes to the helper thread.
+ * When it completed, synchronise it where that has work of its own (at
+ * once: the device printf output is flushed as by the wait it replaces;
+ * vc_cu_session's sync_flushes) and return 1 with the result in *@rc; else
+ * 0, and the wait goes to the helper thread.
  */
 int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc);
 

@@ -5,7 +5,9 @@
  * and PTX pass; every header that claims more than was staged, or that
  * wraps around, is CUDA_ERROR_INVALID_IMAGE. With VC_TEST_IMAGES set to a
  * list of files (fatbins and cubins nvcc made), those must pass whole and
- * fail cut short.
+ * fail cut short. Whether an image may print: only one whose code is all
+ * readable (ELF, PTX) and names neither vprintf nor __assertfail does not;
+ * a compressed or unknown fatbin entry, or a malformed image, may.
  */
 #include <check.h>
 #include <elf.h>
@@ -196,6 +198,153 @@ START_TEST(ptx_and_pointers)
 }
 END_TEST
 
+/* A fatbin of one entry of @kind with payload @pl (@n bytes), into @b. */
+static size_t fatbin_of(uint8_t *b, uint16_t kind, const void *pl, uint64_t n)
+{
+	struct fb h = {0xba55ed50u, 1, 16, 64 + n};
+	struct fe e = {kind, 0x101, 64, n};
+
+	memset(b, 0, 16 + 64);
+	memcpy(b, &h, sizeof(h));
+	memcpy(b + 16, &e, sizeof(e));
+	memcpy(b + 16 + 64, pl, n);
+	return 16 + 64 + n;
+}
+
+/* Append to the fatbin in @b (@n bytes) an entry of @kind for @arch with
+ * payload @pl (@len bytes); the new size. */
+static size_t fatbin_add(uint8_t *b, size_t n, uint16_t kind, uint32_t arch, const void *pl, uint64_t len)
+{
+	struct fb h;
+	struct fe e = {kind, 0x101, 64, len};
+
+	memset(b + n, 0, 64);
+	memcpy(b + n, &e, sizeof(e));
+	memcpy(b + n + 28, &arch, sizeof(arch));
+	memcpy(b + n + 64, pl, len);
+	memcpy(&h, b, sizeof(h));
+	h.fat_size += 64 + len;
+	memcpy(b, &h, sizeof(h));
+	return n + 64 + len;
+}
+
+/* PTX compressed with zstd (libzstd, level 19): one quiet, one naming
+ * vprintf (compressed, so the name is not in the bytes). */
+static const uint8_t z_quiet[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x39, 0xc9, 0x01, 0x00, 0x2e, 0x76, 0x65, 0x72, 0x73, 0x69, 0x6f, 0x6e, 0x20, 0x38, 0x2e, 0x30, 0x0a, 0x2e, 0x74, 0x61, 0x72, 0x67, 0x65, 0x74, 0x20, 0x73, 0x6d, 0x5f, 0x37, 0x35, 0x0a, 0x2e, 0x76, 0x69, 0x73, 0x69, 0x62, 0x6c, 0x65, 0x20, 0x2e, 0x65, 0x6e, 0x74, 0x72, 0x79, 0x20, 0x6b, 0x28, 0x29, 0x0a, 0x7b, 0x0a, 0x72, 0x65, 0x74, 0x3b, 0x0a, 0x7d, 0x0a, 0x00};
+static const uint8_t z_prints[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x42, 0xf5, 0x01, 0x00, 0x22, 0x84, 0x0e, 0x11, 0x90, 0x7d, 0x40, 0xec, 0x10, 0x6b, 0x51, 0xb1, 0xfb, 0x6b, 0xc7, 0xce, 0xba, 0xeb, 0xab, 0xa5, 0x05, 0x20, 0x3c, 0x3c, 0xa3, 0xad, 0xda, 0x87, 0xf5, 0x62, 0xd8, 0xbb, 0x5c, 0x76, 0xd5, 0x17, 0xde, 0x66, 0x7e, 0xef, 0xd3, 0x3a, 0xbc, 0xdd, 0x87, 0x83, 0x94, 0xbc, 0x8e, 0x1d, 0xb4, 0x0b, 0x7f, 0x20, 0x9f, 0x7c, 0xd2, 0x78, 0xad, 0xd3, 0x1f, 0x00};
+
+/* nvcc 13's default: a cubin for sm_75 and its PTX compressed with zstd.
+ * On an sm_90 device the driver compiles the PTX: it is read decompressed
+ * (through libzstd, loaded at run time). Entries are padded: bytes after
+ * the frame are ignored. A frame cut short cannot be read: it may print. */
+START_TEST(zstd_entries_are_read)
+{
+	static uint8_t b[16384], elf[4096], pl[512];
+	struct fb h = {0xba55ed50u, 1, 16, 0};
+	size_t n, ne = make_elf(elf);
+
+	memcpy(b, &h, sizeof(h));
+	n = fatbin_add(b, sizeof(h), 2, 75, elf, ne);
+	memset(pl, 0, sizeof(pl));
+	memcpy(pl, z_quiet, sizeof(z_quiet));
+	n = fatbin_add(b, n, 1, 75, pl, sizeof(z_quiet) + 40); /* padded */
+	ck_assert_int_eq(vc_cu_image_check(b, n), 0);
+	ck_assert(!vc_cu_image_may_print(b, n, 90));
+	memcpy(b, &h, sizeof(h));
+	n = fatbin_add(b, sizeof(h), 2, 75, elf, ne);
+	n = fatbin_add(b, n, 1, 75, z_prints, sizeof(z_prints));
+	ck_assert(vc_cu_image_may_print(b, n, 90));
+	ck_assert(!vc_cu_image_may_print(b, n, 75)); /* the quiet cubin is loaded there */
+	memcpy(b, &h, sizeof(h));
+	n = fatbin_add(b, sizeof(h), 1, 75, z_quiet, sizeof(z_quiet) - 5);
+	ck_assert(vc_cu_image_may_print(b, n, 90));
+}
+END_TEST
+
+/* As nvcc 13 writes them: a cubin for one architecture and the PTX beside
+ * it, compressed. On a device of that architecture the driver loads the
+ * cubin: only it counts; on any other the PTX may be compiled, and it
+ * cannot be read. */
+START_TEST(only_the_cubin_the_driver_loads_counts)
+{
+	static const uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 0x62, 0xc5, 0x02, 0x00, 0x46, 0xd7, 0x54};
+	static uint8_t b[16384], elf[4096];
+	struct fb h = {0xba55ed50u, 1, 16, 0};
+	size_t n, ne = make_elf(elf);
+
+	memcpy(b, &h, sizeof(h));
+	n = fatbin_add(b, sizeof(h), 2, 90, elf, ne);
+	n = fatbin_add(b, n, 1, 90, zstd, sizeof(zstd));
+	ck_assert_int_eq(vc_cu_image_check(b, n), 0);
+	ck_assert(!vc_cu_image_may_print(b, n, 90));
+	ck_assert(vc_cu_image_may_print(b, n, 80)); /* no cubin for it: the PTX */
+	ck_assert(vc_cu_image_may_print(b, n, 0));
+	/* a cubin for another architecture beside it is not loaded here */
+	n = fatbin_add(b, n, 2, 80, zstd, sizeof(zstd));
+	ck_assert(!vc_cu_image_may_print(b, n, 90));
+	ck_assert(vc_cu_image_may_print(b, n, 80));
+	/* the cubin that is loaded prints */
+	memcpy(elf + sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) + 1, "vprintf", 8);
+	n = fatbin_add(b, n, 2, 90, elf, ne);
+	ck_assert_int_eq(vc_cu_image_check(b, n), 0);
+	ck_assert(vc_cu_image_may_print(b, n, 90));
+}
+END_TEST
+
+START_TEST(images_that_may_print)
+{
+	static const char quiet[] = ".version 8.0\n.target sm_75\n.visible .entry k()\n{\nret;\n}\n";
+	static const char prints[] = ".version 8.0\n.target sm_75\n.extern .func (.param .b32 r) vprintf\n";
+	static const uint8_t zstd[] = {0x28, 0xb5, 0x2f, 0xfd, 0x60, 0xf8, 0x04, 0xf5, 0x10, 0x00, 0x46, 0xd7};
+	static uint8_t b[8192], elf[4096], two[8192];
+	size_t n, ne;
+
+	ck_assert(!vc_cu_image_may_print((const uint8_t *)quiet, sizeof(quiet), 0));
+	ck_assert(vc_cu_image_may_print((const uint8_t *)prints, sizeof(prints), 0));
+	/* a cubin: quiet, then with __assertfail in its string table */
+	ne = make_elf(elf);
+	ck_assert(!vc_cu_image_may_print(elf, ne, 0));
+	n = fatbin_of(b, 2, elf, ne);
+	ck_assert_int_eq(vc_cu_image_check(b, n), 0);
+	ck_assert(!vc_cu_image_may_print(b, n, 0));
+	memcpy(elf + sizeof(Elf64_Ehdr) + sizeof(Elf64_Phdr) + 1, "__assertfail", 13);
+	ck_assert(vc_cu_image_may_print(elf, ne, 0));
+	n = fatbin_of(b, 2, elf, ne);
+	ck_assert(vc_cu_image_may_print(b, n, 0));
+	/* PTX entries, read as text */
+	n = fatbin_of(b, 1, quiet, sizeof(quiet));
+	ck_assert(!vc_cu_image_may_print(b, n, 0));
+	n = fatbin_of(b, 1, prints, sizeof(prints));
+	ck_assert(vc_cu_image_may_print(b, n, 0));
+	/* compressed (zstd's magic, as nvcc's -compress-all writes) cannot be
+	 * read: it may print */
+	n = fatbin_of(b, 2, zstd, sizeof(zstd));
+	ck_assert_int_eq(vc_cu_image_check(b, n), 0);
+	ck_assert(vc_cu_image_may_print(b, n, 0));
+	/* a quiet entry, then one that prints: the second decides */
+	n = fatbin_of(two, 1, quiet, sizeof(quiet));
+	{
+		struct fb h;
+		size_t m = fatbin_of(b, 1, prints, sizeof(prints));
+
+		memcpy(two + n, b + 16, m - 16); /* its entry after the first */
+		memcpy(&h, two, sizeof(h));
+		h.fat_size += m - 16;
+		memcpy(two, &h, sizeof(h));
+		n += m - 16;
+	}
+	ck_assert_int_eq(vc_cu_image_check(two, n), 0);
+	ck_assert(vc_cu_image_may_print(two, n, 0));
+	/* what cannot be read at all may print */
+	ck_assert(vc_cu_image_may_print(NULL, 0, 0));
+	ck_assert(vc_cu_image_may_print((const uint8_t *)"ab", 2, 0));
+	n = fatbin_of(b, 2, elf, ne);
+	ck_assert(vc_cu_image_may_print(b, n - 1, 0)); /* an entry past the end */
+	ck_assert(vc_cu_image_may_print(b, 20, 0));
+	ck_assert(vc_cu_image_may_print(b, 20, 90));
+}
+END_TEST
+
 /* Images nvcc made (VC_TEST_IMAGES="a.fatbin b.cubin"), when given. */
 START_TEST(real_images)
 {
@@ -231,6 +380,9 @@ int main(void)
 	tcase_add_test(t, elf_claims);
 	tcase_add_test(t, ptx_and_pointers);
 	tcase_add_test(t, real_images);
+	tcase_add_test(t, images_that_may_print);
+	tcase_add_test(t, only_the_cubin_the_driver_loads_counts);
+	tcase_add_test(t, zstd_entries_are_read);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

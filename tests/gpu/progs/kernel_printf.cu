@@ -2,6 +2,9 @@
 // temporary file) around the launches, checks the captured text against the
 // expected text, and then prints it. Only one thread per block prints, and the
 // lines from different blocks are sorted, so the output is deterministic.
+// The output must be there when a device, a stream or an event
+// synchronisation returns (vcuda's server answers a finished stream without
+// the driver's synchronisation only where no code may print).
 #include <unistd.h>
 #include <string>
 #include <vector>
@@ -103,5 +106,36 @@ int main(void)
     }
     printf("--- end ---\nlines=%zu bad=%d\n", lines.size(), bad);
     EXPECT(bad == 0, "per-block printf lines wrong");
+
+    // A stream's synchronisation, then an event's, flush it too.
+    cudaStream_t s;
+    cudaEvent_t ev;
+    CK(cudaStreamCreate(&s));
+    CK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    for (int k = 0; k < 2; k++) {
+        capture_begin_end(1, &saved, &tf);
+        one_printer<<<1, 64, 0, s>>>(7 + k, 0.5 * (k + 1), NULL);
+        e1 = cudaGetLastError();
+        if (k == 0) {
+            e2 = cudaStreamSynchronize(s);
+        } else {
+            e2 = cudaEventRecord(ev, s);
+            if (e2 == cudaSuccess)
+                e2 = cudaEventSynchronize(ev);
+        }
+        got = capture_begin_end(0, &saved, &tf);
+        CK(e1);
+        CK(e2);
+        snprintf(want, sizeof want,
+                 "kernel says: int=%d neg=%d hex=%x\n"
+                 "kernel says: double=%.6f sci=%.3e\n"
+                 "kernel says: char=%c str=%s ll=%lld\n",
+                 7 + k, -(7 + k), 0xbeef, 0.5 * (k + 1), 0.5 * (k + 1) * 1e10, 'Q', "literal", -1234567890123ll);
+        printf("--- captured at %s synchronisation ---\n%s--- end ---\n", k ? "an event's" : "a stream's",
+               got.c_str());
+        EXPECT(got == want, "device printf not flushed by the stream's or event's synchronisation");
+    }
+    CK(cudaEventDestroy(ev));
+    CK(cudaStreamDestroy(s));
     return finish();
 }
