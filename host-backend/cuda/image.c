@@ -202,8 +202,8 @@ static uint32_t entry_arch(const uint8_t *e, uint32_t header_size)
 }
 
 /* Walk the entries of the fatbin at @p (checked again: no trust), calling
- * @fn on each until it answers true. Returns what @fn last answered, or
- * true for a malformed fatbin. */
+ * @fn on each until one answers true. Returns true where one did or the
+ * fatbin is malformed, else false. */
 static bool each_entry(const uint8_t *p, uint64_t size, bool (*fn)(const uint8_t *e, const struct fatbin_entry *fe,
 								   uint32_t arch),
 		       uint32_t arch)
@@ -246,12 +246,6 @@ static bool entry_may_print(const uint8_t *e, const struct fatbin_entry *fe, uin
 	return fe->size && code_may_print(e + fe->header_size, fe->size);
 }
 
-static bool entry_may_print_any(const uint8_t *e, const struct fatbin_entry *fe, uint32_t arch)
-{
-	(void)arch;
-	return entry_may_print(e, fe, 0);
-}
-
 bool vc_cu_image_may_print(const uint8_t *p, uint64_t size, uint32_t arch)
 {
 	uint32_t magic;
@@ -266,5 +260,5 @@ bool vc_cu_image_may_print(const uint8_t *p, uint64_t size, uint32_t arch)
 	 * count. A malformed fatbin answers true either way. */
 	if (arch && each_entry(p, size, is_exact_cubin, arch))
 		return each_entry(p, size, entry_may_print, arch);
-	return each_entry(p, size, entry_may_print_any, 0);
+	return each_entry(p, size, entry_may_print, 0);
 }
