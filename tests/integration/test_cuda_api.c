@@ -661,10 +661,14 @@ static int on_standin(void)
 	return strstr(name, "stand-in") != NULL;
 }
 
-/* Load any image and get the printing function from it (the stand-in loads anything). */
+/* Load an image and get the printing function from it (the stand-in loads
+ * anything). It declares vprintf, as every image whose code prints does: the
+ * server makes a synchronisation's flush only where an image may print
+ * (host-backend/cuda/image.c). */
 static CUfunction printer(CUmodule *m)
 {
 	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
+				  ".extern .func (.param .b32 r) vprintf(.param .b64 f, .param .b64 a);\n"
 				  ".visible .entry vc_standin_printf(.param .u32 n)\n{\n ret;\n}\n";
 	CUfunction f;
 
