@@ -50,28 +50,50 @@ static bool within(uint64_t off, uint64_t len, uint64_t size)
 	return len <= size && off <= size - len;
 }
 
-static int check_fatbin(const uint8_t *p, uint64_t size)
+/* Walk the entries of the fatbin at @p, each size claim checked (for
+ * vc_cu_image_may_print() again: no trust), calling @fn on each until one
+ * answers true. Returns true where one did or the fatbin is malformed, else
+ * false. */
+static bool each_entry(const uint8_t *p, uint64_t size, bool (*fn)(const uint8_t *e, const struct fatbin_entry *fe,
+								   uint32_t arch),
+		       uint32_t arch)
 {
 	struct fatbin_header h;
 	uint64_t off, end;
 
 	if (size < sizeof(h))
-		return CUDA_ERROR_INVALID_IMAGE;
+		return true;
 	memcpy(&h, p, sizeof(h));
 	if (h.header_size < sizeof(h) || !within(h.header_size, h.fat_size, size))
-		return CUDA_ERROR_INVALID_IMAGE;
+		return true;
 	end = h.header_size + h.fat_size;
-	/* Entries tile the payload: each a header and its bytes. */
 	for (off = h.header_size; end - off >= sizeof(struct fatbin_entry);) {
 		struct fatbin_entry e;
 
 		memcpy(&e, p + off, sizeof(e));
 		if (e.header_size < sizeof(e) || !within(off, e.header_size, end) ||
 		    !within(off + e.header_size, e.size, end))
-			return CUDA_ERROR_INVALID_IMAGE;
+			return true;
+		if (fn(p + off, &e, arch))
+			return true;
 		off += e.header_size + e.size;
 	}
-	return 0;
+	return false;
+}
+
+static bool never(const uint8_t *e, const struct fatbin_entry *fe, uint32_t arch)
+{
+	(void)e;
+	(void)fe;
+	(void)arch;
+	return false;
+}
+
+/* The header's claim, then each entry's header and payload: entries tile
+ * the payload. */
+static int check_fatbin(const uint8_t *p, uint64_t size)
+{
+	return each_entry(p, size, never, 0) ? CUDA_ERROR_INVALID_IMAGE : 0;
 }
 
 /* A table of @n entries of @entsize bytes (at least @min) at @off. */
@@ -199,36 +221,6 @@ static uint32_t entry_arch(const uint8_t *e, uint32_t header_size)
 		return 0;
 	memcpy(&arch, e + 28, sizeof(arch));
 	return arch;
-}
-
-/* Walk the entries of the fatbin at @p (checked again: no trust), calling
- * @fn on each until one answers true. Returns true where one did or the
- * fatbin is malformed, else false. */
-static bool each_entry(const uint8_t *p, uint64_t size, bool (*fn)(const uint8_t *e, const struct fatbin_entry *fe,
-								   uint32_t arch),
-		       uint32_t arch)
-{
-	struct fatbin_header h;
-	uint64_t off, end;
-
-	if (size < sizeof(h))
-		return true;
-	memcpy(&h, p, sizeof(h));
-	if (h.header_size < sizeof(h) || !within(h.header_size, h.fat_size, size))
-		return true;
-	end = h.header_size + h.fat_size;
-	for (off = h.header_size; end - off >= sizeof(struct fatbin_entry);) {
-		struct fatbin_entry e;
-
-		memcpy(&e, p + off, sizeof(e));
-		if (e.header_size < sizeof(e) || !within(off, e.header_size, end) ||
-		    !within(off + e.header_size, e.size, end))
-			return true;
-		if (fn(p + off, &e, arch))
-			return true;
-		off += e.header_size + e.size;
-	}
-	return false;
 }
 
 /* A cubin for exactly @arch: the entry the driver loads on such a device. */
