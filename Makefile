@@ -378,14 +378,14 @@ $(BUILD)/bench/seed_bench: bench/cuda/seed_bench.cu bench/cuda/bench_common.h
 	$(NVCC) -O2 -o $@ $< -lcublas -lcufft
 
 # Where registering a gigabyte goes, natively (docs/PERFORMANCE.md).
-$(BUILD)/bench/register_split: bench/cuda/register_split.c
+$(BUILD)/bench/register_split: bench/cuda/register_split.c bench/cuda/ckd.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
 # What a launch and a synchronisation are made of, at the driver API
 # (docs/PERFORMANCE.md); runs natively or through vcuda.
-$(BUILD)/bench/sync_split: bench/cuda/sync_split.c
+$(BUILD)/bench/sync_split: bench/cuda/sync_split.c bench/cuda/ckd.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread

@@ -33,14 +33,7 @@
 #define MREMAP_DONTUNMAP 4
 #endif
 
-#define CKD(x)                                                                   \
-	do {                                                                     \
-		CUresult r_ = (x);                                               \
-		if (r_) {                                                        \
-			fprintf(stderr, "%s: %d (line %d)\n", #x, r_, __LINE__); \
-			exit(1);                                                 \
-		}                                                                \
-	} while (0)
+#include "ckd.h"
 
 static size_t g_n;
 

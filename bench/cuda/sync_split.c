@@ -22,14 +22,7 @@
 #include <string.h>
 #include <time.h>
 
-#define CKD(x)                                                                   \
-	do {                                                                     \
-		CUresult r_ = (x);                                               \
-		if (r_) {                                                        \
-			fprintf(stderr, "%s: %d (line %d)\n", #x, r_, __LINE__); \
-			exit(1);                                                 \
-		}                                                                \
-	} while (0)
+#include "ckd.h"
 
 #define N 2000
 
