@@ -508,11 +508,11 @@ int vc_cu_image_check(const uint8_t *p, uint64_t size);
 bool vc_cu_image_may_print(const uint8_t *p, uint64_t size, uint32_t arch);
 
 /**
- * vc_cu_image_arch() - the architecture (major * 10 + minor) of the current
- * context's device, for vc_cu_image_may_print(); 0 where the driver does
- * not say (module.c).
+ * vc_cu_image_loading() - image @p (@size bytes, checked) is about to be
+ * loaded in the current context: sets the session's sync_flushes where its
+ * code may print on that context's device (module.c).
  */
-uint32_t vc_cu_image_arch(struct vc_cu_session *x);
+void vc_cu_image_loading(struct vc_cu_session *x, const uint8_t *p, uint64_t size);
 
 /** vc_cu_dispatch() - decode and execute CUDA operation @op (generated). */
 int vc_cu_dispatch(struct vc_cu_session *x, uint32_t op, const uint8_t *p, uint32_t len,

@@ -358,8 +358,7 @@ int vc_cu_manual_vcLoadJit(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 	if (rc == 0)
 		rc = vc_cu_image_check(im->buf, im->size);
 	if (rc == 0 && (rc = vc_cu_enter(x, rq.ctx)) == 0) {
-		if (!x->sync_flushes)
-			x->sync_flushes = vc_cu_image_may_print(im->buf, im->size, vc_cu_image_arch(x));
+		vc_cu_image_loading(x, im->buf, im->size);
 		if (rq.kind == VC_CU_LOAD_MODULE) {
 			CUmodule m = NULL;
 

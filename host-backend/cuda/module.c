@@ -83,7 +83,9 @@ int vc_cu_manual_vcImagePut(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 	return 0;
 }
 
-uint32_t vc_cu_image_arch(struct vc_cu_session *x)
+/* The architecture (major * 10 + minor) of the current context's device,
+ * or 0 where the driver does not say. */
+static uint32_t image_arch(struct vc_cu_session *x)
 {
 	CUdevice d;
 	int major = 0, minor = 0;
@@ -95,6 +97,12 @@ uint32_t vc_cu_image_arch(struct vc_cu_session *x)
 	    minor < 0)
 		return 0;
 	return (uint32_t)(major * 10 + minor);
+}
+
+void vc_cu_image_loading(struct vc_cu_session *x, const uint8_t *p, uint64_t size)
+{
+	if (!x->sync_flushes)
+		x->sync_flushes = vc_cu_image_may_print(p, size, image_arch(x));
 }
 
 int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
@@ -111,8 +119,7 @@ int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 	out->console = true; /* the driver flushes device printf at a module load */
 	if ((rc = vc_cu_image_check(im->buf, im->size)) || (rc = vc_cu_enter(x, rq.ctx)))
 		goto out;
-	if (!x->sync_flushes)
-		x->sync_flushes = vc_cu_image_may_print(im->buf, im->size, vc_cu_image_arch(x));
+	vc_cu_image_loading(x, im->buf, im->size);
 	if (rq.kind == VC_CU_LOAD_MODULE) {
 		CUmodule m = NULL;
 
