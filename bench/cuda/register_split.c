@@ -10,7 +10,9 @@
  *
  * SECTIONS: "a" the alias step alone; "m" adds the one-file variants;
  * "w" the files written by pwrite on a thread each, the driver registering
- * after or during the writes; anything else (or nothing) the several-file
+ * after or during the writes; "h" whether new pages cost less right after
+ * memory was freed, and the program's pages replaced chunk by chunk (each
+ * chunk's old pages freed before the next chunk's are made); anything else (or nothing) the several-file
  * variants, the overlap and the alias.
  */
 #define _GNU_SOURCE
@@ -304,6 +306,105 @@ static void written(int nfd, int during, CUcontext ctx)
 	munmap(src, g_n);
 }
 
+/* Timed: a new anonymous gigabyte written by one thread. */
+static uint8_t *timed_buffer(const char *name)
+{
+	double t = ms();
+	uint8_t *p = program_buffer();
+
+	printf("%s\t%.1f\n", name, ms() - t);
+	return p;
+}
+
+/* Timed: 16 files' pages made on 16 threads, then dropped. */
+static void timed_populate(const char *name)
+{
+	int fds[64];
+	uint8_t *a = shared_map(16, fds);
+	double t = ms();
+
+	par(a, NULL, g_n, 16, 1, -1);
+	printf("%s\t%.1f\n", name, ms() - t);
+	drop(a, 16, fds);
+}
+
+struct swapjob {
+	uint8_t *a, *src;
+	int fd;
+	size_t len;
+	size_t chunk;
+};
+
+static void *swapper(void *arg)
+{
+	struct swapjob *j = arg;
+
+	for (size_t o = 0; o < j->len; o += j->chunk) {
+		size_t n = j->len - o < j->chunk ? j->len - o : j->chunk;
+
+		if (madvise(j->a + o, n, MADV_POPULATE_WRITE) < 0)
+			perror("madvise");
+		memcpy(j->a + o, j->src + o, n);
+		if (mmap(j->src + o, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, j->fd, (off_t)o) == MAP_FAILED)
+			perror("mmap");
+	}
+	return NULL;
+}
+
+/* The program's pages replaced chunk by chunk, each chunk's old pages freed
+ * (by the mapping over them) before the next chunk's new ones are made. */
+static void swap_chunks(size_t chunk, CUcontext ctx)
+{
+	uint8_t *src = program_buffer(), *a;
+	struct swapjob j[16];
+	pthread_t t[16];
+	size_t per = g_n / 16;
+	int fds[64];
+	double t0 = ms();
+
+	a = shared_map(16, fds);
+	for (int i = 0; i < 16; i++) {
+		j[i] = (struct swapjob){a + per * (size_t)i, src + per * (size_t)i, fds[i], per, chunk};
+		pthread_create(&t[i], NULL, swapper, &j[i]);
+	}
+	for (int i = 0; i < 16; i++)
+		pthread_join(t[i], NULL);
+	printf("swap%zuM_fill\t%.1f\n", chunk >> 20, ms() - t0);
+	{
+		struct regjob r = {.a = a, .ctx = ctx};
+
+		reg_thread(&r);
+		printf("swap%zuM_register\t%.1f\n", chunk >> 20, r.took);
+	}
+	printf("swap%zuM_total\t%.1f\n", chunk >> 20, ms() - t0);
+	if (src[0] != 2 || src[g_n - 1] != 2 || a[0] != 2)
+		printf("swap_bytes_differ\t1\n");
+	CKD(cuMemHostUnregister(a));
+	drop(a, 16, fds);
+	munmap(src, g_n);
+}
+
+/* Whether new pages cost less where memory was just freed. */
+static void hot(CUcontext ctx)
+{
+	uint8_t *p, *q;
+	double t;
+
+	p = timed_buffer("anon_new_memset");
+	timed_populate("shm_populate");
+	timed_populate("shm_populate_after_shm_free");
+	t = ms();
+	munmap(p, g_n);
+	printf("anon_free\t%.1f\n", ms() - t);
+	timed_populate("shm_populate_after_anon_free");
+	q = timed_buffer("anon_new_memset_after_shm_free");
+	munmap(q, g_n);
+	make("shm16_t16_popfirst", 16, 16, 1, 0);
+	swap_chunks(4u << 20, ctx);
+	swap_chunks(16u << 20, ctx);
+	overlap(16, 16, ctx);
+}
+
 int main(int argc, char **argv)
 {
 	CUcontext ctx;
@@ -323,6 +424,11 @@ int main(int argc, char **argv)
 		printf("# shmem_enabled %s", line);
 	if (f)
 		fclose(f);
+	f = fopen("/sys/kernel/mm/transparent_hugepage/enabled", "r");
+	if (f && fgets(line, sizeof(line), f))
+		printf("# thp_enabled %s", line);
+	if (f)
+		fclose(f);
 	printf("# cpus %ld\n", sysconf(_SC_NPROCESSORS_ONLN));
 
 	p = program_buffer();
@@ -335,6 +441,11 @@ int main(int argc, char **argv)
 	if (argc > 2 && strchr(argv[2], 'a')) {
 		alias(8);
 		alias(8);
+		return 0;
+	}
+	if (argc > 2 && strchr(argv[2], 'h')) {
+		hot(ctx);
+		hot(ctx);
 		return 0;
 	}
 	if (argc > 2 && strchr(argv[2], 'w')) {
