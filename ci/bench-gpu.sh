@@ -29,20 +29,22 @@ if [ "${BENCH_CUDA:-1}" != 0 ]; then
 fi
 
 # The PyTorch section: training steps (MLP and CNN, fp32 and autocast, 40
-# steps each, the first untimed) and transformer decode, natively and through
-# vcuda in the same run (tests/workloads/run.py; the last columns are vcuda's
-# speed against native's). The same native step moves by a third between
+# steps each, the first untimed), transformer decode, and calls in a loop
+# once warm (common.steady(): torch.compile in both modes, a CUDA graph's
+# replay, a JAX jit gradient, a CuPy kernel), natively and through vcuda in
+# the same run (tests/workloads/run.py; the last columns are vcuda's speed
+# against native's). The same native step moves by a third between
 # runs on a shared machine, so each workload runs $BENCH_TORCH_ROUNDS times
 # both ways, alternating which goes first: the figures are the medians (a
 # training step's own figure is its median step), and the range is the
 # rounds' ratios. About 8 minutes for the training steps and 5 for decode
-# on an H100; BENCH_TORCH_ONLY (comma-separated names) runs some of them.
+# on an H100, 4 more for the loops; BENCH_TORCH_ONLY (comma-separated names) runs some of them.
 PY=${WL_PYTHON:-/opt/torch/.venv/bin/python3}
 if [ -x "$PY" ] && [ "${BENCH_TORCH:-1}" != 0 ]; then
 	echo "== PyTorch through vcuda vs native, same run, ${BENCH_TORCH_ROUNDS:-3} rounds"
 	WL_TRAIN_STEPS=40 "$PY" tests/workloads/run.py --vcuda-build "$vb" --out "$VC_TMP/torch" --timeout 180 \
 		--repeat "${BENCH_TORCH_ROUNDS:-3}" \
-		--only "${BENCH_TORCH_ONLY:-mlp-fp32,mlp-fp16,mlp-bf16,cnn-fp32,cnn-fp16,cnn-bf16,gpt2-fp16,llama-bf16}" || true
+		--only "${BENCH_TORCH_ONLY:-mlp-fp32,mlp-fp16,mlp-bf16,cnn-fp32,cnn-fp16,cnn-bf16,gpt2-fp16,llama-bf16,compile-default,compile-reduce-overhead,cuda-graph,jax-jit,cupy-libs}" || true
 fi
 
 # The VM section: the same program inside the test VM (ci/bench-vm.sh),

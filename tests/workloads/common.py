@@ -4,6 +4,7 @@ checksums) and how long its timed part took; tests/workloads/run.py runs
 each natively and through vcuda in the same run and compares."""
 import json
 import os
+import statistics
 import sys
 import time
 
@@ -38,6 +39,26 @@ class Timer:
     def __exit__(self, *a):
         self.sync()
         self.ms = (time.perf_counter() - self.t0) * 1e3
+
+
+def steady(call, sync, blocks=5):
+    """Steady-state time of @call in ms: @blocks blocks of $WL_CALLS calls
+    (default 50) after one untimed block, each block ended by @sync (a
+    device synchronisation: the calls' work is in the time, as a loop of
+    them would wait for it); the median block's time per call. What a
+    program calling it in a loop sees, once its first calls (compiles,
+    library loads, first launches) are behind it."""
+    n = max(1, int(arg("calls", "50")))
+    per = []
+    for b in range(blocks + 1):
+        sync()
+        t0 = time.perf_counter()
+        for _ in range(n):
+            call()
+        sync()
+        if b:
+            per.append((time.perf_counter() - t0) * 1e3 / n)
+    return statistics.median(per)
 
 
 def result(**kw):
