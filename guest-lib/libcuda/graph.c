@@ -92,8 +92,17 @@ static CUresult kernel_node(uint32_t op, uint64_t graph, uint64_t node, const CU
 	m->rq.k.block[2] = np->blockDimZ;
 	m->rq.k.shared_mem = np->sharedMemBytes;
 	m->rq.k.param_size = psize;
-	rc = vc_cu_call(op, &m->rq, sizeof(m->rq), m->rest, ndeps * 8 + psize, &rp, out ? sizeof(rp) : 0, NULL,
-			0, 0);
+	/* An executable graph's update is sent without a reply: it only
+	 * changes what the graph's next launches run, and a program that
+	 * relaunches a graph updates its kernels' arguments before every
+	 * launch (XLA's command buffers, JAX's: nine round trips per call).
+	 * A failure the checks above could not see (a kernel of another
+	 * context) becomes the sticky error, as a launch's does. */
+	if (op == VC_CU_cuGraphExecKernelNodeSetParams_v2)
+		rc = vc_cu_submit(op, &m->rq, sizeof(m->rq), m->rest, ndeps * 8 + psize);
+	else
+		rc = vc_cu_call(op, &m->rq, sizeof(m->rq), m->rest, ndeps * 8 + psize, &rp, out ? sizeof(rp) : 0,
+				NULL, 0, 0);
 	if (rc == CUDA_SUCCESS && out)
 		*out = (CUgraphNode)(uintptr_t)rp.node;
 out:

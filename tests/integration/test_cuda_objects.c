@@ -438,6 +438,11 @@ START_TEST(graphs_built_by_hand)
 	CK(cuGraphDestroy(g));
 	ck_assert_int_eq(cuGraphKernelNodeGetParams(kn, &got), CUDA_ERROR_INVALID_HANDLE);
 	ck_assert_int_eq(cuGraphNodeGetType(kn, &t), CUDA_ERROR_INVALID_HANDLE);
+	/* an executable graph's update goes without a reply: its failure is
+	 * the sticky error, reported once, at the next synchronisation */
+	CK(cuGraphExecKernelNodeSetParams(ge, kn, &kp));
+	ck_assert_int_eq(cuStreamSynchronize(s), CUDA_ERROR_INVALID_HANDLE);
+	CK(cuStreamSynchronize(s));
 	CK(cuGraphLaunch(ge, s));
 	CK(cuStreamSynchronize(s));
 	CK(cuGraphExecDestroy(ge));

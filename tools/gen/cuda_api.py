@@ -253,7 +253,7 @@ fn("cuGraphNodeGetType", SYNC)
 fn("cuGraphGetNodes", SYNC, manual=True)
 fn("cuGraphAddKernelNode_v2", SYNC, manual=True)
 fn("cuGraphKernelNodeSetParams_v2", SYNC, manual=True)
-fn("cuGraphExecKernelNodeSetParams_v2", SYNC, manual=True)
+fn("cuGraphExecKernelNodeSetParams_v2", ASYNC, manual=True)  # sent without a reply (graph.c)
 fn("cuGraphKernelNodeGetParams_v2", SYNC, manual=True)
 fn("cuGraphAddMemcpyNode", SYNC, manual=True)
 fn("cuGraphInstantiateWithFlags", SYNC, local=True)  # onto cuGraphInstantiateWithParams
