@@ -1102,7 +1102,7 @@ int vc_client_unpin(struct vc_client *c, uint32_t entry, uint64_t gen)
 
 int vc_client_cb_next(struct vc_client *c, uint64_t *cookie)
 {
-	return vc_ring_guest_cb_next(&c->ring, cookie);
+	return vc_ring_guest_cb_next(&c->ring, cookie, VC_CLIENT_CB_SPIN_US);
 }
 
 void vc_client_cb_finish(struct vc_client *c)

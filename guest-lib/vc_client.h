@@ -170,10 +170,15 @@ int vc_client_pin(struct vc_client *c, uint64_t addr, uint64_t len, uint32_t *en
  */
 int vc_client_unpin(struct vc_client *c, uint32_t entry, uint64_t gen);
 
+/* How long the callback thread stays awake after a callback: the host's
+ * thread holds a stream until the guest has run each, and a program that
+ * queues one per call (JAX's executions) queues the next within that. */
+#define VC_CLIENT_CB_SPIN_US 200u
+
 /**
  * vc_client_cb_next() - wait for the next host callback queued for this
- * process (one thread only). Returns 0 with its cookie, or -errno when the
- * session ended.
+ * process (one thread only), awake for VC_CLIENT_CB_SPIN_US first. Returns
+ * 0 with its cookie, or -errno when the session ended.
  */
 int vc_client_cb_next(struct vc_client *c, uint64_t *cookie);
 

@@ -2,6 +2,7 @@
 #include "vc_ring_guest.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -291,9 +292,10 @@ void vc_ring_guest_ack_error(struct vc_ring_guest *g, uint64_t seq)
 	vc_shm_store64(&g->ctrl->err_ack, seq, VC_RELEASE);
 }
 
-int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie)
+int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie, uint32_t spin_us)
 {
-	int rc;
+	uint64_t t0 = vc_now_ns();
+	int rc, first = 1;
 
 	for (;;) {
 		/* Pairs with the host's seq_cst store of cb_tail in
@@ -307,6 +309,14 @@ int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie)
 		}
 		if ((rc = check_status(g)))
 			return rc;
+		/* Awake for @spin_us from the call's start (the callback
+		 * before it just ran: a stream waits for each, and programs
+		 * queue them one per call), then asleep. */
+		if (first && vc_now_ns() - t0 < (uint64_t)spin_us * 1000) {
+			sched_yield();
+			continue;
+		}
+		first = 0;
 		/* Dekker with vc_ring_host_cb_push(): count ourselves as a waiter,
 		 * re-read cb_tail; it stores cb_tail, then reads waiters. */
 		vc_shm_add32(&g->ctrl->waiters, 1, VC_SEQ_CST);

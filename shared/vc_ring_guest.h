@@ -161,10 +161,11 @@ void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq)
 
 /**
  * vc_ring_guest_cb_next() - wait for the next host callback the host queued
- * (one thread only: the callback thread). Returns 0 with its cookie, or the
- * -errno of a dead session.
+ * (one thread only: the callback thread), yielding the CPU between looks for
+ * the first @spin_us, then asleep. Returns 0 with its cookie, or the -errno
+ * of a dead session.
  */
-int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie);
+int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie, uint32_t spin_us);
 
 /** vc_ring_guest_cb_finish() - the callback taken last has run; the host may go on. */
 void vc_ring_guest_cb_finish(struct vc_ring_guest *g);
