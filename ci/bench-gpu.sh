@@ -38,7 +38,8 @@ fi
 # both ways, alternating which goes first: the figures are the medians (a
 # training step's own figure is its median step), and the range is the
 # rounds' ratios. About 8 minutes for the training steps and 5 for decode
-# on an H100, 4 more for the loops; BENCH_TORCH_ONLY (comma-separated names) runs some of them.
+# on an H100, about 8 more for the loops (torch.compile compiles in each
+# process); BENCH_TORCH_ONLY (comma-separated names) runs some of them.
 PY=${WL_PYTHON:-/opt/torch/.venv/bin/python3}
 if [ -x "$PY" ] && [ "${BENCH_TORCH:-1}" != 0 ]; then
 	echo "== PyTorch through vcuda vs native, same run, ${BENCH_TORCH_ROUNDS:-3} rounds"
