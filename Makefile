@@ -390,6 +390,13 @@ $(BUILD)/bench/sync_split: bench/cuda/sync_split.c bench/cuda/ckd.h
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
+# What a launch costs the driver in each form a server could use
+# (docs/PERFORMANCE.md); runs natively or through vcuda.
+$(BUILD)/bench/launch_split: bench/cuda/launch_split.c bench/cuda/ckd.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
+
 test-gpu:
 	bash ci/test-gpu.sh
 

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ckd.h - the driver-API measuring tools' (register_split.c, sync_split.c)
- * one check: a driver call that fails ends the tool, naming the call.
+ * ckd.h - the driver-API measuring tools' (register_split.c, sync_split.c,
+ * launch_split.c) one check: a driver call that fails ends the tool, naming
+ * the call.
  */
 #ifndef VC_BENCH_CKD_H
 #define VC_BENCH_CKD_H

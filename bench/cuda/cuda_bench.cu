@@ -194,6 +194,18 @@ static void launches() {
 	CK(cudaDeviceSynchronize());
 	printf("launch_async_us\t%.3f\tus\n", (t1 - t0) / nl);
 
+	// Launch throughput: the same launches with the wait for them to run,
+	// what a loop of launches takes once the device (or vcuda's server)
+	// has to keep up. The median of five blocks.
+	std::vector<double> blk;
+	for (int r = 0; r < 5; r++) {
+		double a = now_us();
+		for (int i = 0; i < nl; i++) empty<<<1, 32>>>();
+		CK(cudaDeviceSynchronize());
+		blk.push_back((now_us() - a) / nl);
+	}
+	printf("launch_throughput_us\t%.3f\tus\n", median(blk));
+
 	std::vector<double> v;
 	for (int i = 0; i < 2000; i++) {
 		double a = now_us();
