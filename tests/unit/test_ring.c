@@ -336,6 +336,45 @@ START_TEST(a_wait_of_known_length_spins_before_it_sleeps)
 }
 END_TEST
 
+/* Queues host callback 42 after 2 ms, as a stream reaching a host function. */
+static void *late_callback(void *arg)
+{
+	struct timespec ts = {0, 2000000};
+	uint32_t idx;
+
+	(void)arg;
+	nanosleep(&ts, NULL);
+	vc_ring_host_cb_push(&F.h, 42, &idx);
+	return NULL;
+}
+
+/* How many times the callback thread slept for a callback 2 ms late,
+ * awake for @spin_us first. */
+static int sleeps_for_late_callback(uint32_t spin_us)
+{
+	uint64_t cookie = 0;
+	int before = F.sleeps;
+	pthread_t t;
+
+	F.drain_on_sleep = 0;
+	ck_assert_int_eq(pthread_create(&t, NULL, late_callback, NULL), 0);
+	ck_assert_int_eq(vc_ring_guest_cb_next(&F.g, &cookie, spin_us), 0);
+	pthread_join(t, NULL);
+	ck_assert_uint_eq(cookie, 42);
+	vc_ring_guest_cb_finish(&F.g);
+	ck_assert_uint_eq(vc_ring_host_cb_done(&F.h), vc_shm_load32(&F.g.ctrl->cb_tail, VC_ACQUIRE));
+	return F.sleeps - before;
+}
+
+START_TEST(the_callback_thread_stays_awake_before_it_sleeps)
+{
+	/* Without a spin a late callback is slept for. */
+	ck_assert_int_gt(sleeps_for_late_callback(0), 0);
+	/* Awake for 2 s, it takes the callback 2 ms late without sleeping. */
+	ck_assert_int_eq(sleeps_for_late_callback(2000000), 0);
+}
+END_TEST
+
 START_TEST(arena_chunks_fifo_and_reuse)
 {
 	uint64_t off, offs[4];
@@ -519,6 +558,7 @@ static Suite *ring_suite(void)
 	tcase_add_test(t, full_ring_waits_for_host);
 	tcase_add_test(t, reply_slots);
 	tcase_add_test(t, a_wait_of_known_length_spins_before_it_sleeps);
+	tcase_add_test(t, the_callback_thread_stays_awake_before_it_sleeps);
 	tcase_add_test(t, arena_chunks_fifo_and_reuse);
 	tcase_add_test(t, doorbell_only_when_idle);
 	tcase_add_test(t, doorbell_idle_race_interleavings);
