@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ckd.h"
 
@@ -38,134 +37,95 @@ static float a = 2.0f;
 static CUdeviceptr xp, yp;
 static unsigned int n = 100000;
 
-static double now_us(void)
-{
-	struct timespec ts;
+/* The parameters both ways, made once in main(): an array of pointers to
+ * them, and one buffer packed as the server receives them (a at 0, x at 8,
+ * y at 16, n at 24). */
+static void *args[] = {&a, &xp, &yp, &n};
+static uint8_t packed[32];
+static size_t packed_size = sizeof(packed);
+static void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
+			CU_LAUNCH_PARAM_END};
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+/* The executable graph whose kernel node updates() updates. */
+static CUgraphExec ge;
+static CUgraphNode node;
+static CUDA_KERNEL_NODE_PARAMS np;
+
+static void launch_array(void)
+{
+	CKD(cuLaunchKernel(fn, 391, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
 }
 
-static int cmp(const void *p, const void *q)
+static void launch_packed(void)
 {
-	double x = *(const double *)p, y = *(const double *)q;
-
-	return (x > y) - (x < y);
+	CKD(cuLaunchKernel(fn, 391, 1, 1, 256, 1, 1, 0, NULL, NULL, extra));
 }
 
-/* Launch form @form once. */
-static void launch(int form)
+static void launch_ex_packed(void)
 {
-	void *args[] = {&a, &xp, &yp, &n};
-	uint8_t buf[32];
-	size_t size = 32;
-	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			 CU_LAUNCH_PARAM_END};
+	CUlaunchConfig cfg = {.gridDimX = 391, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256, .blockDimY = 1,
+			      .blockDimZ = 1};
 
-	memcpy(buf, &a, 4);
-	memset(buf + 4, 0, 4);
-	memcpy(buf + 8, &xp, 8);
-	memcpy(buf + 16, &yp, 8);
-	memcpy(buf + 24, &n, 4);
-	memset(buf + 28, 0, 4);
-	if (form == 0) {
-		CKD(cuLaunchKernel(fn, 391, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
-	} else if (form == 1) {
-		CKD(cuLaunchKernel(fn, 391, 1, 1, 256, 1, 1, 0, NULL, NULL, extra));
-	} else {
-		CUlaunchConfig cfg = {.gridDimX = 391, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256,
-				      .blockDimY = 1, .blockDimZ = 1};
-
-		CKD(cuLaunchKernelEx(&cfg, fn, NULL, extra));
-	}
+	CKD(cuLaunchKernelEx(&cfg, fn, NULL, extra));
 }
 
-/* An executable graph's kernel node updated @N times with its parameters
- * as an array (@packed 0) or one packed buffer (1, what the server passes
- * on for cuGraphExecKernelNodeSetParams): us per update, the median of
- * five blocks. */
-static void updates(const char *name, CUgraphExec ge, CUgraphNode node, int packed)
+static void update(void)
 {
-	void *args[] = {&a, &xp, &yp, &n};
-	uint8_t buf[32] = {0};
-	size_t size = 32;
-	void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, buf, CU_LAUNCH_PARAM_BUFFER_SIZE, &size,
-			 CU_LAUNCH_PARAM_END};
-	CUDA_KERNEL_NODE_PARAMS np = {.func = fn, .gridDimX = 391, .gridDimY = 1, .gridDimZ = 1,
-				      .blockDimX = 256, .blockDimY = 1, .blockDimZ = 1};
-	double t[BLOCKS];
-
-	memcpy(buf, &a, 4);
-	memcpy(buf + 8, &xp, 8);
-	memcpy(buf + 16, &yp, 8);
-	memcpy(buf + 24, &n, 4);
-	if (packed)
-		np.extra = extra;
-	else
-		np.kernelParams = args;
-	for (int b = 0; b < BLOCKS; b++) {
-		double t0 = now_us();
-
-		for (int i = 0; i < N; i++)
-			CKD(cuGraphExecKernelNodeSetParams(ge, node, &np));
-		t[b] = (now_us() - t0) / N;
-	}
-	qsort(t, BLOCKS, sizeof(t[0]), cmp);
-	printf("%s\t%.3f\tus\n", name, t[BLOCKS / 2]);
+	CKD(cuGraphExecKernelNodeSetParams(ge, node, &np));
 }
 
-static void block_of(const char *name, int form)
+/* @one called N times, then (@wait) a synchronisation: the median of five
+ * blocks' time per call. */
+static void per_call(const char *name, void (*one)(void), int wait)
 {
 	double t[BLOCKS];
 
 	for (int b = 0; b < BLOCKS; b++) {
-		double t0 = now_us();
+		double t0 = ckd_now_us();
 
 		for (int i = 0; i < N; i++)
-			launch(form);
-		CKD(cuCtxSynchronize());
-		t[b] = (now_us() - t0) / N;
+			one();
+		if (wait)
+			CKD(cuCtxSynchronize());
+		t[b] = (ckd_now_us() - t0) / N;
 	}
-	qsort(t, BLOCKS, sizeof(t[0]), cmp);
+	qsort(t, BLOCKS, sizeof(t[0]), ckd_cmp_double);
 	printf("%s\t%.3f\tus\n", name, t[BLOCKS / 2]);
 }
 
 int main(int argc, char **argv)
 {
-	CUcontext ctx;
 	CUmodule mod;
-	CUdevice dev;
+	CUgraph g;
 
-	CKD(cuInit(0));
-	CKD(cuDeviceGet(&dev, 0));
-	CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CKD(cuCtxSetCurrent(ctx));
+	ckd_primary();
 	CKD(cuModuleLoadData(&mod, ptx));
 	CKD(cuModuleGetFunction(&fn, mod, "axpy"));
 	CKD(cuMemAlloc(&xp, 4 * n));
 	CKD(cuMemAlloc(&yp, 4 * n));
+	memcpy(packed, &a, 4);
+	memcpy(packed + 8, &xp, 8);
+	memcpy(packed + 16, &yp, 8);
+	memcpy(packed + 24, &n, 4);
 	for (int i = 0; i < 1000; i++)
-		launch(0);
+		launch_array();
 	CKD(cuCtxSynchronize());
-	block_of("launch_params_array", 0);
+	per_call("launch_params_array", launch_array, 1);
 	if (argc > 1 && !strcmp(argv[1], "array"))
 		return 0;
-	block_of("launch_packed_buffer", 1);
-	block_of("launch_ex_packed_buffer", 2);
-	block_of("launch_params_array_again", 0);
+	per_call("launch_packed_buffer", launch_packed, 1);
+	per_call("launch_ex_packed_buffer", launch_ex_packed, 1);
+	per_call("launch_params_array_again", launch_array, 1);
 
-	CUgraph g;
-	CUgraphExec ge;
-	CUgraphNode node;
-	void *args[] = {&a, &xp, &yp, &n};
-	CUDA_KERNEL_NODE_PARAMS np = {.func = fn, .gridDimX = 391, .gridDimY = 1, .gridDimZ = 1,
-				      .blockDimX = 256, .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
-
+	np = (CUDA_KERNEL_NODE_PARAMS){.func = fn, .gridDimX = 391, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256,
+				       .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};
 	CKD(cuGraphCreate(&g, 0));
 	CKD(cuGraphAddKernelNode(&node, g, NULL, 0, &np));
 	CKD(cuGraphInstantiate(&ge, g, 0));
-	updates("exec_node_update_params_array", ge, node, 0);
-	updates("exec_node_update_packed_buffer", ge, node, 1);
+	per_call("exec_node_update_params_array", update, 0);
+	np.kernelParams = NULL;
+	np.extra = extra;
+	per_call("exec_node_update_packed_buffer", update, 0);
 	CKD(cuGraphExecDestroy(ge));
 	CKD(cuGraphDestroy(g));
 	return 0;

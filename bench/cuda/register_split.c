@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <time.h>
 #include <unistd.h>
 
 #ifndef MADV_POPULATE_WRITE
@@ -39,12 +38,10 @@
 
 static size_t g_n;
 
+/* The clock in milliseconds. */
 static double ms(void)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+	return ckd_now_us() / 1e3;
 }
 
 struct job {
@@ -407,18 +404,13 @@ static void hot(CUcontext ctx)
 
 int main(int argc, char **argv)
 {
-	CUcontext ctx;
-	CUdevice dev;
+	CUcontext ctx = ckd_primary();
 	uint8_t *p;
 	double t;
 	FILE *f;
 	char line[256];
 
 	g_n = (size_t)(argc > 1 ? atol(argv[1]) : 1024) << 20;
-	CKD(cuInit(0));
-	CKD(cuDeviceGet(&dev, 0));
-	CKD(cuDevicePrimaryCtxRetain(&ctx, dev));
-	CKD(cuCtxSetCurrent(ctx));
 	f = fopen("/sys/kernel/mm/transparent_hugepage/shmem_enabled", "r");
 	if (f && fgets(line, sizeof(line), f))
 		printf("# shmem_enabled %s", line);

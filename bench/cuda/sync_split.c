@@ -20,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "ckd.h"
 
@@ -33,21 +32,6 @@ static CUfunction fn;
 static CUevent ev;
 static CUstream st; /* a stream of our own, non-blocking */
 static double samples[N];
-
-static double now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
 
 static void launch_on(CUstream s)
 {
@@ -103,7 +87,7 @@ static void handoff(int j)
 static void figure(const char *name, int what)
 {
 	for (int i = -100; i < N; i++) {
-		double a = now_us();
+		double a = ckd_now_us();
 
 		switch (what) {
 		case 0: CKD(cuStreamQuery(NULL)); break;
@@ -163,26 +147,22 @@ static void figure(const char *name, int what)
 		case 22: launch_on(st); query_loop(st); break;
 		}
 		if (i >= 0)
-			samples[i] = now_us() - a;
+			samples[i] = ckd_now_us() - a;
 		if (what == 13 && i % 64 == 63)
 			CKD(cuCtxSynchronize()); /* keep the queue short */
 	}
-	qsort(samples, N, sizeof(samples[0]), cmp);
+	qsort(samples, N, sizeof(samples[0]), ckd_cmp_double);
 	printf("%s\t%.3f\tus\n", name, samples[N / 2]);
 	fflush(stdout);
 }
 
 int main(void)
 {
+	CUcontext c = ckd_primary();
 	CUdevice d;
-	CUcontext c;
 	CUmodule m;
 	pthread_t t;
 
-	CKD(cuInit(0));
-	CKD(cuDeviceGet(&d, 0));
-	CKD(cuDevicePrimaryCtxRetain(&c, d));
-	CKD(cuCtxSetCurrent(c));
 	CKD(cuModuleLoadData(&m, ptx));
 	CKD(cuModuleGetFunction(&fn, m, "empty"));
 	CKD(cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING));
@@ -217,6 +197,7 @@ int main(void)
 	pthread_join(t, NULL);
 	CKD(cuEventDestroy(ev));
 	CKD(cuModuleUnload(m));
+	CKD(cuCtxGetDevice(&d));
 	CKD(cuDevicePrimaryCtxRelease(d));
 	return 0;
 }
