@@ -189,6 +189,12 @@ static bool looks_like_text(const uint8_t *p, uint64_t n)
 	return i > 0;
 }
 
+/* Code that can be read as it is: an ELF or PTX. */
+static bool readable(const uint8_t *p, uint64_t n)
+{
+	return (n >= SELFMAG && !memcmp(p, ELFMAG, SELFMAG)) || looks_like_text(p, n);
+}
+
 /* One piece of code: an ELF or PTX is read, compressed with zstd (as nvcc
  * 13 writes fatbin entries) read once decompressed, anything else may
  * print. */
@@ -198,15 +204,12 @@ static bool code_may_print(const uint8_t *p, uint64_t n)
 	uint64_t dn;
 	bool r;
 
-	if (n >= SELFMAG && !memcmp(p, ELFMAG, SELFMAG))
-		return names_output(p, n);
-	if (looks_like_text(p, n))
+	if (readable(p, n))
 		return names_output(p, n);
 	if (!vc_cu_is_zstd(p, n) || vc_cu_unzstd(p, n, &d, &dn))
 		return true;
-	/* Once: a frame inside the frame is not opened again. */
-	r = vc_cu_is_zstd(d, dn) || (!(dn >= SELFMAG && !memcmp(d, ELFMAG, SELFMAG)) && !looks_like_text(d, dn)) ||
-	    names_output(d, dn);
+	/* Once: a frame inside the frame (not readable) is not opened again. */
+	r = !readable(d, dn) || names_output(d, dn);
 	free(d);
 	return r;
 }
