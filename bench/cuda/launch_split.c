@@ -5,7 +5,9 @@
  * then a synchronisation; the median of five blocks, in us per launch):
  * cuLaunchKernel with a kernelParams array (what programs pass), with one
  * packed buffer (CU_LAUNCH_PARAM_BUFFER_POINTER), and cuLaunchKernelEx with
- * the packed buffer (what vcuda's server does, host-backend/cuda/launch.c);
+ * the packed buffer (what vcuda's server does, host-backend/cuda/launch.c),
+ * each at two shapes: 391 blocks of 256 threads, and one block of 32 (what
+ * cuda_bench's launch rows launch, where the submission is the bound);
  * and an executable graph's kernel node update (cuGraphExecKernelNodeSetParams,
  * which XLA makes for every node before every launch) both ways, timed per
  * call.
@@ -39,10 +41,15 @@ static unsigned int n = 100000;
 
 /* The parameters both ways, made once in main(): an array of pointers to
  * them, and one buffer packed as the server receives them (a at 0, x at 8,
- * y at 16, n at 24). */
+ * y at 16, n at 24). Its size must be the parameters' (28, without tail
+ * padding): the driver refuses any other with
+ * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. */
 static void *args[] = {&a, &xp, &yp, &n};
 static uint8_t packed[32];
-static size_t packed_size = sizeof(packed);
+static size_t packed_size = 28;
+
+/* The launches' shape: grid and block width. */
+static unsigned gx = 391, bx = 256;
 static void *extra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, packed, CU_LAUNCH_PARAM_BUFFER_SIZE, &packed_size,
 			CU_LAUNCH_PARAM_END};
 
@@ -53,17 +60,17 @@ static CUDA_KERNEL_NODE_PARAMS np;
 
 static void launch_array(void)
 {
-	CKD(cuLaunchKernel(fn, 391, 1, 1, 256, 1, 1, 0, NULL, args, NULL));
+	CKD(cuLaunchKernel(fn, gx, 1, 1, bx, 1, 1, 0, NULL, args, NULL));
 }
 
 static void launch_packed(void)
 {
-	CKD(cuLaunchKernel(fn, 391, 1, 1, 256, 1, 1, 0, NULL, NULL, extra));
+	CKD(cuLaunchKernel(fn, gx, 1, 1, bx, 1, 1, 0, NULL, NULL, extra));
 }
 
 static void launch_ex_packed(void)
 {
-	CUlaunchConfig cfg = {.gridDimX = 391, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256, .blockDimY = 1,
+	CUlaunchConfig cfg = {.gridDimX = gx, .gridDimY = 1, .gridDimZ = 1, .blockDimX = bx, .blockDimY = 1,
 			      .blockDimZ = 1};
 
 	CKD(cuLaunchKernelEx(&cfg, fn, NULL, extra));
@@ -79,6 +86,7 @@ static void update(void)
 static void per_call(const char *name, void (*one)(void), int wait)
 {
 	double t[BLOCKS];
+	char label[96];
 
 	for (int b = 0; b < BLOCKS; b++) {
 		double t0 = ckd_now_us();
@@ -90,7 +98,11 @@ static void per_call(const char *name, void (*one)(void), int wait)
 		t[b] = (ckd_now_us() - t0) / N;
 	}
 	qsort(t, BLOCKS, sizeof(t[0]), ckd_cmp_double);
-	printf("%s\t%.3f\tus\n", name, t[BLOCKS / 2]);
+	if (wait) /* a launch: its shape in the name */
+		snprintf(label, sizeof(label), "%s_%ux%u", name, gx, bx);
+	else
+		snprintf(label, sizeof(label), "%s", name);
+	printf("%s\t%.3f\tus\n", label, t[BLOCKS / 2]);
 }
 
 int main(int argc, char **argv)
@@ -110,12 +122,20 @@ int main(int argc, char **argv)
 	for (int i = 0; i < 1000; i++)
 		launch_array();
 	CKD(cuCtxSynchronize());
-	per_call("launch_params_array", launch_array, 1);
+	for (int shape = 0; shape < 2; shape++) {
+		gx = shape ? 1 : 391;
+		bx = shape ? 32 : 256;
+		per_call("launch_params_array", launch_array, 1);
+		if (argc > 1 && !strcmp(argv[1], "array"))
+			continue;
+		per_call("launch_packed_buffer", launch_packed, 1);
+		per_call("launch_ex_packed_buffer", launch_ex_packed, 1);
+		per_call("launch_params_array_again", launch_array, 1);
+	}
 	if (argc > 1 && !strcmp(argv[1], "array"))
 		return 0;
-	per_call("launch_packed_buffer", launch_packed, 1);
-	per_call("launch_ex_packed_buffer", launch_ex_packed, 1);
-	per_call("launch_params_array_again", launch_array, 1);
+	gx = 391;
+	bx = 256;
 
 	np = (CUDA_KERNEL_NODE_PARAMS){.func = fn, .gridDimX = 391, .gridDimY = 1, .gridDimZ = 1, .blockDimX = 256,
 				       .blockDimY = 1, .blockDimZ = 1, .kernelParams = args};

@@ -153,6 +153,12 @@ CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint
 		if (!(pl = malloc(sizeof(*pl))))
 			return CUDA_ERROR_OUT_OF_MEMORY;
 		rc = vc_cu_params_layout((uint64_t)(uintptr_t)f, pl);
+		/* The driver refuses a buffer larger than the parameters (the
+		 * last one's end, without a struct's tail padding) at the
+		 * launch, and takes a smaller one (measured on driver 580);
+		 * where the layout is known, so is the answer. */
+		if (rc == CUDA_SUCCESS && pl->count && n > pl->total)
+			rc = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
 		free(pl);
 		if (rc)
 			return rc;

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_fixture.h"
@@ -576,6 +577,42 @@ START_TEST(host_functions_are_asynchronous_and_ordered)
 }
 END_TEST
 
+/* A host function that takes 20 ms, then marks that it ran. */
+static void CUDA_CB cb_slow(void *arg)
+{
+	struct timespec ts = {0, 20 * 1000 * 1000};
+
+	nanosleep(&ts, NULL);
+	__atomic_store_n((int *)arg, 1, __ATOMIC_RELEASE);
+}
+
+/* A context synchronisation waits for the work of every stream of the
+ * context, whichever it is on: a non-blocking stream among others, the
+ * per-thread default stream, the legacy one (the server may answer it
+ * without the driver's synchronisation once all are done: syncpoll.c). */
+START_TEST(a_context_synchronisation_waits_for_every_stream)
+{
+	CUstream s[3];
+	int ran;
+
+	for (int i = 0; i < 3; i++)
+		CK(cuStreamCreate(&s[i], CU_STREAM_NON_BLOCKING));
+	CUstream on[] = {s[1], CU_STREAM_PER_THREAD, CU_STREAM_LEGACY};
+
+	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+		ran = 0;
+		CK(cuLaunchHostFunc(on[i], cb_slow, &ran));
+		CK(cuCtxSynchronize());
+		ck_assert_msg(__atomic_load_n(&ran, __ATOMIC_ACQUIRE), "stream %zu: synchronised before its work ran",
+			      i);
+	}
+	/* and with nothing pending, at once */
+	CK(cuCtxSynchronize());
+	for (int i = 0; i < 3; i++)
+		CK(cuStreamDestroy(s[i]));
+}
+END_TEST
+
 START_TEST(pointer_attributes)
 {
 	CUdeviceptr d;
@@ -763,6 +800,32 @@ static void assert_text(const struct text *got, const struct text *want)
 		      "device printf text differs at byte %zu (got %zu bytes, want %zu): got \"%.60s\", want \"%.60s\"",
 		      i, got->len, want->len, got->p + i, want->p + i);
 }
+
+/* A packed parameter buffer larger than the parameters is refused at the
+ * launch, as the driver does (the guest knows the layout, so it answers at
+ * once too, not at the next synchronisation); the parameters' size and a
+ * smaller one launch (driver 580 takes a short buffer). */
+START_TEST(parameter_buffer_larger_than_the_parameters_is_refused_at_once)
+{
+	uint64_t n = 0;
+	size_t sizes[] = {8, 5}, fine[] = {4, 2};
+	CUmodule m;
+	CUfunction f = printer(&m);
+
+	for (size_t i = 0; i < 2; i++) {
+		void *big[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &n, CU_LAUNCH_PARAM_BUFFER_SIZE, &sizes[i],
+			       CU_LAUNCH_PARAM_END};
+		void *ok[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &n, CU_LAUNCH_PARAM_BUFFER_SIZE, &fine[i],
+			      CU_LAUNCH_PARAM_END};
+
+		ck_assert_int_eq(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, big),
+				 CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+		CK(cuLaunchKernel(f, 1, 1, 1, 1, 1, 1, 0, NULL, NULL, ok));
+	}
+	CK(cuCtxSynchronize()); /* nothing left behind */
+	CK(cuModuleUnload(m));
+}
+END_TEST
 
 START_TEST(device_printf_reaches_stdout_in_order)
 {
@@ -990,10 +1053,12 @@ int main(void)
 	tcase_add_test(t, answers_in_the_guest);
 	tcase_add_test(t, pointer_attributes);
 	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
+	tcase_add_test(t, a_context_synchronisation_waits_for_every_stream);
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
 	tcase_add_test(t, registered_memory_moves_into_the_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
+	tcase_add_test(t, parameter_buffer_larger_than_the_parameters_is_refused_at_once);
 	tcase_add_test(t, device_printf_reaches_stdout_in_order);
 	tcase_add_test(t, device_printf_at_every_synchronisation);
 	tcase_add_test(t, device_printf_larger_than_a_reply);

@@ -131,6 +131,25 @@ int main(void)
     printf("extra_launch_bad=%d sum=%.1f\n", bad, sum);
     EXPECT(bad == 0, "scale_globals: %d wrong", bad);
 
+    // A larger buffer is refused at the launch, the struct's own (24, with
+    // its tail padding) included; a smaller one launches (driver 580). The
+    // codes are printed, so that vcuda's must be the same, and nothing is
+    // left to the next synchronisation. The launches write nothing (n = 0).
+    struct {
+        CUdeviceptr in;
+        CUdeviceptr out;
+        int n;
+    } none = {din, dout, 0};
+    size_t sizes[] = {sizeof(none), pbuf_size + 4, pbuf_size - 4};
+    for (size_t w : sizes) {
+        void *x[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, &none, CU_LAUNCH_PARAM_BUFFER_SIZE, &w, CU_LAUNCH_PARAM_END};
+        CUresult wr = cuLaunchKernel(fsg, 1, 1, 1, 32, 1, 1, 0, s, NULL, x);
+        printf("extra_size_%zu=%d\n", w, (int)wr);
+        EXPECT((wr == CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES) == (w > pbuf_size),
+               "a %zu-byte buffer for %zu bytes of parameters: %d", w, pbuf_size, (int)wr);
+    }
+    CKD(cuStreamSynchronize(s));
+
     int maxthr = 0;
     CKD(cuFuncGetAttribute(&maxthr, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, fsg));
     printf("func_max_threads_gt_0=%d\n", maxthr > 0);
