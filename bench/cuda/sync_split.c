@@ -83,6 +83,17 @@ static void handoff(int j)
 		;
 }
 
+/* What vcuda's poll of a context synchronisation asks beyond the legacy
+ * stream's queries, with no stream of the program's own (syncpoll.c): the
+ * per-thread stream's capture status and completion. */
+static void ctx_poll_rest(void)
+{
+	CUstreamCaptureStatus cs;
+
+	CKD(cuStreamIsCapturing(CU_STREAM_PER_THREAD, &cs));
+	CKD(cuStreamQuery(CU_STREAM_PER_THREAD));
+}
+
 /* One figure: @what run N times after 100 untimed, median printed. */
 static void figure(const char *name, int what)
 {
@@ -145,6 +156,8 @@ static void figure(const char *name, int what)
 		case 20: launch_on(st); CKD(cuStreamSynchronize(st)); break;
 		case 21: launch_on(st); query_loop(st); CKD(cuStreamSynchronize(st)); break;
 		case 22: launch_on(st); query_loop(st); break;
+		case 23: ctx_poll_rest(); break;
+		case 24: launch(); query_loop(NULL); ctx_poll_rest(); break;
 		}
 		if (i >= 0)
 			samples[i] = ckd_now_us() - a;
@@ -184,6 +197,8 @@ int main(void)
 	figure("launch_handoff_stream_sync", 11);
 	figure("event_record_sync_idle", 14);
 	figure("event_sync_done", 15);
+	figure("ctx_poll_rest_idle", 23);
+	figure("launch_ctx_poll", 24);
 	figure("launch_query_loop_then_event", 16);
 	figure("launch_event_query_loop_then_sync", 17);
 	CKD(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));

@@ -96,6 +96,10 @@ struct vc_cu_session {
 	/* reverse map (kind, real) -> index + 1, open addressing */
 	uint32_t *rmap;
 	uint32_t rcap;
+	/* the table slots of live streams, in no order (handles.c), for the
+	 * serving thread's poll of a context synchronisation (syncpoll.c) */
+	uint32_t *streams;
+	uint32_t nstreams, capstreams;
 	/* stream-ordered allocations (they belong to no context) */
 	uint64_t *async_ptr;
 	uint32_t nasync, capasync;
@@ -386,6 +390,13 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
  * Returns 0 or CUDA_ERROR_INVALID_HANDLE.
  */
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);
+
+/**
+ * vc_cu_stream_slots() - the table slots of the session's live streams
+ * (*@n of them, in no order), valid until the next handle is published or
+ * forgotten.
+ */
+const uint32_t *vc_cu_stream_slots(const struct vc_cu_session *x, uint32_t *n);
 
 /** vc_cu_handle_get() - the table entry of live id @id of kind @kind, or NULL. */
 struct vc_cu_handle *vc_cu_handle_get(struct vc_cu_session *x, int kind, uint64_t id);

@@ -121,6 +121,38 @@ void vc_cu_handles_fini(struct vc_cu_session *x)
 {
 	free(x->h);
 	free(x->rmap);
+	free(x->streams);
+}
+
+const uint32_t *vc_cu_stream_slots(const struct vc_cu_session *x, uint32_t *n)
+{
+	*n = x->nstreams;
+	return x->streams;
+}
+
+/* Room in the stream list for one more: 0 or CUDA_ERROR_OUT_OF_MEMORY. */
+static int stream_room(struct vc_cu_session *x)
+{
+	if (x->nstreams == x->capstreams) {
+		uint32_t cap = x->capstreams ? x->capstreams * 2 : 16;
+		uint32_t *n = realloc(x->streams, cap * sizeof(*n));
+
+		if (!n)
+			return CUDA_ERROR_OUT_OF_MEMORY;
+		x->streams = n;
+		x->capstreams = cap;
+	}
+	return 0;
+}
+
+/* Slot @idx is a stream no more: unlisted (a stream's end is rare). */
+static void stream_drop(struct vc_cu_session *x, uint32_t idx)
+{
+	for (uint32_t i = 0; i < x->nstreams; i++)
+		if (x->streams[i] == idx) {
+			x->streams[i] = x->streams[--x->nstreams];
+			return;
+		}
 }
 
 bool vc_cu_capturing(struct vc_cu_session *x, void *stream)
@@ -188,6 +220,9 @@ static int publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id, 
 		 * the address for a new object, which gets a new id. */
 		vc_cu_forget_slot(x, idx);
 	}
+	/* Room in the stream list first: nothing to undo after the slot is taken. */
+	if (kind == VC_H_CUSTREAM && stream_room(x))
+		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (x->free_head) {
 		idx = x->free_head - 1;
 		x->free_head = x->h[idx].next_free;
@@ -217,6 +252,8 @@ static int publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id, 
 	h->nchild = 0;
 	h->refs = 0;
 	x->rmap[rmap_find(x, kind, real)] = idx + 1;
+	if (kind == VC_H_CUSTREAM)
+		x->streams[x->nstreams++] = idx; /* room was made above */
 	*id = make_id((uint32_t)kind, h->gen, idx);
 	*fresh = true;
 	return 0;
@@ -376,6 +413,8 @@ void vc_cu_forget_slot(struct vc_cu_session *x, uint32_t idx)
 		return;
 	if (h->real)
 		rmap_delete(x, rmap_find(x, h->kind, h->real));
+	if (h->kind == VC_H_CUSTREAM)
+		stream_drop(x, idx);
 	h->live = 0;
 	h->real = NULL;
 	/* Its dependants go with it (after it is dead, so that an ownership

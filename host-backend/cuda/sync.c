@@ -273,6 +273,10 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	j->kind = rq.kind;
 	j->ctx = ctx;
+	if (rq.kind == VC_CU_SYNC_CTX && vc_cu_sync_poll_ctx(x, ctx, &rc)) {
+		out->console = true; /* it synchronised here */
+		goto err;
+	}
 	if (rq.kind == VC_CU_SYNC_STREAM) {
 		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.handle, &h)))
 			goto err;

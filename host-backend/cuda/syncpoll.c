@@ -14,6 +14,22 @@
 #include "cuda/syncpoll.h"
 #include "vc_time.h"
 
+/* The result of a poll that found its work done: the driver's own
+ * synchronisation only where it has work of its own (vc_cu_sync_poll()). */
+static int done(struct vc_cu_session *x, int kind, void *h)
+{
+	if (!x->sync_flushes)
+		return CUDA_SUCCESS;
+	switch (kind) {
+	case VC_CU_SYNC_STREAM:
+		return (int)x->drv->cuStreamSynchronize(h);
+	case VC_CU_SYNC_EVENT:
+		return (int)x->drv->cuEventSynchronize(h);
+	default:
+		return (int)x->drv->cuCtxSynchronize();
+	}
+}
+
 int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc)
 {
 	uint64_t t0 = vc_now_ns();
@@ -35,11 +51,49 @@ int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc)
 	 * its own only where the session's code may print (it flushes the
 	 * output, which must come before the reply, as natively) or a
 	 * stream-ordered pool may need trimming: only then is it made. */
-	if (!x->sync_flushes) {
-		*rc = CUDA_SUCCESS;
-		return 1;
+	*rc = done(x, (int)kind, h);
+	return 1;
+}
+
+int vc_cu_sync_poll_ctx(struct vc_cu_session *x, CUcontext ctx, int *rc)
+{
+	void *q[VC_SYNC_POLL_STREAMS + 2];
+	uint32_t n = 0, ns, next = 0;
+	const uint32_t *slots = vc_cu_stream_slots(x, &ns);
+	uint64_t t0;
+
+	if (x->green || ns > VC_SYNC_POLL_STREAMS)
+		return 0;
+	q[n++] = CU_STREAM_LEGACY;
+	q[n++] = CU_STREAM_PER_THREAD;
+	for (uint32_t i = 0; i < ns; i++) {
+		const struct vc_cu_handle *h = &x->h[slots[i]];
+
+		/* A stream without a known context (none published it with an
+		 * owner) may be this context's: asked too, which costs a query. */
+		if (h->real && (h->owner >= x->nh || !x->h[h->owner].live ||
+				x->h[h->owner].kind != VC_H_CUCONTEXT || x->h[h->owner].real == ctx))
+			q[n++] = h->real;
 	}
-	*rc = (int)(kind == VC_CU_SYNC_STREAM ? x->drv->cuStreamSynchronize(h) : x->drv->cuEventSynchronize(h));
+	/* A query of a capturing stream would end its capture; the driver's
+	 * synchronisation (which a capture in progress may forbid) answers. */
+	for (uint32_t i = 1; i < n; i++)
+		if (vc_cu_capturing(x, q[i]))
+			return 0;
+	/* Nothing is submitted while the serving thread polls: a stream found
+	 * done stays done, and the next poll starts at the first still busy. */
+	t0 = vc_now_ns();
+	while (next < n) {
+		CUresult r = x->drv->cuStreamQuery(q[next]);
+
+		if (r == CUDA_SUCCESS) {
+			next++;
+			continue;
+		}
+		if (r != CUDA_ERROR_NOT_READY || vc_now_ns() - t0 >= VC_SYNC_POLL_NS)
+			return 0;
+	}
+	*rc = done(x, VC_CU_SYNC_CTX, NULL);
 	return 1;
 }
 

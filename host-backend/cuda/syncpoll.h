@@ -26,6 +26,23 @@ struct vc_cu_session;
  */
 int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc);
 
+/* A context synchronisation is polled where the session has at most this
+ * many streams (each poll queries every one of them). */
+#define VC_SYNC_POLL_STREAMS 64u
+
+/**
+ * vc_cu_sync_poll_ctx() - on the serving thread, with @ctx current: poll
+ * every stream of context @ctx (the legacy and per-thread default streams
+ * and the session's streams of it) for at most VC_SYNC_POLL_NS, as
+ * vc_cu_sync_poll() does a stream. Only the serving thread submits work, so
+ * streams that are all done mean a done context. Returns 1 with the result
+ * in *@rc when they completed; 0 (the wait goes to the helper thread) when
+ * one is still busy, one answered an error (the driver's synchronisation
+ * gives it), the session has green contexts (whose streams it cannot tell
+ * apart cheaply) or more than VC_SYNC_POLL_STREAMS streams.
+ */
+int vc_cu_sync_poll_ctx(struct vc_cu_session *x, CUcontext ctx, int *rc);
+
 /**
  * vc_cu_syncer_spin() - on the helper thread, with cb_mu held and no job
  * queued: wait up to VC_SYNC_SPIN_NS for the next one before sleeping, so

@@ -158,6 +158,54 @@ START_TEST(uncounted_owner_is_still_checked)
 }
 END_TEST
 
+/* Whether slot @idx is among the listed streams. */
+static bool listed(uint32_t idx)
+{
+	uint32_t n;
+	const uint32_t *v = vc_cu_stream_slots(&g_x, &n);
+
+	for (uint32_t i = 0; i < n; i++)
+		if (v[i] == idx)
+			return true;
+	return false;
+}
+
+/* The live streams are listed, each once, whichever way they end: a
+ * destroy, their owner's end, a new object at the address of a dead one;
+ * other kinds never are. */
+START_TEST(live_streams_are_listed)
+{
+	uint64_t ctx, st[40], ev, again;
+	uint32_t n;
+
+	ck_assert_int_eq(vc_cu_publish(&g_x, VC_H_CUCONTEXT, fake(1), &ctx), 0);
+	ck_assert_int_eq(vc_cu_publish(&g_x, VC_H_CUEVENT, fake(2), &ev), 0);
+	for (uintptr_t i = 0; i < 40; i++) /* past the list's first growth */
+		ck_assert_int_eq(vc_cu_publish_child(&g_x, VC_H_CUSTREAM, fake(100 + i), i % 2 ? ctx : 0, &st[i]), 0);
+	/* published again: the same id, listed once */
+	ck_assert_int_eq(vc_cu_publish(&g_x, VC_H_CUSTREAM, fake(100), &again), 0);
+	ck_assert_uint_eq(again, st[0]);
+	vc_cu_stream_slots(&g_x, &n);
+	ck_assert_uint_eq(n, 40);
+	for (int i = 0; i < 40; i++)
+		ck_assert(listed(IDX(st[i])));
+	ck_assert(!listed(IDX(ctx)) && !listed(IDX(ev)));
+	vc_cu_forget(&g_x, VC_H_CUSTREAM, st[4]);
+	ck_assert(!listed(IDX(st[4])));
+	/* the context takes its twenty */
+	vc_cu_forget(&g_x, VC_H_CUCONTEXT, ctx);
+	vc_cu_stream_slots(&g_x, &n);
+	ck_assert_uint_eq(n, 19);
+	for (int i = 0; i < 40; i++)
+		ck_assert(listed(IDX(st[i])) == (i % 2 == 0 && i != 4));
+	/* a slot freed by a stream and taken by an event is not listed */
+	ck_assert_int_eq(vc_cu_publish(&g_x, VC_H_CUEVENT, fake(3), &ev), 0);
+	ck_assert(!listed(IDX(ev)));
+	vc_cu_stream_slots(&g_x, &n);
+	ck_assert_uint_eq(n, 19);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("handles");
@@ -171,6 +219,7 @@ int main(void)
 	tcase_add_test(t, forged_ids_are_refused);
 	tcase_add_test(t, dependants_go_with_their_owner);
 	tcase_add_test(t, uncounted_owner_is_still_checked);
+	tcase_add_test(t, live_streams_are_listed);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
