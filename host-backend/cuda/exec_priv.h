@@ -55,7 +55,9 @@ struct vc_cu_handle {
 	void *real;
 	uint32_t gen;
 	uint16_t kind;
-	uint16_t live;
+	uint8_t live;
+	uint8_t busy; /* a stream: named by a command since a poll last found it
+		       * done (vc_cu_lookup() sets it, syncpoll.c clears it) */
 	uint32_t next_free;
 	uint32_t owner; /* index of the handle it belongs to (UINT32_MAX: none), set
 			 * with vc_cu_set_owner(): it is forgotten with its owner */
@@ -100,6 +102,7 @@ struct vc_cu_session {
 	 * serving thread's poll of a context synchronisation (syncpoll.c) */
 	uint32_t *streams;
 	uint32_t nstreams, capstreams;
+	bool per_thread_used; /* a command named the serving thread's per-thread stream */
 	/* stream-ordered allocations (they belong to no context) */
 	uint64_t *async_ptr;
 	uint32_t nasync, capasync;
@@ -386,7 +389,9 @@ int vc_cu_enter(struct vc_cu_session *x, uint64_t id);
 
 /**
  * vc_cu_lookup() - the real handle behind id @id of kind @kind. Id 0 is NULL;
- * stream ids 1 and 2 are CU_STREAM_LEGACY and CU_STREAM_PER_THREAD.
+ * stream ids 1 and 2 are CU_STREAM_LEGACY and CU_STREAM_PER_THREAD. A stream
+ * looked up is marked as maybe busy (every command that gives a stream work
+ * names it through here), for the poll of a context synchronisation.
  * Returns 0 or CUDA_ERROR_INVALID_HANDLE.
  */
 int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real);

@@ -251,6 +251,7 @@ static int publish(struct vc_cu_session *x, int kind, void *real, uint64_t *id, 
 	h->owner = UINT32_MAX; /* none until the publisher says (a reused slot kept its last) */
 	h->nchild = 0;
 	h->refs = 0;
+	h->busy = 1; /* a stream published may have work already (a capture's origin) */
 	x->rmap[rmap_find(x, kind, real)] = idx + 1;
 	if (kind == VC_H_CUSTREAM)
 		x->streams[x->nstreams++] = idx; /* room was made above */
@@ -342,6 +343,8 @@ int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
 	}
 	if (kind == VC_H_CUSTREAM && (id == (uint64_t)(uintptr_t)CU_STREAM_LEGACY ||
 				      id == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)) {
+		if (id == (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD)
+			x->per_thread_used = true;
 		*real = (void *)(uintptr_t)id;
 		return 0;
 	}
@@ -349,6 +352,8 @@ int vc_cu_lookup(struct vc_cu_session *x, int kind, uint64_t id, void **real)
 	if (!h)
 		return kind == VC_H_CUCONTEXT || kind == VC_H_CUGREENCTX ? CUDA_ERROR_INVALID_CONTEXT
 									  : CUDA_ERROR_INVALID_HANDLE;
+	if (kind == VC_H_CUSTREAM)
+		h->busy = 1;
 	*real = h->real;
 	return 0;
 }

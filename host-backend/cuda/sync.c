@@ -288,6 +288,10 @@ int vc_cu_manual_vcSync(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			goto err;
 		}
 		if (vc_cu_sync_poll(x, VC_CU_SYNC_STREAM, h, &rc)) {
+			struct vc_cu_handle *sh = vc_cu_handle_get(x, VC_H_CUSTREAM, rq.handle);
+
+			if (sh && rc == CUDA_SUCCESS)
+				sh->busy = 0; /* done: a context's poll need not ask it */
 			out->console = true; /* it synchronised here */
 			goto err;
 		}

@@ -32,10 +32,11 @@ int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc);
 
 /**
  * vc_cu_sync_poll_ctx() - on the serving thread, with @ctx current: poll
- * every stream of context @ctx (the legacy and per-thread default streams
- * and the session's streams of it) for at most VC_SYNC_POLL_NS, as
- * vc_cu_sync_poll() does a stream. Only the serving thread submits work, so
- * streams that are all done mean a done context. Returns 1 with the result
+ * every stream of context @ctx that may have work (the legacy stream, the
+ * per-thread one where a command named it, and the session's streams of
+ * @ctx named since a poll last found them done: vc_cu_handle's busy) for at
+ * most VC_SYNC_POLL_NS, as vc_cu_sync_poll() does a stream. Only the serving
+ * thread submits work, so streams that are all done mean a done context. Returns 1 with the result
  * in *@rc when they completed; 0 (the wait goes to the helper thread) when
  * one is still busy, one answered an error (the driver's synchronisation
  * gives it), the session has green contexts (whose streams it cannot tell

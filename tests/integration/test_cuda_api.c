@@ -599,13 +599,21 @@ START_TEST(a_context_synchronisation_waits_for_every_stream)
 		CK(cuStreamCreate(&s[i], CU_STREAM_NON_BLOCKING));
 	CUstream on[] = {s[1], CU_STREAM_PER_THREAD, CU_STREAM_LEGACY};
 
-	for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
-		ran = 0;
-		CK(cuLaunchHostFunc(on[i], cb_slow, &ran));
-		CK(cuCtxSynchronize());
-		ck_assert_msg(__atomic_load_n(&ran, __ATOMIC_ACQUIRE), "stream %zu: synchronised before its work ran",
-			      i);
-	}
+	/* Twice, and once more after each stream's own synchronisation: a
+	 * stream found done, then given work again, is waited for again. */
+	for (int round = 0; round < 3; round++)
+		for (size_t i = 0; i < sizeof(on) / sizeof(on[0]); i++) {
+			ran = 0;
+			CK(cuLaunchHostFunc(on[i], cb_slow, &ran));
+			if (round == 2) {
+				CK(cuStreamSynchronize(on[i]));
+				ran = 0;
+				CK(cuLaunchHostFunc(on[i], cb_slow, &ran));
+			}
+			CK(cuCtxSynchronize());
+			ck_assert_msg(__atomic_load_n(&ran, __ATOMIC_ACQUIRE),
+				      "round %d, stream %zu: synchronised before its work ran", round, i);
+		}
 	/* and with nothing pending, at once */
 	CK(cuCtxSynchronize());
 	for (int i = 0; i < 3; i++)

@@ -206,6 +206,36 @@ START_TEST(live_streams_are_listed)
 }
 END_TEST
 
+/* Every lookup of a stream marks it as maybe busy (the poll of a context
+ * synchronisation asks only those), a new one too; lookups of other kinds
+ * mark nothing, and the per-thread stream's id marks the session. */
+START_TEST(streams_looked_up_are_marked_busy)
+{
+	uint64_t st, ev;
+	void *real;
+
+	ck_assert_int_eq(vc_cu_publish(&g_x, VC_H_CUSTREAM, fake(1), &st), 0);
+	ck_assert_int_eq(vc_cu_publish(&g_x, VC_H_CUEVENT, fake(2), &ev), 0);
+	ck_assert_uint_eq(g_x.h[IDX(st)].busy, 1);
+	g_x.h[IDX(st)].busy = 0;
+	g_x.h[IDX(ev)].busy = 0;
+	ck_assert_int_eq(vc_cu_lookup(&g_x, VC_H_CUEVENT, ev, &real), 0);
+	ck_assert_uint_eq(g_x.h[IDX(ev)].busy, 0);
+	ck_assert_uint_eq(g_x.h[IDX(st)].busy, 0);
+	ck_assert_int_eq(vc_cu_lookup(&g_x, VC_H_CUSTREAM, st, &real), 0);
+	ck_assert_uint_eq(g_x.h[IDX(st)].busy, 1);
+	/* a forged id marks nothing */
+	g_x.h[IDX(st)].busy = 0;
+	ck_assert_int_ne(vc_cu_lookup(&g_x, VC_H_CUSTREAM, st + (1ull << 24), &real), 0);
+	ck_assert_uint_eq(g_x.h[IDX(st)].busy, 0);
+	ck_assert(!g_x.per_thread_used);
+	ck_assert_int_eq(vc_cu_lookup(&g_x, VC_H_CUSTREAM, (uint64_t)(uintptr_t)CU_STREAM_LEGACY, &real), 0);
+	ck_assert(!g_x.per_thread_used);
+	ck_assert_int_eq(vc_cu_lookup(&g_x, VC_H_CUSTREAM, (uint64_t)(uintptr_t)CU_STREAM_PER_THREAD, &real), 0);
+	ck_assert(g_x.per_thread_used);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("handles");
@@ -220,6 +250,7 @@ int main(void)
 	tcase_add_test(t, dependants_go_with_their_owner);
 	tcase_add_test(t, uncounted_owner_is_still_checked);
 	tcase_add_test(t, live_streams_are_listed);
+	tcase_add_test(t, streams_looked_up_are_marked_busy);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
