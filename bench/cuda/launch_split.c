@@ -41,8 +41,8 @@ static unsigned int n = 100000;
 
 /* The parameters both ways, made once in main(): an array of pointers to
  * them, and one buffer packed as the server receives them (a at 0, x at 8,
- * y at 16, n at 24). Its size must be the parameters' (28, without tail
- * padding): the driver refuses any other with
+ * y at 16, n at 24). Its size is the parameters' (28, without tail
+ * padding): the driver refuses a larger one with
  * CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES. */
 static void *args[] = {&a, &xp, &yp, &n};
 static uint8_t packed[32];

@@ -27,7 +27,7 @@ struct vc_cu_session;
 int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc);
 
 /* A context synchronisation is polled where the session has at most this
- * many streams (each poll queries every one of them). */
+ * many streams (the list of those to ask is kept on the stack). */
 #define VC_SYNC_POLL_STREAMS 64u
 
 /**
@@ -35,12 +35,13 @@ int vc_cu_sync_poll(struct vc_cu_session *x, uint32_t kind, void *h, int *rc);
  * every stream of context @ctx that may have work (the legacy stream, the
  * per-thread one where a command named it, and the session's streams of
  * @ctx named since a poll last found them done: vc_cu_handle's busy) for at
- * most VC_SYNC_POLL_NS, as vc_cu_sync_poll() does a stream. Only the serving
- * thread submits work, so streams that are all done mean a done context. Returns 1 with the result
- * in *@rc when they completed; 0 (the wait goes to the helper thread) when
- * one is still busy, one answered an error (the driver's synchronisation
- * gives it), the session has green contexts (whose streams it cannot tell
- * apart cheaply) or more than VC_SYNC_POLL_STREAMS streams.
+ * most VC_SYNC_POLL_NS, as vc_cu_sync_poll() does a stream. Only the
+ * serving thread submits work, so streams that are all done mean a done
+ * context. Returns 1 with the result in *@rc when they completed; 0 (the
+ * wait goes to the helper thread) when one is still busy, one answered an
+ * error (the driver's synchronisation gives it) or is capturing, the session
+ * has green contexts (whose streams it cannot tell apart cheaply) or more
+ * than VC_SYNC_POLL_STREAMS streams.
  */
 int vc_cu_sync_poll_ctx(struct vc_cu_session *x, CUcontext ctx, int *rc);
 
