@@ -106,6 +106,32 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 	return rc;
 }
 
+/* The first asynchronous failures of a session are logged (with -v every
+ * failure is, by do_cuda()); the rest are counted. */
+#define ASYNC_LOGGED 8
+
+/*
+ * Command @c, sent without a reply, failed with CUDA error @rc: the guest's
+ * next synchronising call reports it (the first one not yet taken). Where
+ * the guest sees only that later call fail, the log names the command that
+ * did; a guest cannot flood it.
+ */
+static void async_failed(struct vc_session *s, const struct cmd *c, int rc)
+{
+	/* written by this (serving) thread only; read by vc_session_get_stats() */
+	uint64_t n = __atomic_load_n(&s->n_async_failed, __ATOMIC_RELAXED) + 1;
+
+	__atomic_store_n(&s->n_async_failed, n, __ATOMIC_RELAXED);
+	vc_ring_host_error(&s->ring, rc, c->seq);
+	if (s->verbose || n > ASYNC_LOGGED)
+		return;
+	fprintf(stderr,
+		"vcuda-server: session %u: %s (seq %llu) failed asynchronously with %d, reported to the guest's "
+		"next synchronising call%s\n",
+		s->id, vc_cu_op_name(c->h.op), (unsigned long long)c->seq, rc,
+		n == ASYNC_LOGGED ? "; later asynchronous failures are counted, not logged" : "");
+}
+
 static int execute(struct vc_session *s, struct cmd *c)
 {
 	switch (c->h.op) {
@@ -158,7 +184,7 @@ int vc_decode_span(struct vc_session *s, const uint8_t *span, uint32_t len)
 		if (c.reply && (rc != VC_CUDA_SUCCESS || !c.replied))
 			vc_ring_host_reply(&s->ring, c.h.slot, c.seq, rc, NULL, 0);
 		else if (!c.reply && rc != VC_CUDA_SUCCESS)
-			vc_ring_host_error(&s->ring, rc, c.seq);
+			async_failed(s, &c, rc);
 		if (c.bulk)
 			vc_session_progress(s, c.seq);
 		off += c.h.size;

@@ -295,6 +295,7 @@ void vc_session_get_stats(struct vc_session *s, struct vc_session_stats *st)
 	st->commands = ld64(&s->n_commands);
 	st->batches = ld64(&s->n_batches);
 	st->sleeps = ld64(&s->n_sleeps);
+	st->async_failed = ld64(&s->n_async_failed);
 	st->fatal = vc_ring_host_fatal_reason(&s->ring);
 	st->running = __atomic_load_n(&s->running, __ATOMIC_RELAXED);
 }

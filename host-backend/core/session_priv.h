@@ -29,6 +29,7 @@ struct vc_session {
 	uint64_t last_beat_ns;
 	/* counters, read by other threads with relaxed loads */
 	uint64_t n_commands, n_batches, n_sleeps;
+	uint64_t n_async_failed; /* commands without a reply that failed (decode.c) */
 	uint32_t stop; /* set by vc_session_stop(), read by the serving thread */
 	uint32_t running;
 	pthread_t thread;

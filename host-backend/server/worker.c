@@ -324,8 +324,9 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, co
 		vc_log("session %u: FATAL: %s, after %" PRIu64 " commands; resources freed", id,
 		       vc_fatal_name(st.fatal), st.commands);
 	else
-		vc_log("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches", id,
-		       st.commands, st.batches);
+		vc_log("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches, %" PRIu64
+		       " of them failed asynchronously",
+		       id, st.commands, st.batches, st.async_failed);
 	vc_worker_close(s);
 	vc_worker_release_stdout(id);
 	vc_region_destroy(&region);

@@ -134,8 +134,9 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		vc_log("vm %s slot %u: session %u FATAL: %s, after %" PRIu64 " commands; resources freed",
 		       a->vm_name, a->slot, a->id, vc_fatal_name(st.fatal), st.commands);
 	else
-		vc_log("vm %s slot %u: session %u closed after %" PRIu64 " commands", a->vm_name, a->slot, a->id,
-		       st.commands);
+		vc_log("vm %s slot %u: session %u closed after %" PRIu64 " commands, %" PRIu64
+		       " of them failed asynchronously",
+		       a->vm_name, a->slot, a->id, st.commands, st.async_failed);
 	vc_worker_close(s);
 	vc_worker_release_stdout(a->id);
 	munmap(area, VC_GPIN_AREA_SIZE);

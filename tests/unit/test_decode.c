@@ -439,6 +439,9 @@ START_TEST(cuda_errors_are_results)
 	uint8_t back[256];
 	/* A read past the allocation's end. */
 	ck_assert_int_eq(dtoh(d + 200, 100, back), VC_CUDA_ERROR_INVALID_VALUE);
+	struct vc_session_stats st0;
+	vc_session_get_stats(g_s, &st0);
+	uint64_t async0 = st0.async_failed;
 	/* An asynchronous write to nowhere becomes the sticky error... */
 	struct vc_cu_req_memcpy h = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = 0x1000, .len = 8,
 				     .host = VC_CU_HOST_INLINE, .async = 1};
@@ -456,6 +459,7 @@ START_TEST(cuda_errors_are_results)
 	struct vc_session_stats st;
 	vc_session_get_stats(g_s, &st);
 	ck_assert_uint_eq(st.fatal, 0);
+	ck_assert_uint_eq(st.async_failed, async0 + 2); /* both counted, the first reported */
 	vc_cuda_driver_standin_stats(&launches, &bytes, &allocs);
 	ck_assert_uint_eq(allocs, g_allocs0 + 1);
 	ck_assert_int_eq(dtoh(d, 16, back), 0);

@@ -145,6 +145,8 @@ struct vc_session_stats {
 	uint64_t commands;    /* commands executed */
 	uint64_t batches;     /* spans fetched */
 	uint64_t sleeps;      /* times the thread slept on the doorbell */
+	uint64_t async_failed; /* commands without a reply that failed: the guest's
+				* next synchronising call reported the first */
 	uint32_t fatal;       /* enum vc_fatal, 0 when healthy */
 	bool running;
 };
