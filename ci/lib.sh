@@ -61,3 +61,48 @@ bench_ratios() {
 		r = ($3 == "us" || $3 == "ms") ? $2 / $5 : $5 / $2
 		printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
 }
+
+# bench_ratios_rounds DIR ROUNDS NAME - as bench_ratios, over ROUNDS pairs of
+# runs (DIR/native.K.tsv and DIR/other.K.tsv, K = 1..ROUNDS, the same metrics
+# in the same order): each metric's median both ways, the ratio of the
+# medians, and the range of the rounds' own ratios. A metric missing from a
+# round (a program that failed there) is shown from the rounds that have it.
+bench_ratios_rounds() {
+	local dir=$1 rounds=$2 k files=()
+	for ((k = 1; k <= rounds; k++)); do
+		files+=("$dir/native.$k.tsv" "$dir/other.$k.tsv")
+	done
+	printf '%-28s %12s %12s %8s  %s\n' metric native "$3" ratio "rounds ($rounds)"
+	awk -F'\t' '
+	function ratio(unit, nat, oth) { return (unit == "us" || unit == "ms") ? nat / oth : oth / nat }
+	function median(s, n,    a, i, j, t) {
+		split(s, a, " ")
+		for (i = 2; i <= n; i++)
+			for (j = i; j > 1 && a[j - 1] + 0 > a[j] + 0; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
+		return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2
+	}
+	FNR == 1 { side = (FILENAME ~ /\/native\.[0-9]+\.tsv$/) ? "n" : "o"; if (side == "n") round++ }
+	NF >= 3 && $2 + 0 > 0 {
+		key = $1
+		if (!(key in unit)) { order[++nm] = key; unit[key] = $3 }
+		vals[side, key] = vals[side, key] " " $2; cnt[side, key]++
+		got[side, key, round] = $2
+	}
+	END {
+		for (i = 1; i <= nm; i++) {
+			key = order[i]
+			if (!cnt["n", key] || !cnt["o", key])
+				continue
+			nat = median(vals["n", key], cnt["n", key]); oth = median(vals["o", key], cnt["o", key])
+			lo = ""; hi = ""
+			for (k = 1; k <= round; k++)
+				if ((("n", key, k) in got) && (("o", key, k) in got)) {
+					r = 100 * ratio(unit[key], got["n", key, k], got["o", key, k])
+					if (lo == "" || r < lo) lo = r
+					if (hi == "" || r > hi) hi = r
+				}
+			printf "%-28s %12.2f %12.2f %7.0f%%  %.0f-%.0f%%\n", key " (" unit[key] ")", nat, oth,
+			       100 * ratio(unit[key], nat, oth), lo, hi
+		}
+	}' "${files[@]}"
+}
