@@ -397,6 +397,13 @@ $(BUILD)/bench/launch_split: bench/cuda/launch_split.c bench/cuda/ckd.h
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
 
+# What a blocking copy from each kind of page-locked memory costs the driver
+# (docs/PERFORMANCE.md); runs natively or through vcuda.
+$(BUILD)/bench/copy_split: bench/cuda/copy_split.c bench/cuda/ckd.h
+	@mkdir -p $(@D)
+	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
+		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
+
 test-gpu:
 	bash ci/test-gpu.sh
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ckd.h - what the driver-API measuring tools (register_split.c,
+ * ckd.h - what the driver-API measuring tools (register_split.c, copy_split.c,
  * sync_split.c, launch_split.c) share: one check (a driver call that fails
  * ends the tool, naming the call), the clock, the median's sort, and the
  * device's primary context made current.
