@@ -80,6 +80,14 @@ struct vc_cu_alloc {
 	uint64_t ctx;   /* the context id it belongs to; 0: a stream-ordered one */
 };
 
+/* A device range the driver confirmed as one of the session's tracked
+ * allocations (quota.c's range cache). */
+struct vc_cu_range {
+	uint64_t start, size; /* size 0: empty */
+};
+
+#define VC_CU_RANGES 8
+
 /* A range of the pinned pool registered with the driver (pinned.c). */
 struct vc_cu_preg {
 	uint64_t off, size;
@@ -109,6 +117,11 @@ struct vc_cu_session {
 	/* every device allocation and its charge against the quota */
 	struct vc_cu_alloc *allocs;
 	uint32_t acap, nalloc;
+	/* allocations the driver confirmed whole, so that a copy inside one
+	 * needs no cuPointerGetAttributes (quota.c); emptied whenever a
+	 * tracked allocation may have gone */
+	struct vc_cu_range ranges[VC_CU_RANGES];
+	uint32_t range_next;
 	/* staged images */
 	struct vc_cu_image img[VC_CU_MAX_IMAGES];
 	uint64_t next_image;
@@ -143,6 +156,11 @@ struct vc_cu_session {
 	 * stream-ordered pool to trim (an asynchronous allocation was made).
 	 * Set once, never cleared (syncpoll.c). Serving thread only. */
 	bool sync_flushes;
+	/* An image that may print was loaded (vc_cu_image_may_print()): the
+	 * driver may write device printf at a blocking call, which the
+	 * console then collects before the reply (exec.c). Set once, never
+	 * cleared. Serving thread only. */
+	bool may_print;
 	pthread_t syncer;
 	bool syncer_started;
 	struct vc_cu_session *kept_next; /* closed, kept for callbacks still due (exec.c) */
@@ -256,6 +274,25 @@ int vc_cu_uobj_check(struct vc_cu_session *x, uint64_t object, uint64_t count, u
 
 /** vc_cu_uobj_note() - the driver took the change vc_cu_uobj_check() allowed: count it (host_post). */
 int vc_cu_uobj_note(struct vc_cu_session *x, uint64_t object, uint64_t count, uint64_t how);
+
+/**
+ * vc_cu_quota_covers() - is [@ptr, @ptr + @len) inside an allocation that
+ * vc_cu_quota_note() recorded and that is still tracked? A cheap answer for
+ * vc_cu_check_range(); false means "ask the driver".
+ */
+bool vc_cu_quota_covers(const struct vc_cu_session *x, uint64_t ptr, uint64_t len);
+
+/**
+ * vc_cu_quota_note() - the driver said [@start, @start + @size) is one
+ * allocation of the session's: remember it for vc_cu_quota_covers() when
+ * @start is a tracked allocation of a context (stream-ordered ones, whose
+ * frees are ordered by their streams, are not). Until it is untracked or its
+ * context goes.
+ */
+void vc_cu_quota_note(struct vc_cu_session *x, uint64_t start, uint64_t size);
+
+/** vc_cu_quota_ranges_forget() - empty vc_cu_quota_covers()'s cache. */
+void vc_cu_quota_ranges_forget(struct vc_cu_session *x);
 
 /** vc_cu_quota_fini() - free the table (the process or context teardown freed the memory). */
 void vc_cu_quota_fini(struct vc_cu_session *x);

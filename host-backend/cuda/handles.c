@@ -494,6 +494,8 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	/* Mappings of the session's (VMM) and memory it opened (IPC) are
 	 * checked against its own records (vmm.h): a range may span several
 	 * mappings, and the driver may not name a context for them. */
+	if (vc_cu_quota_covers(x, ptr, len))
+		return 0; /* inside an allocation the driver confirmed, still tracked */
 	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
 		return vc_cu_managed_check(x, ptr, len) == 0 ? 0 : vc_cu_vmm_check_range(x, ptr, len);
 	mine = owns_context(x, c);
@@ -504,6 +506,8 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	if (!mine || ptr < start || len > size || ptr - start > size - len)
 		/* managed memory of ours, or mappings of ours */
 		return vc_cu_managed_check(x, ptr, len) == 0 ? 0 : vc_cu_vmm_check_range(x, ptr, len);
+	if (c)
+		vc_cu_quota_note(x, start, size);
 	return 0;
 }
 

@@ -101,8 +101,8 @@ static uint32_t image_arch(struct vc_cu_session *x)
 
 void vc_cu_image_loading(struct vc_cu_session *x, const uint8_t *p, uint64_t size)
 {
-	if (!x->sync_flushes)
-		x->sync_flushes = vc_cu_image_may_print(p, size, image_arch(x));
+	if (!x->may_print && vc_cu_image_may_print(p, size, image_arch(x)))
+		x->may_print = x->sync_flushes = true;
 }
 
 int vc_cu_manual_vcLoad(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)

@@ -65,6 +65,13 @@ uint64_t vc_cuda_driver_standin_launches(void);
 void vc_cuda_driver_standin_stats(uint64_t *launches, uint64_t *bytes_in_use, uint64_t *allocs);
 
 /**
+ * vc_cuda_driver_standin_pointer_queries() - cuPointerGetAttributes calls
+ * made so far (every context of the process): whether the server asked the
+ * driver about a range or answered from what it knew.
+ */
+uint64_t vc_cuda_driver_standin_pointer_queries(void);
+
+/**
  * vc_cuda_driver_standin_decompress() - for unit tests: from now on the
  * stand-in's device reports decompression engines (@mask, the attribute
  * CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK; the recorded H200 has

@@ -501,6 +501,43 @@ START_TEST(cuda_errors_are_results)
 }
 END_TEST
 
+/* A copy inside an allocation the driver confirmed once is checked without
+ * asking it again (quota.c's ranges), until that allocation (or any other)
+ * is freed or its context goes: a freed range is never taken for a live one. */
+START_TEST(confirmed_ranges_skip_the_driver_until_freed)
+{
+	uint8_t back[64];
+	uint64_t d = alloc(256), e = alloc(256), q;
+
+	ck_assert_int_eq(dtoh(d, 16, back), 0);
+	q = vc_cuda_driver_standin_pointer_queries();
+	ck_assert_int_eq(dtoh(d + 64, 16, back), 0);
+	ck_assert_int_eq(dtoh(d + 240, 16, back), 0);
+	ck_assert_uint_eq(vc_cuda_driver_standin_pointer_queries(), q); /* answered from the cache */
+	/* Past the end is still refused, by the driver's answer. */
+	ck_assert_int_eq(dtoh(d + 250, 16, back), VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_gt(vc_cuda_driver_standin_pointer_queries(), q);
+	/* Another allocation freed: every confirmed range is forgotten. */
+	struct vc_cu_req_free f = {.ctx = g_ctx, .dptr = e};
+	ck_assert_int_eq(call(VC_CU_vcMemFree, &f, sizeof(f), NULL, 0, NULL, 0, NULL), 0);
+	q = vc_cuda_driver_standin_pointer_queries();
+	ck_assert_int_eq(dtoh(d, 16, back), 0);
+	ck_assert_uint_eq(vc_cuda_driver_standin_pointer_queries(), q + 1);
+	/* The confirmed one freed: a copy from it is refused, as natively. */
+	f.dptr = d;
+	ck_assert_int_eq(call(VC_CU_vcMemFree, &f, sizeof(f), NULL, 0, NULL, 0, NULL), 0);
+	ck_assert_int_eq(dtoh(d, 16, back), VC_CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(dtoh(e, 16, back), VC_CUDA_ERROR_INVALID_VALUE);
+	/* A new allocation, perhaps at the same address, is asked about afresh. */
+	d = alloc(256);
+	q = vc_cuda_driver_standin_pointer_queries();
+	ck_assert_int_eq(dtoh(d, 16, back), 0);
+	ck_assert_uint_eq(vc_cuda_driver_standin_pointer_queries(), q + 1);
+	f.dptr = d;
+	ck_assert_int_eq(call(VC_CU_vcMemFree, &f, sizeof(f), NULL, 0, NULL, 0, NULL), 0);
+}
+END_TEST
+
 /* Managed memory: only the session's own managed ranges are named; the
  * driver's refusals are results. */
 START_TEST(managed_ranges_are_checked)
@@ -2529,6 +2566,7 @@ static Suite *decode_suite(void)
 	tcase_add_test(t, launch_recorded);
 	tcase_add_test(t, cuda_errors_are_results);
 	tcase_add_test(t, jit_link_checks);
+	tcase_add_test(t, confirmed_ranges_skip_the_driver_until_freed);
 	tcase_add_test(t, managed_ranges_are_checked);
 	tcase_add_test(t, memop_addresses_are_checked);
 	tcase_add_test(t, launch_attributes_are_checked);
