@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_guestmem test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
+	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_guestmem test_optimes test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done
@@ -110,6 +110,21 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	mkdir -p "$VC_TMP/nvrtc-cache"
 	LD_LIBRARY_PATH=$PWD/$g build/release/tests/nvrtc_cache "$VC_TMP/nvrtc-cache" || rc=1
 	stop_server || rc=1
+	echo "== vcuda-server --op-times: a session's time per operation, in the log when it closes"
+	start_server build/release/bin/vcuda-server --op-times || return 1
+	LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_shared >/dev/null || rc=1
+	for _ in $(seq 100); do # the worker logs once it has seen the client go
+		grep -q 'kinds took' "$VC_TMP/server.log" && break
+		sleep 0.05
+	done
+	stop_server || rc=1
+	if grep -q 'operations of [0-9]* kinds took' "$VC_TMP/server.log" && grep -q ' calls .* us each ' "$VC_TMP/server.log"; then
+		echo "ok - $(grep -c ' us each ' "$VC_TMP/server.log") operations timed"
+	else
+		echo "not ok - the server's log has no table of operation times:"
+		tail -20 "$VC_TMP/server.log" | sed 's/^/    /'
+		rc=1
+	fi
 	echo "== page-locked memory beyond the pool: segments (a 64M pool, --pinned-max 1280M)"
 	start_server build/release/bin/vcuda-server --pinned-size 64M --pinned-max 1280M || return 1
 	build/release/tests/test_pinned || rc=1

@@ -22,6 +22,7 @@
 #include "core/decode.h"
 #include "core/services.h"
 #include "vc_cuda_wire.h"
+#include "vc_time.h"
 
 /* Result of one command handler: >= 0 a CUDA code; < 0 a fatal reason. */
 #define FATAL(reason) (-(int)(reason))
@@ -91,7 +92,14 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 		out.seq = c->seq;
 	}
 	vc_crash_note_op(c->h.op);
-	rc = s->ops->call(s->exec, c->h.op, c->p, c->plen, &out);
+	if (s->optimes) {
+		uint64_t t0 = vc_now_ns();
+
+		rc = s->ops->call(s->exec, c->h.op, c->p, c->plen, &out);
+		vc_optimes_add(s->optimes, c->h.op, vc_now_ns() - t0);
+	} else {
+		rc = s->ops->call(s->exec, c->h.op, c->p, c->plen, &out);
+	}
 	vc_crash_note_op(0);
 	c->bulk = out.bulk;
 	if (rc == VC_CU_DEFERRED) {

@@ -71,6 +71,10 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	s->id = p->id;
 	s->spin_us = p->spin_us ? p->spin_us : DEFAULT_SPIN_US;
 	s->verbose = p->verbose;
+	if (p->op_times && !(s->optimes = vc_optimes_create())) {
+		rc = -ENOMEM;
+		goto err_guestmem;
+	}
 	vc_session_services_init(s, p->base);
 	s->ops = p->exec;
 	rc = s->ops->open(p->exec_factory, &s->svc, &s->exec);
@@ -80,6 +84,7 @@ int vc_session_create(const struct vc_session_params *p, struct vc_session **out
 	return 0;
 
 err_guestmem:
+	vc_optimes_destroy(s->optimes);
 	vc_guestmem_destroy(s->guestmem);
 err_stopfd:
 	close(s->stop_fd);
@@ -283,11 +288,20 @@ void vc_session_destroy(struct vc_session *s)
 	if (s->started)
 		vc_session_stop(s);
 	release_exec(s);
+	vc_optimes_destroy(s->optimes);
 	vc_guestmem_destroy(s->guestmem);
 	vc_fdbox_fini(&s->fdbox);
 	close(s->stop_fd);
 	vc_ring_host_fini(&s->ring);
 	free(s);
+}
+
+int vc_session_report_op_times(struct vc_session *s, unsigned max, void (*line)(void *arg, const char *text),
+			       void *arg)
+{
+	/* Written by the serving thread only, which has stopped (or was never
+	 * started, in step-driven use). */
+	return vc_optimes_report(s->optimes, max, line, arg);
 }
 
 void vc_session_get_stats(struct vc_session *s, struct vc_session_stats *st)

@@ -8,6 +8,7 @@
 
 #include "core/fdbox.h"
 #include "core/guestmem.h"
+#include "core/optimes.h"
 #include "vc_ring_host.h"
 #include "vcuda/server.h"
 
@@ -26,6 +27,7 @@ struct vc_session {
 	struct vc_session_services svc; /* handed to the executor at open */
 	uint32_t id, spin_us;
 	int verbose;
+	struct vc_optimes *optimes; /* the serving thread's time per operation, or NULL (off) */
 	uint64_t last_beat_ns;
 	/* counters, read by other threads with relaxed loads */
 	uint64_t n_commands, n_batches, n_sleeps;

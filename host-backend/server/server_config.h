@@ -31,7 +31,11 @@ struct vc_server_config {
 	uint32_t spin_us;
 	struct vc_standin_config standin;
 	int verbose;
+	bool op_times; /* --op-times: each session's time per operation, logged at its close */
 };
+
+/** vc_log_op_times() - with --op-times, session @id's table (optimes.h) in the log. */
+void vc_log_op_times(struct vc_session *s, uint32_t id);
 
 /** vc_log() - one timestamped line on stderr, with the process id. */
 void vc_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

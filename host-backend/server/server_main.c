@@ -278,6 +278,8 @@ static void usage(FILE *f)
 		"      --max-pending-per-peer N  ... of one uid (default 16); past either, the oldest goes\n"
 		"      --spin-us US         busy-poll before sleeping (default 100)\n"
 		"      --standin-mem BYTES  ci-standin device memory per session (default 1G)\n"
+		"      --op-times           time each CUDA operation on a session's serving thread and\n"
+		"                           log the 20 that took the most when the session closes\n"
 		"  -v, --verbose            log every CUDA operation that fails\n"
 		"Sizes accept K, M and G suffixes.\n");
 }
@@ -319,7 +321,7 @@ static int parse_args(int argc, char **argv)
 {
 	enum { O_RING = 256, O_ARENA, O_CHUNK, O_SLOTS, O_SLOTSZ, O_MAX, O_SPIN, O_SMEM, O_DRIVER, O_PINNED,
 	       O_VMSOCK, O_VMFD, O_VMNAME, O_ADMIN, O_GPU, O_MEMQ, O_PINQ, O_WEIGHT, O_IDLE, O_SCHED, O_PEND,
-	       O_PENDPEER, O_PINMAX, O_NVML };
+	       O_PENDPEER, O_PINMAX, O_NVML, O_OPTIMES };
 	static const struct option opts[] = {
 		{"socket", required_argument, NULL, 's'},
 		{"executor", required_argument, NULL, 'e'},
@@ -347,6 +349,7 @@ static int parse_args(int argc, char **argv)
 		{"weight", required_argument, NULL, O_WEIGHT},
 		{"idle-timeout", required_argument, NULL, O_IDLE},
 		{"sched", required_argument, NULL, O_SCHED},
+		{"op-times", no_argument, NULL, O_OPTIMES},
 		{"verbose", no_argument, NULL, 'v'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
@@ -367,6 +370,7 @@ static int parse_args(int argc, char **argv)
 		case 's': g_cfg.socket_path = optarg; break;
 		case 'e': g_cfg.executor = optarg; break;
 		case 'v': g_cfg.verbose++; break;
+		case O_OPTIMES: g_cfg.op_times = true; break;
 		case O_DRIVER: g_cfg.driver = optarg; break;
 		case O_NVML: g_cfg.nvml_lib = optarg; break;
 		case O_VMSOCK: g_cfg.vm_socket_path = optarg; break;

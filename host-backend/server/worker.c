@@ -83,6 +83,22 @@ void vc_log(const char *fmt, ...)
 	va_end(ap);
 }
 
+struct op_line {
+	uint32_t id;
+};
+
+static void op_line(void *arg, const char *text)
+{
+	vc_log("session %u: %s", ((const struct op_line *)arg)->id, text);
+}
+
+void vc_log_op_times(struct vc_session *s, uint32_t id)
+{
+	struct op_line a = {.id = id};
+
+	vc_session_report_op_times(s, 20, op_line, &a);
+}
+
 static int cmp_int(const void *a, const void *b)
 {
 	return *(const int *)a - *(const int *)b;
@@ -298,6 +314,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, co
 		.id = id,
 		.spin_us = cfg->spin_us,
 		.verbose = cfg->verbose,
+		.op_times = cfg->op_times,
 	};
 	rc = vc_session_create(&p, &s);
 	if (rc)
@@ -327,6 +344,7 @@ int vc_worker_main(const struct vc_server_config *cfg, int sock, uint32_t id, co
 		vc_log("session %u: closed after %" PRIu64 " commands in %" PRIu64 " batches, %" PRIu64
 		       " of them failed asynchronously",
 		       id, st.commands, st.batches, st.async_failed);
+	vc_log_op_times(s, id);
 	vc_worker_close(s);
 	vc_worker_release_stdout(id);
 	vc_region_destroy(&region);

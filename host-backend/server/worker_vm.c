@@ -114,6 +114,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		.id = a->id,
 		.spin_us = cfg->spin_us,
 		.verbose = cfg->verbose,
+		.op_times = cfg->op_times,
 	};
 	rc = vc_session_create(&p, &s);
 	if (rc) {
@@ -137,6 +138,7 @@ int vc_worker_vm_main(const struct vc_server_config *cfg, const struct vc_vm_wor
 		vc_log("vm %s slot %u: session %u closed after %" PRIu64 " commands, %" PRIu64
 		       " of them failed asynchronously",
 		       a->vm_name, a->slot, a->id, st.commands, st.async_failed);
+	vc_log_op_times(s, a->id);
 	vc_worker_close(s);
 	vc_worker_release_stdout(a->id);
 	munmap(area, VC_GPIN_AREA_SIZE);

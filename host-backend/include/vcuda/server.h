@@ -87,6 +87,7 @@ struct vc_session_params {
 	uint32_t id;      /* for logs */
 	uint32_t spin_us; /* busy-poll this long before backing off; 0 = default */
 	int verbose;      /* log every CUDA operation that fails */
+	bool op_times;    /* time each CUDA operation on the serving thread (vc_session_report_op_times) */
 };
 
 /**
@@ -153,5 +154,14 @@ struct vc_session_stats {
 
 /** vc_session_get_stats() - counters and state, for logs and tests. */
 void vc_session_get_stats(struct vc_session *s, struct vc_session_stats *st);
+
+/**
+ * vc_session_report_op_times() - with vc_session_params.op_times, once the
+ * session has stopped serving: a summary line, then the @max CUDA operations
+ * that took the serving thread the most time (calls, total, mean, max), each
+ * handed to @line. Returns the lines handed over, 0 when timing is off.
+ */
+int vc_session_report_op_times(struct vc_session *s, unsigned max, void (*line)(void *arg, const char *text),
+			       void *arg);
 
 #endif /* VCUDA_SERVER_H */
