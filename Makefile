@@ -123,7 +123,7 @@ ALL := $(SERVER_BIN) $(UNIT_TESTS) $(INTEG_BINS) $(BENCH_BINS) $(LIBCUDA) $(LIBN
        $(BUILD)/tests/test_pinned
 endif
 
-.PHONY: all build asan tsan fuzz check demo bench test-gpu test-workloads unit integration clean setup cudart-smoke qemu vm-test coverage
+.PHONY: all build asan tsan fuzz check demo bench bench-tools test-gpu test-workloads unit integration clean setup cudart-smoke qemu vm-test coverage
 all build: $(ALL)
 
 # ---- generated CUDA API layer (tools/gen) and the ABI hash -----------------------
@@ -376,6 +376,13 @@ $(BUILD)/bench/cuda_bench: bench/cuda/cuda_bench.cu bench/cuda/bench_common.h
 $(BUILD)/bench/seed_bench: bench/cuda/seed_bench.cu bench/cuda/bench_common.h
 	@mkdir -p $(@D)
 	$(NVCC) -O2 -o $@ $< -lcublas -lcufft
+
+# The GPU machine's measuring tools, built here (CI builds them so that none
+# rots between the sessions that run them): make bench's two CUDA programs and
+# the driver-API splits that docs/PERFORMANCE.md quotes.
+BENCH_TOOLS := $(BUILD)/bench/cuda_bench $(BUILD)/bench/seed_bench $(BUILD)/bench/register_split \
+               $(BUILD)/bench/sync_split $(BUILD)/bench/launch_split $(BUILD)/bench/copy_split
+bench-tools: $(BENCH_TOOLS)
 
 # Where registering a gigabyte goes, natively (docs/PERFORMANCE.md).
 $(BUILD)/bench/register_split: bench/cuda/register_split.c bench/cuda/ckd.h

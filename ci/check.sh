@@ -261,6 +261,7 @@ step "compute weights: servers weighted 1:3 share a simulated GPU" env SECONDS_R
 step "host manager end to end: inventory, CI stand-in, QEMU stand-in" bash ci/mgmt-test.sh release
 step "host manager end to end under ASan+UBSan" bash ci/mgmt-test.sh asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
+step "build the GPU machine's measuring tools (make bench's CUDA programs, the driver-API splits)" make VARIANT=release bench-tools
 step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared" cuda_standin
 step "GPU suite (84 builds) through vcuda, CI stand-in: every CUDA call, kernel results unchecked" gpu_suite_standin
 step "client detects a killed server" dead_server
