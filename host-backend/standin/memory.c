@@ -67,24 +67,19 @@ static CUresult s_info(size_t *freeb, size_t *total)
 	return vc_si_need_ctx();
 }
 
-static uint64_t g_ptr_queries; /* cuPointerGetAttributes calls, under g_mu */
+static uint64_t g_ptr_queries; /* cuPointerGetAttributes calls: a relaxed atomic count */
 
 uint64_t vc_cuda_driver_standin_pointer_queries(void)
 {
-	uint64_t n;
-
-	pthread_mutex_lock(&g_mu);
-	n = g_ptr_queries;
-	pthread_mutex_unlock(&g_mu);
-	return n;
+	return __atomic_load_n(&g_ptr_queries, __ATOMIC_RELAXED);
 }
 
 static CUresult s_ptr_attrs(unsigned n, CUpointer_attribute *a, void **data, CUdeviceptr p)
 {
 	struct vc_smem_alloc *al;
 
+	__atomic_fetch_add(&g_ptr_queries, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&g_mu);
-	g_ptr_queries++;
 	al = vc_smem_find(&g_mem, p, 1);
 	for (unsigned i = 0; i < n; i++) {
 		switch (a[i]) {
