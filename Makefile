@@ -384,29 +384,13 @@ BENCH_TOOLS := $(BUILD)/bench/cuda_bench $(BUILD)/bench/seed_bench $(BUILD)/benc
                $(BUILD)/bench/sync_split $(BUILD)/bench/launch_split $(BUILD)/bench/copy_split
 bench-tools: $(BENCH_TOOLS)
 
-# Where registering a gigabyte goes, natively (docs/PERFORMANCE.md).
-$(BUILD)/bench/register_split: bench/cuda/register_split.c bench/cuda/ckd.h
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
-		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-
-# What a launch and a synchronisation are made of, at the driver API
-# (docs/PERFORMANCE.md); runs natively or through vcuda.
-$(BUILD)/bench/sync_split: bench/cuda/sync_split.c bench/cuda/ckd.h
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
-		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-
-# What a launch costs the driver in each form a server could use
-# (docs/PERFORMANCE.md); runs natively or through vcuda.
-$(BUILD)/bench/launch_split: bench/cuda/launch_split.c bench/cuda/ckd.h
-	@mkdir -p $(@D)
-	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
-		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread
-
-# What a blocking copy from each kind of page-locked memory costs the driver
-# (docs/PERFORMANCE.md); runs natively or through vcuda.
-$(BUILD)/bench/copy_split: bench/cuda/copy_split.c bench/cuda/ckd.h
+# The driver-API splits (docs/PERFORMANCE.md), each linked against
+# libcuda.so.1 and run natively or through vcuda: register_split (where
+# registering a gigabyte goes), sync_split (what a launch and a
+# synchronisation are made of), launch_split (what a launch costs the driver
+# in each form a server could use), copy_split (what a blocking copy from each
+# kind of page-locked memory costs).
+$(BUILD)/bench/%_split: bench/cuda/%_split.c bench/cuda/ckd.h
 	@mkdir -p $(@D)
 	$(CC) -std=gnu11 -O2 -Wall -Wextra -Werror -isystem $(CUDA_HOME)/include -o $@ $< \
 		-L$(CUDA_HOME)/lib64/stubs -lcuda -lpthread

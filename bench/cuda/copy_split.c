@@ -34,48 +34,51 @@
 
 static double samples[REPS];
 
-static double median(void)
-{
-	qsort(samples, REPS, sizeof(samples[0]), ckd_cmp_double);
-	return samples[REPS / 2];
-}
-
-/* The median time of @form's copy of @n bytes between @h and @dev, up
- * (@up) or down. Forms: 0 blocking, 1 async + stream synchronisation,
- * 2 async + a loop of queries. */
-static double timed(int form, int up, void *h, CUdeviceptr dev, size_t n)
+/* The median time of @step(@arg), REPS times after 5 untimed ones. */
+static double median_of(void (*step)(void *), void *arg)
 {
 	for (int i = -5; i < REPS; i++) {
 		double a = ckd_now_us();
 
-		if (form == 0) {
-			if (up)
-				CKD(cuMemcpyHtoD(dev, h, n));
-			else
-				CKD(cuMemcpyDtoH(h, dev, n));
-		} else {
-			if (up)
-				CKD(cuMemcpyHtoDAsync(dev, h, n, NULL));
-			else
-				CKD(cuMemcpyDtoHAsync(h, dev, n, NULL));
-			if (form == 1) {
-				CKD(cuStreamSynchronize(NULL));
-			} else {
-				CUresult r;
-
-				while ((r = cuStreamQuery(NULL)) == CUDA_ERROR_NOT_READY)
-					;
-				CKD(r);
-			}
-		}
+		step(arg);
 		if (i >= 0)
 			samples[i] = ckd_now_us() - a;
 	}
-	return median();
+	qsort(samples, REPS, sizeof(samples[0]), ckd_cmp_double);
+	return samples[REPS / 2];
 }
 
-/* What the server does around each copy, natively: "part_*" figures. */
-static void server_parts(CUdeviceptr dev)
+/* One copy of @n bytes between @h and @dev, up (@up) or down, in @form:
+ * 0 blocking, 1 async + stream synchronisation, 2 async + a loop of
+ * queries. */
+struct copy {
+	int form, up;
+	void *h;
+	CUdeviceptr dev;
+	size_t n;
+};
+
+static void copy_step(void *arg)
+{
+	const struct copy *c = arg;
+	CUresult r;
+
+	if (c->form == 0) {
+		CKD(c->up ? cuMemcpyHtoD(c->dev, c->h, c->n) : cuMemcpyDtoH(c->h, c->dev, c->n));
+		return;
+	}
+	CKD(c->up ? cuMemcpyHtoDAsync(c->dev, c->h, c->n, NULL) : cuMemcpyDtoHAsync(c->h, c->dev, c->n, NULL));
+	if (c->form == 1) {
+		CKD(cuStreamSynchronize(NULL));
+		return;
+	}
+	while ((r = cuStreamQuery(NULL)) == CUDA_ERROR_NOT_READY)
+		;
+	CKD(r);
+}
+
+/* The server's range check: the driver's attributes of a device address. */
+static void attrs_step(void *arg)
 {
 	CUpointer_attribute attrs[3] = {CU_POINTER_ATTRIBUTE_CONTEXT, CU_POINTER_ATTRIBUTE_RANGE_START_ADDR,
 					CU_POINTER_ATTRIBUTE_RANGE_SIZE};
@@ -83,42 +86,41 @@ static void server_parts(CUdeviceptr dev)
 	CUdeviceptr start;
 	size_t size;
 	void *data[3] = {&c, &start, &size};
-	int p[2];
+
+	CKD(cuPointerGetAttributes(3, attrs, data, *(CUdeviceptr *)arg + 64));
+}
+
+/* The console's collection: a read of an empty non-blocking pipe. */
+static void pipe_step(void *arg)
+{
 	char b[64];
 
-	for (int i = -5; i < REPS; i++) {
-		double a = ckd_now_us();
+	if (read(*(int *)arg, b, sizeof(b)) >= 0)
+		exit(1);
+}
 
-		CKD(cuPointerGetAttributes(3, attrs, data, dev + 64));
-		if (i >= 0)
-			samples[i] = ckd_now_us() - a;
-	}
-	printf("part_pointer_attributes\t%.3f\tus\n", median());
+static void fflush_step(void *arg)
+{
+	(void)arg;
+	fflush(stdout);
+}
+
+/* What the server does around each copy, natively: "part_*" figures. */
+static void server_parts(CUdeviceptr dev)
+{
+	int p[2];
+
+	printf("part_pointer_attributes\t%.3f\tus\n", median_of(attrs_step, &dev));
 	if (pipe2(p, O_NONBLOCK) < 0) {
 		perror("pipe2");
 		exit(1);
 	}
-	for (int i = -5; i < REPS; i++) {
-		double a = ckd_now_us();
-
-		if (read(p[0], b, sizeof(b)) >= 0)
-			exit(1);
-		if (i >= 0)
-			samples[i] = ckd_now_us() - a;
-	}
-	printf("part_empty_pipe_read\t%.3f\tus\n", median());
+	printf("part_empty_pipe_read\t%.3f\tus\n", median_of(pipe_step, &p[0]));
 	close(p[0]);
 	close(p[1]);
 	fflush(stdout);
 	setvbuf(stdout, NULL, _IONBF, 0);
-	for (int i = -5; i < REPS; i++) {
-		double a = ckd_now_us();
-
-		fflush(stdout);
-		if (i >= 0)
-			samples[i] = ckd_now_us() - a;
-	}
-	printf("part_fflush_unbuffered\t%.3f\tus\n", median());
+	printf("part_fflush_unbuffered\t%.3f\tus\n", median_of(fflush_step, NULL));
 }
 
 static void each_form(const char *kind, void *h, CUdeviceptr dev, size_t n)
@@ -126,9 +128,12 @@ static void each_form(const char *kind, void *h, CUdeviceptr dev, size_t n)
 	static const char *const forms[] = {"sync", "async_sync", "async_poll"};
 
 	for (int form = 0; form < 3; form++)
-		for (int up = 1; up >= 0; up--)
+		for (int up = 1; up >= 0; up--) {
+			struct copy c = {.form = form, .up = up, .h = h, .dev = dev, .n = n};
+
 			printf("%s_%zuMiB_%s_%s\t%.2f\tus\n", kind, n >> 20, up ? "h2d" : "d2h", forms[form],
-			       timed(form, up, h, dev, n));
+			       median_of(copy_step, &c));
+		}
 }
 
 /* @n bytes of a new memfd, mapped shared and written (exits on failure). */
@@ -157,6 +162,7 @@ int main(int argc, char **argv)
 	int nsizes = 2;
 	CUdeviceptr dev, d4;
 	uint32_t h4 = 0;
+	struct copy small;
 
 	if (argc > 1) {
 		nsizes = 0;
@@ -165,14 +171,8 @@ int main(int argc, char **argv)
 	}
 	ckd_primary();
 	CKD(cuMemAlloc(&d4, 4));
-	for (int i = -5; i < REPS; i++) {
-		double a = ckd_now_us();
-
-		CKD(cuMemcpyDtoH(&h4, d4, 4));
-		if (i >= 0)
-			samples[i] = ckd_now_us() - a;
-	}
-	printf("pageable_4B_d2h_sync\t%.2f\tus\n", median());
+	small = (struct copy){.form = 0, .up = 0, .h = &h4, .dev = d4, .n = 4};
+	printf("pageable_4B_d2h_sync\t%.2f\tus\n", median_of(copy_step, &small));
 	server_parts(d4);
 	for (int s = 0; s < nsizes; s++) {
 		size_t n = sizes[s] << 20;
