@@ -77,14 +77,21 @@ int vc_client_wait(struct vc_client *c, uint64_t seq);
 typedef int (*vc_client_emit_fn)(struct vc_client *c, void *arg, uint64_t off, uint64_t n,
 				 uint64_t arena_off, uint64_t *seq);
 
+/* vc_client_put() flags. */
+#define VC_CLIENT_PUT_ASYNC 1u /* return once the source may be reused, without waiting */
+#define VC_CLIENT_PUT_DMA 2u   /* the host's device reads the pieces by DMA (not the host's CPU) */
+
 /**
  * vc_client_put() - move @len bytes at @src to the server through the staging
- * arena, pipelined: @emit sends the command for each piece. With @async it
- * returns once @src may be reused; otherwise it waits for the last piece and
- * returns the first error of the transfer (a CUDA code) or -errno.
+ * arena, pipelined: @emit sends the command for each piece. With
+ * VC_CLIENT_PUT_ASYNC in @flags it returns once @src may be reused; otherwise
+ * it waits for the last piece and returns the first error of the transfer (a
+ * CUDA code) or -errno. With VC_CLIENT_PUT_DMA the pieces are written with
+ * non-temporal stores, for a DMA that then finds no line dirty in a CPU cache;
+ * without it, with plain stores, for a host CPU that reads them next.
  */
 int vc_client_put(struct vc_client *c, const void *src, uint64_t len, vc_client_emit_fn emit, void *arg,
-		  int async);
+		  unsigned flags);
 
 /**
  * vc_client_get() - move @len bytes from the server to @dst through the staging

@@ -365,10 +365,15 @@ void vc_ring_guest_chunk_release(struct vc_ring_guest *g, int idx, uint64_t seq)
 	g->chunk_release[idx] = seq;
 }
 
-void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len)
+void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len,
+			       bool stream)
 {
-	/* Published by the tail release of the command that names this range. */
-	memcpy(g->arena + off, src, len);
+	/* Published by the tail release of the command that names this range
+	 * (vc_copy_stream() fences its non-temporal stores before it). */
+	if (stream)
+		vc_copy_stream(g->arena + off, src, len);
+	else
+		memcpy(g->arena + off, src, len);
 }
 
 void vc_ring_guest_arena_read(struct vc_ring_guest *g, uint64_t off, void *dst, size_t len,

@@ -170,8 +170,14 @@ int vc_ring_guest_cb_next(struct vc_ring_guest *g, uint64_t *cookie, uint32_t sp
 /** vc_ring_guest_cb_finish() - the callback taken last has run; the host may go on. */
 void vc_ring_guest_cb_finish(struct vc_ring_guest *g);
 
-/** vc_ring_guest_arena_write() - copy @len bytes from @src into the arena at @off. */
-void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len);
+/**
+ * vc_ring_guest_arena_write() - copy @len bytes from @src into the arena at @off;
+ * with @stream, with non-temporal stores, leaving no line of it dirty in a CPU
+ * cache (for a piece the host's device reads by DMA: snooping dirty lines out of
+ * the writer's cache halved that DMA's speed, docs/PERFORMANCE.md).
+ */
+void vc_ring_guest_arena_write(struct vc_ring_guest *g, uint64_t off, const void *src, size_t len,
+			       bool stream);
 
 /**
  * vc_ring_guest_arena_read() - copy @len bytes from the arena at @off to @dst;

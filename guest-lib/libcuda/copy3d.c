@@ -136,7 +136,9 @@ static CUresult staged(struct vc_cu_state *st, struct job *j, const struct gside
 		if (up) {
 			for (uint64_t r = 0; !dense && r < n; r++)
 				memcpy(tmp + r * w, row_at(h, r0 + r, hh), w);
-			rc = vc_client_put(st->client, buf, n * w, emit, j, j->rq.async || !last);
+			/* The host's CPU reads these pieces (its driver stages them). */
+			rc = vc_client_put(st->client, buf, n * w, emit, j,
+					   j->rq.async || !last ? VC_CLIENT_PUT_ASYNC : 0);
 		} else {
 			rc = vc_client_get(st->client, buf, n * w, emit, j);
 			for (uint64_t r = 0; !rc && !dense && r < n; r++)

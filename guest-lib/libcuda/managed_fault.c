@@ -153,7 +153,8 @@ static int move(struct mrange *r, uint64_t off, uint64_t len, uint32_t dir)
 		if (dir == VC_CU_COPY_DTOH)
 			rc = vc_client_get(st->client, r->alias + (lo - r->info.base), hi - lo, emit, &x);
 		else
-			rc = vc_client_put(st->client, r->alias + (lo - r->info.base), hi - lo, emit, &x, 0);
+			rc = vc_client_put(st->client, r->alias + (lo - r->info.base), hi - lo, emit, &x,
+					   VC_CLIENT_PUT_DMA); /* a blocking copy: DMA from the arena */
 		if (rc)
 			return rc;
 	}

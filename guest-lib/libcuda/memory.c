@@ -342,7 +342,10 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int
 		rq.host = VC_CU_HOST_INLINE;
 		return send_copy(&rq, src, n);
 	}
-	rc = vc_client_put(st->client, src, n, emit_copy, &c, async);
+	/* A blocking copy is the device's DMA from the arena (the server's
+	 * registered mapping); an asynchronous one is staged by the host's
+	 * driver, its CPU reading the pieces. */
+	rc = vc_client_put(st->client, src, n, emit_copy, &c, async ? VC_CLIENT_PUT_ASYNC : VC_CLIENT_PUT_DMA);
 	if (!async)
 		vc_cu_console_check(); /* a blocking copy synchronises */
 	return rc < 0 ? vc_cu_error(rc) : (CUresult)rc;

@@ -194,7 +194,7 @@ CUresult vc_cu_image_stage(const void *img, uint64_t size, uint64_t *image)
 		return vc_cu_submit(VC_CU_vcImagePut, &pq, sizeof(pq), start, size);
 	}
 	struct put_arg a = {.image = bp.image, .ctx = vc_cu_current()};
-	int r = vc_client_put(vc_cu_state()->client, start, size, emit_piece, &a, 1);
+	int r = vc_client_put(vc_cu_state()->client, start, size, emit_piece, &a, VC_CLIENT_PUT_ASYNC);
 
 	return r < 0 ? vc_cu_error(r) : (CUresult)r;
 }

@@ -113,7 +113,7 @@ int vt_htod(struct vc_client *c, uint64_t ctx, uint64_t dst, const void *src, ui
 
 		return send_copy(c, &rq, src, len);
 	}
-	return vc_client_put(c, src, len, emit_copy, &x, async);
+	return vc_client_put(c, src, len, emit_copy, &x, async ? VC_CLIENT_PUT_ASYNC : VC_CLIENT_PUT_DMA);
 }
 
 int vt_dtoh(struct vc_client *c, uint64_t ctx, void *dst, uint64_t src, uint64_t len)
@@ -205,7 +205,7 @@ int vt_module_load(struct vc_client *c, uint64_t ctx, const void *image, uint64_
 	} else {
 		struct image_put a = {.ctx = ctx, .image = bp.image};
 
-		rc = vc_client_put(c, image, size, emit_piece, &a, 1);
+		rc = vc_client_put(c, image, size, emit_piece, &a, VC_CLIENT_PUT_ASYNC);
 	}
 	if (rc)
 		return rc;

@@ -407,8 +407,23 @@ START_TEST(arena_chunks_fifo_and_reuse)
 	ck_assert_ptr_null(vc_ring_host_arena(&F.h, 4 * 4096 + 1, 0));
 	ck_assert_ptr_null(vc_ring_host_arena(&F.h, UINT64_MAX, 2));
 	/* Arena bytes go through unchanged. */
-	vc_ring_guest_arena_write(&F.g, 8192, "chunk-data", 10);
+	vc_ring_guest_arena_write(&F.g, 8192, "chunk-data", 10, false);
 	ck_assert_mem_eq(vc_ring_host_arena(&F.h, 8192, 10), "chunk-data", 10);
+	/* And so they do when written with non-temporal stores: a length and an
+	 * offset that are no multiple of the stores' width, and the bytes
+	 * around the range untouched. */
+	{
+		enum { N = 3 * 4096 + 17, OFF = 5 };
+		static uint8_t big[N];
+
+		for (int i = 0; i < N; i++)
+			big[i] = (uint8_t)(i * 7 + 1);
+		memset(vc_ring_host_arena(&F.h, 0, 4 * 4096), 0xee, 4 * 4096);
+		vc_ring_guest_arena_write(&F.g, OFF, big, N, true);
+		ck_assert_mem_eq(vc_ring_host_arena(&F.h, OFF, N), big, N);
+		ck_assert_uint_eq(*(uint8_t *)vc_ring_host_arena(&F.h, OFF - 1, 1), 0xee);
+		ck_assert_uint_eq(*(uint8_t *)vc_ring_host_arena(&F.h, OFF + N, 1), 0xee);
+	}
 }
 END_TEST
 
