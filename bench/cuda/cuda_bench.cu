@@ -134,6 +134,32 @@ static void copy_pair(void *dev, void *h, size_t n, int reps, const char *what) 
 	printf("d2h_%s_GBps\t%.2f\tGB/s\n", what, n / median(down) / 1e3);
 }
 
+// As copy_pair(), the way PyTorch copies to and from pageable memory:
+// cudaMemcpyAsync on a stream of its own, then cudaStreamSynchronize.
+// "h2d_@what_GBps" and "d2h_@what_GBps", each the median.
+static void copy_pair_async(void *dev, void *h, size_t n, int reps, const char *what) {
+	std::vector<double> up, down;
+	cudaStream_t s;
+
+	CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+	CK(cudaMemcpyAsync(dev, h, n, cudaMemcpyHostToDevice, s));
+	CK(cudaStreamSynchronize(s));
+	for (int r = 0; r < reps; r++) {
+		double a = now_us();
+		CK(cudaMemcpyAsync(dev, h, n, cudaMemcpyHostToDevice, s));
+		CK(cudaStreamSynchronize(s));
+		double b = now_us();
+		CK(cudaMemcpyAsync(h, dev, n, cudaMemcpyDeviceToHost, s));
+		CK(cudaStreamSynchronize(s));
+		double c = now_us();
+		up.push_back(b - a);
+		down.push_back(c - b);
+	}
+	CK(cudaStreamDestroy(s));
+	printf("h2d_%s_GBps\t%.2f\tGB/s\n", what, n / median(up) / 1e3);
+	printf("d2h_%s_GBps\t%.2f\tGB/s\n", what, n / median(down) / 1e3);
+}
+
 // Pageable copies of 1 GiB, each way (the largest size the issue names).
 static void pageable_gib() {
 	const size_t n = size_t(1) << 30;
@@ -259,7 +285,8 @@ static void launches() {
 	CK(cudaFree(d4));
 }
 
-// Copies of 1, 4, 16 and 256 MiB, pinned and pageable, each way.
+// Copies of 1, 4, 16 and 256 MiB, pinned and pageable, each way; and pageable
+// ones as PyTorch makes them (copy_pair_async), but for 4 MiB.
 static void copies() {
 
 	const size_t maxn = size_t(256) << 20;
@@ -275,6 +302,11 @@ static void copies() {
 			char what[32];
 			snprintf(what, sizeof(what), "%s_%zuMiB", pin ? "pinned" : "pageable", mib);
 			copy_pair(dev, pin ? pinned : pageable, n, reps, what);
+		}
+		if (mib != 4) {
+			char what[32];
+			snprintf(what, sizeof(what), "pageable_async_%zuMiB", mib);
+			copy_pair_async(dev, pageable, n, reps, what);
 		}
 	}
 	CK(cudaFree(dev));
