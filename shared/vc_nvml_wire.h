@@ -126,6 +126,8 @@ enum vc_nv_query {
 	VC_NV_BOARD_PART,           /* nvmlDeviceGetBoardPartNumber: s */
 	VC_NV_NUM_CORES,            /* nvmlDeviceGetNumGpuCores */
 	VC_NV_BUS_WIDTH,            /* nvmlDeviceGetMemoryBusWidth */
+	VC_NV_P2P_STATUS,           /* nvmlDeviceGetP2PStatus(this device, the session's device arg1,
+				       arg0 caps index): status */
 	VC_NV_QUERY_END_
 };
 

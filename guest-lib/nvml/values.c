@@ -179,6 +179,27 @@ nvmlReturn_t nvmlDeviceGetBAR1MemoryInfo(nvmlDevice_t device, nvmlBAR1Memory_t *
 	return NVML_SUCCESS;
 }
 
+/* Peer-to-peer status between two of the VM's devices, as the host's NVML
+ * gives it for the two physical GPUs (so it agrees with cuDeviceCanAccessPeer,
+ * which the host's driver answers too). NCCL asks it of every pair, a device
+ * with itself included, and fails its set-up unless each answers. */
+nvmlReturn_t nvmlDeviceGetP2PStatus(nvmlDevice_t device1, nvmlDevice_t device2, nvmlGpuP2PCapsIndex_t p2pIndex,
+				    nvmlGpuP2PStatus_t *p2pStatus)
+{
+	struct vc_nv_rep_value rp;
+	unsigned other;
+	nvmlReturn_t rc = vc_nvml_device(device2, &other);
+
+	if (rc)
+		return rc;
+	if (!p2pStatus)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if ((rc = value(device1, VC_NV_P2P_STATUS, (uint32_t)p2pIndex, other, &rp)))
+		return rc;
+	*p2pStatus = (nvmlGpuP2PStatus_t)rp.v[0];
+	return NVML_SUCCESS;
+}
+
 nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *temperature)
 {
 	struct vc_nv_rep_value rp;

@@ -129,7 +129,20 @@ int vc_cu_manual_vcNvmlValue(struct vc_cu_session *x, const uint8_t *p, uint32_t
 	vc_acct_monitor();
 	if ((rc = dev_of(x, rq.dev, &dev, bus, sizeof(bus))))
 		return rc;
-	vc_host_nvml_value(bus, rq.query, rq.arg, &rp);
+	if (rq.query == VC_NV_P2P_STATUS) {
+		/* Two devices: the second is the session's device arg[1]. */
+		char bus2[32];
+		CUdevice dev2;
+		uint32_t st = 0;
+
+		if ((rc = dev_of(x, (int32_t)rq.arg[1], &dev2, bus2, sizeof(bus2))))
+			return rc;
+		memset(&rp, 0, sizeof(rp));
+		rp.status = vc_host_nvml_p2p(bus, bus2, rq.arg[0], &st);
+		rp.v[0] = rp.status == VC_NVML_SUCCESS ? st : 0;
+	} else {
+		vc_host_nvml_value(bus, rq.query, rq.arg, &rp);
+	}
 	REPLY(rp);
 	return CUDA_SUCCESS;
 }

@@ -34,6 +34,7 @@ typedef int (*fn_a2_ull)(ndev_t, unsigned, unsigned, unsigned long long *);
 typedef int (*fn_ull)(ndev_t, unsigned long long *);
 typedef int (*fn_buf)(ndev_t, void *);
 typedef int (*fn_dstr)(ndev_t, char *, unsigned);
+typedef int (*fn_p2p)(ndev_t, ndev_t, unsigned, unsigned *);
 
 enum shape { U1 = 1, U2, A_U1, A2_ULL, ULL, UTIL, BAR1, PCI, STR };
 
@@ -170,6 +171,24 @@ int vc_host_nvml_memory(const char *bus_id, uint64_t *total, uint64_t *free)
 		return rc;
 	*total = m[0];
 	*free = m[1];
+	return VC_NVML_SUCCESS;
+}
+
+int vc_host_nvml_p2p(const char *bus1, const char *bus2, uint32_t index, uint32_t *status)
+{
+	unsigned st = 0;
+	fn_p2p f = NULL;
+	ndev_t a, b;
+	int rc;
+
+	if ((rc = device(bus1, &a)) || (rc = device(bus2, &b)))
+		return rc;
+	SYM(f, "nvmlDeviceGetP2PStatus");
+	if (!f)
+		return VC_NVML_ERROR_NOT_SUPPORTED;
+	if ((rc = f(a, b, index, &st)))
+		return rc;
+	*status = st;
 	return VC_NVML_SUCCESS;
 }
 

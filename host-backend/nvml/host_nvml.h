@@ -47,4 +47,11 @@ int vc_host_nvml_memory(const char *bus_id, uint64_t *total, uint64_t *free);
  */
 void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], struct vc_nv_rep_value *out);
 
+/**
+ * vc_host_nvml_p2p() - nvmlDeviceGetP2PStatus between devices @bus1 and @bus2
+ * for capability @index into *@status. Returns an nvmlReturn_t
+ * (VC_NVML_ERROR_NOT_SUPPORTED without NVML or without the entry point).
+ */
+int vc_host_nvml_p2p(const char *bus1, const char *bus2, uint32_t index, uint32_t *status);
+
 #endif /* VC_HOST_NVML_H */

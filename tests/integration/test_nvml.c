@@ -444,6 +444,34 @@ START_TEST(event_sets_mig_and_mode)
 }
 END_TEST
 
+/* NCCL asks every pair of devices, each with itself too, and gives up its
+ * set-up on any answer but success. */
+START_TEST(p2p_status_is_the_hosts)
+{
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	nvmlGpuP2PStatus_t st = (nvmlGpuP2PStatus_t)77;
+	nvmlDevice_t d = dev0();
+
+	ck_assert_int_eq(nvmlDeviceGetP2PStatus(d, d, NVML_P2P_CAPS_INDEX_READ, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetP2PStatus(NULL, d, NVML_P2P_CAPS_INDEX_READ, &st), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetP2PStatus(d, (nvmlDevice_t)&st, NVML_P2P_CAPS_INDEX_READ, &st),
+			 NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(st, 77);
+	if (nvmlSystemGetDriverVersion(drv, sizeof(drv)) == NVML_SUCCESS) {
+		/* A GPU host: its NVML's answer, a status NVML defines. */
+		OK(nvmlDeviceGetP2PStatus(d, d, NVML_P2P_CAPS_INDEX_READ, &st));
+		ck_assert_int_le(st, NVML_P2P_STATUS_UNKNOWN);
+		st = (nvmlGpuP2PStatus_t)77;
+		OK(nvmlDeviceGetP2PStatus(d, d, NVML_P2P_CAPS_INDEX_WRITE, &st));
+		ck_assert_int_le(st, NVML_P2P_STATUS_UNKNOWN);
+	} else {
+		ck_assert_int_eq(nvmlDeviceGetP2PStatus(d, d, NVML_P2P_CAPS_INDEX_READ, &st), NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(st, 77);
+	}
+	OK(nvmlShutdown());
+}
+END_TEST
+
 START_TEST(unserved_calls_are_not_supported)
 {
 	typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
@@ -498,6 +526,7 @@ int main(void)
 	tcase_add_test(t, count_and_handles);
 	tcase_add_test(t, name_uuid_pci_agree_with_cuda);
 	tcase_add_test(t, processes_list_this_one);
+	tcase_add_test(t, p2p_status_is_the_hosts);
 	tcase_add_test(t, nvidia_smi_table);
 	tcase_add_test(t, event_sets_mig_and_mode);
 	tcase_add_test(t, unserved_calls_are_not_supported);

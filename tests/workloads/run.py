@@ -60,6 +60,7 @@ WORKLOADS = [
     ("cudnn-conv", ["torch_cudnn.py"], {}, 0, "main"),
     ("jax-jit", ["jax_net.py"], {}, 1e-5, "main"),
     ("cupy-libs", ["cupy_libs.py"], {}, 1e-6, "main"),
+    ("nccl-1rank", ["torch_nccl.py"], {}, 0, "main"),
 ]
 
 
