@@ -61,6 +61,13 @@ WORKLOADS = [
     ("jax-jit", ["jax_net.py"], {}, 1e-5, "main"),
     ("cupy-libs", ["cupy_libs.py"], {}, 1e-6, "main"),
     ("nccl-1rank", ["torch_nccl.py"], {}, 0, "main"),
+    ("cuda-ipc", ["torch_breadth.py", "ipc"], {}, 0, "main"),
+    ("dataloader-pin", ["torch_breadth.py", "dataloader"], {}, 0, "main"),
+    ("sdpa-flash", ["torch_breadth.py", "sdpa"], {}, 1e-3, "main"),
+    ("bert-train", ["torch_breadth.py", "bert"], {}, 1e-3, "main"),
+    ("linalg-libs", ["torch_breadth.py", "linalg"], {}, 0, "main"),
+    ("graphed-callables", ["torch_breadth.py", "graphed"], {}, 0, "main"),
+    ("profiler-cpu", ["torch_breadth.py", "profiler"], {}, 0, "main"),
 ]
 
 
