@@ -51,15 +51,18 @@ bench_bin() {
 	/usr/local/cuda/bin/nvcc -O2 -o "$bin" "$src" "$@"
 }
 
+# The ratio rule both tables use, as an awk function: OTHER's ratio to native,
+# native/other for times, other/native for rates (1: parity, higher is better
+# for both).
+BENCH_RATIO_AWK='function ratio(unit, nat, oth) { return (unit == "us" || unit == "ms") ? nat / oth : oth / nat }'
+
 # bench_ratios NATIVE.tsv OTHER.tsv NAME - both runs' "metric<TAB>value<TAB>unit"
 # lines side by side (the same metrics in the same order), with OTHER's ratio
-# to native: native/other for times, other/native for rates (100%: parity,
-# higher is better for both).
+# to native (BENCH_RATIO_AWK; 100%: parity).
 bench_ratios() {
 	printf '%-28s %12s %12s %8s\n' metric native "$3" ratio
-	paste "$1" "$2" | awk -F'\t' '$1 == $4 {
-		r = ($3 == "us" || $3 == "ms") ? $2 / $5 : $5 / $2
-		printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * r }'
+	paste "$1" "$2" | awk -F'\t' "$BENCH_RATIO_AWK"'
+	$1 == $4 { printf "%-28s %12.2f %12.2f %7.0f%%\n", $1 " (" $3 ")", $2, $5, 100 * ratio($3, $2, $5) }'
 }
 
 # bench_ratios_rounds DIR ROUNDS NAME - as bench_ratios, over ROUNDS pairs of
@@ -73,8 +76,7 @@ bench_ratios_rounds() {
 		files+=("$dir/native.$k.tsv" "$dir/other.$k.tsv")
 	done
 	printf '%-28s %12s %12s %8s  %s\n' metric native "$3" ratio "rounds ($rounds)"
-	awk -F'\t' '
-	function ratio(unit, nat, oth) { return (unit == "us" || unit == "ms") ? nat / oth : oth / nat }
+	awk -F'\t' "$BENCH_RATIO_AWK"'
 	function median(s, n,    a, i, j, t) {
 		split(s, a, " ")
 		for (i = 2; i <= n; i++)
