@@ -567,6 +567,9 @@ def main():
          + s.cmd("vcNvmlProcs", struct.pack(NV_DEV, 0, 0, 0), REPLY, 2)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 1, 0, 0), REPLY, 1)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 18, 1, 1), REPLY, 1)
+         # peer-to-peer status (VC_NV_P2P_STATUS): with itself, then with a device that is not one
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 40, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 40, 1, 7), REPLY, 1)
          + s.retain() + s.alloc(4096)
          + s.cmd("vcNvmlMemory", struct.pack(NV_DEV, 0, 0, 0), REPLY, 1))
     seed("hostfn_console", s.retain()
