@@ -488,14 +488,14 @@ int vc_cu_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	void *data[3] = {&c, &start, &size};
 	bool mine;
 
+	if (vc_cu_quota_covers(x, ptr, len))
+		return 0; /* inside an allocation the driver confirmed, still tracked */
 	/* The driver knows which context owns an address and the extent of its
 	 * allocation, for every kind of allocation (plain, pitched, module
 	 * globals, pools); we only accept ranges that stay inside one of ours. */
 	/* Mappings of the session's (VMM) and memory it opened (IPC) are
 	 * checked against its own records (vmm.h): a range may span several
 	 * mappings, and the driver may not name a context for them. */
-	if (vc_cu_quota_covers(x, ptr, len))
-		return 0; /* inside an allocation the driver confirmed, still tracked */
 	if (x->drv->cuPointerGetAttributes(3, attrs, data, (CUdeviceptr)ptr) != CUDA_SUCCESS || !size)
 		return vc_cu_managed_check(x, ptr, len) == 0 ? 0 : vc_cu_vmm_check_range(x, ptr, len);
 	mine = owns_context(x, c);

@@ -83,20 +83,15 @@ void vc_log(const char *fmt, ...)
 	va_end(ap);
 }
 
-struct op_line {
-	uint32_t id;
-};
-
+/* One line of a session's --op-times table; @arg is the session's id. */
 static void op_line(void *arg, const char *text)
 {
-	vc_log("session %u: %s", ((const struct op_line *)arg)->id, text);
+	vc_log("session %u: %s", *(const uint32_t *)arg, text);
 }
 
 void vc_log_op_times(struct vc_session *s, uint32_t id)
 {
-	struct op_line a = {.id = id};
-
-	vc_session_report_op_times(s, 20, op_line, &a);
+	vc_session_report_op_times(s, 20, op_line, &id);
 }
 
 static int cmp_int(const void *a, const void *b)
