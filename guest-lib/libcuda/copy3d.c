@@ -57,12 +57,13 @@ static struct gside side(CUmemorytype t, const void *host, CUdeviceptr dev, CUar
 }
 
 /* Bytes a box spans from its origin with rows @pitch apart and slices
- * @height rows apart; -1 when the pitches do not hold it. */
+ * @height rows apart; -1 when the pitches do not hold it (a pitch below the
+ * width is refused even for one row, as the driver refuses it). */
 static int extent(uint64_t w, uint64_t h, uint64_t d, uint64_t pitch, uint64_t height, uint64_t *out)
 {
 	uint64_t e, r;
 
-	if (((h > 1 || d > 1) && pitch < w) || (d > 1 && height < h))
+	if (pitch < w || (d > 1 && height < h))
 		return -1;
 	if (__builtin_mul_overflow(pitch, height, &e) || __builtin_mul_overflow(e, d - 1, &e) ||
 	    __builtin_mul_overflow(pitch, h - 1, &r) || __builtin_add_overflow(e, r, &e) ||
@@ -158,7 +159,7 @@ static CUresult copy(const struct gside *s, const struct gside *ds, uint64_t w, 
 	struct vc_cu_state *st = vc_cu_state();
 	const struct gside *hs = s->kind == S_HOST ? s : ds->kind == S_HOST ? ds : NULL;
 	struct job j;
-	uint64_t ext, off;
+	uint64_t ext = 0, off;
 
 	if (!st)
 		return CUDA_ERROR_NOT_INITIALIZED;
@@ -283,6 +284,9 @@ CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr dstDevice, CUcontext dstContext, 
 
 static CUresult row(struct gside a, struct gside b, size_t n, CUstream s, int async)
 {
+	/* One row: a host side's pitch is the row itself. */
+	a.pitch = a.kind == S_HOST ? n : a.pitch;
+	b.pitch = b.kind == S_HOST ? n : b.pitch;
 	return copy(&a, &b, n, 1, 1, 2, s, async);
 }
 

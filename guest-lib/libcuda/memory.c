@@ -494,7 +494,9 @@ static CUresult copy2d(const CUDA_MEMCPY2D *p, CUstream s, int async)
 		return rc;
 	if (!p->WidthInBytes || !p->Height)
 		return CUDA_SUCCESS;
-	if ((p->Height > 1 && (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes)))
+	/* A pitch below the width is refused whatever the height, as the
+	 * driver does (a host side's pitch never reaches it). */
+	if (p->srcPitch < p->WidthInBytes || p->dstPitch < p->WidthInBytes)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (sdev && ddev) {
 		struct vc_cu_req_memcpy2d rq = {.dst = dst, .dpitch = p->dstPitch, .src = src, .spitch = p->srcPitch,

@@ -103,6 +103,20 @@ int main(void)
     EXPECT(e != cudaSuccess, "width above pitch accepted");
     (void)cudaGetLastError();
 
+    // So is a host pitch below the width with a single row (cuSOLVER's IRS
+    // sample copies a one-column B with its column count as the pitch): the
+    // driver checks the pitch whatever the height; the error is printed as
+    // the driver gives it, both ways.
+    e = cudaMemcpy2D(d, pitch, h.data(), sizeof(float), W * sizeof(float), 1, cudaMemcpyHostToDevice);
+    printf("one_row_src_pitch_below_width=%s\n", cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    e = cudaMemcpy2D(h.data(), sizeof(float), d, pitch, W * sizeof(float), 1, cudaMemcpyDeviceToHost);
+    printf("one_row_dst_pitch_below_width=%s\n", cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    e = cudaMemcpy2D(d, pitch, h.data(), W * sizeof(float), W * sizeof(float), 1, cudaMemcpyHostToDevice);
+    printf("one_row_pitch_equal_width=%s\n", cudaGetErrorName(e));
+    EXPECT(e == cudaSuccess, "a one-row copy with pitch == width refused");
+
     CK(cudaStreamDestroy(s));
     CK(cudaFreeHost(pinned));
     CK(cudaFree(d));
