@@ -946,8 +946,13 @@ CUresult CUDAAPI cuMemHostUnregister(void *p)
 {
 	struct range r;
 
-	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r))
+	if (untrack((uint64_t)(uintptr_t)p, K_HOST, &r)) {
+		/* Inside a registered range but not its start: the driver's
+		 * answer is an invalid value (cuda-python's tests check it). */
+		if (!lookup((uint64_t)(uintptr_t)p, 1, &r) && r.kind == K_HOST)
+			return CUDA_ERROR_INVALID_VALUE;
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;
+	}
 	if (r.owned) { /* cuMemHostAlloc memory is not unregistered */
 		track_range(r.base, r.size, K_HOST, r.flags, 1, r.pinned, r.devptr, r.pool_off);
 		return CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED;

@@ -67,6 +67,11 @@ int main(void)
     char *raw = (char *)malloc(n * sizeof(int) + 4096 + 64);
     int *b = (int *)(raw + 4096 + 12);
     CK(cudaHostRegister(b, n * sizeof(int) - 100, cudaHostRegisterPortable));
+    // Unregistering from inside the range, not its start.
+    e = cudaHostUnregister(b + 20);
+    printf("unregister_inside=%s\n", cudaGetErrorName(e));
+    EXPECT(e != cudaSuccess, "unregistering from inside the range succeeded");
+    (void)cudaGetLastError();
     CK(cudaHostGetFlags(&fl, b));
     printf("unaligned portable_flag=%d\n", (fl & cudaHostAllocPortable) != 0);
     bad = exercise(b, n - 25, s);
