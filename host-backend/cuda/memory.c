@@ -111,13 +111,18 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 
 		for (i = 0; i < x->nasync && x->async_ptr[i] != rq.dptr; i++)
 			;
-		if (i == x->nasync)
-			return CUDA_ERROR_INVALID_VALUE;
+		/* cuMemAlloc's memory may be freed in stream order too: it must
+		 * be the session's, and the driver checks that it is the start
+		 * of an allocation, as for cuMemFree. A null pointer is the
+		 * driver's to answer (cuSPARSE's solvers free one). */
+		if (i == x->nasync && rq.dptr && (rc = vc_cu_check_range(x, rq.dptr, 1)))
+			return rc;
 		if ((rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
 			return rc;
 		rc = x->drv->cuMemFreeAsync((CUdeviceptr)rq.dptr, stream);
-		if (rc == 0) {
-			x->async_ptr[i] = x->async_ptr[--x->nasync];
+		if (rc == 0 && rq.dptr) {
+			if (i < x->nasync)
+				x->async_ptr[i] = x->async_ptr[--x->nasync];
 			vc_cu_quota_untrack(x, rq.dptr);
 			vc_cu_ipc_freed(x, rq.dptr);
 		}

@@ -575,6 +575,11 @@ def main():
     seed("hostfn_console", s.retain()
          + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, 77))
          + s.cmd("vcConsole", struct.pack(CONSOLE, CTX0, 256, 0), REPLY, 1))
+    # stream-ordered frees of a null pointer, of cuMemAlloc's memory, and of an address of nothing
+    seed("free_async_forms", s.retain() + s.alloc(4096)
+         + s.free(0, asynchronous=1)
+         + s.free(dptr(1), asynchronous=1)
+         + s.free(dptr(1, 1 << 30), asynchronous=1))
     # ---- stream memory operations, stream attributes, tensor maps ------------------------
     seed("memops", s.retain() + s.alloc(4096)
          + s.gen("cuStreamCreate", Flags=1) + s.gen("cuStreamCreate", Flags=1)

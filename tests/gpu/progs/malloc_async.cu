@@ -137,6 +137,21 @@ int main(void)
     CK(cudaFreeAsync(z, 0));
     CK(cudaDeviceSynchronize());
 
+    // Freed in stream order though not allocated so: a null pointer and
+    // cudaMalloc's memory (cuSPARSE's solvers do both); the answers are
+    // printed as the driver gives them, both ways.
+    cudaError_t e = cudaFreeAsync(nullptr, s1);
+    printf("free_async_null=%s\n", cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    void *plain = nullptr;
+    CK(cudaMalloc(&plain, 1 << 20));
+    e = cudaFreeAsync(plain, s1);
+    printf("free_async_of_malloc=%s\n", cudaGetErrorName(e));
+    (void)cudaGetLastError();
+    e = cudaStreamSynchronize(s1);
+    printf("after_free_async_sync=%s\n", cudaGetErrorName(e));
+    (void)cudaGetLastError();
+
     CK(cudaEventDestroy(ev));
     CK(cudaEventDestroy(ev2));
     CK(cudaStreamDestroy(s1));
