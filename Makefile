@@ -55,7 +55,7 @@ SERVER_SRC  := $(sort $(wildcard host-backend/core/*.c host-backend/cuda/*.c hos
                               host-backend/nvml/*.c))
 STANDIN_SRC := $(sort $(wildcard host-backend/standin/*.c))
 PROGRAM_SRC := $(sort $(wildcard host-backend/server/*.c))
-CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_crew.c guest-lib/vc_dev.c guest-lib/vc_thread.c
+CLIENT_SRC := guest-lib/vc_client.c guest-lib/vc_crew.c guest-lib/vc_dev.c guest-lib/vc_place.c guest-lib/vc_thread.c
 EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/exptab_cluster.c guest-lib/libcuda/exptab_nvvm.c \
               guest-lib/libcuda/jitcache.c guest-lib/libcuda/md2.c guest-lib/libcuda/cls.c
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
@@ -101,7 +101,7 @@ SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image \
               $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin $(BUILD)/tests/test_crew \
-              $(BUILD)/tests/test_guestmem $(BUILD)/tests/test_optimes
+              $(BUILD)/tests/test_guestmem $(BUILD)/tests/test_optimes $(BUILD)/tests/test_place
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench
@@ -230,6 +230,10 @@ $(BUILD)/tests/test_exptab: $(BUILD)/obj/tests/unit/test_exptab.o $(LIBEXPTAB)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 
 $(BUILD)/tests/test_fatbin: $(BUILD)/obj/tests/unit/test_fatbin.o $(call obj,guest-lib/libcuda/fatbin.c)
+	@mkdir -p $(@D)
+	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
+
+$(BUILD)/tests/test_place: $(BUILD)/obj/tests/unit/test_place.o $(call obj,guest-lib/vc_place.c)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $^ $(CHECK_LIBS) $(LDLIBS)
 

@@ -6,6 +6,7 @@
  * reply-slot management and pipelined bulk copies through the staging arena.
  */
 #include "vc_client.h"
+#include "vc_place.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -271,7 +272,7 @@ static int open_socket(struct vc_client *c, const char *path, struct vc_layout *
 		return -EPROTO;
 	}
 	c->size = w.layout.region_size;
-	c->base = mmap(NULL, c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->mem_fd, 0);
+	c->base = vc_place_map(c->size, PROT_READ | PROT_WRITE, MAP_SHARED, c->mem_fd, 0);
 	if (c->base == MAP_FAILED) {
 		rc = -errno;
 		snprintf(err, errlen, "vcuda: cannot map the session region: %s", strerror(errno));

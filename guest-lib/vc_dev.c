@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 #include "vc_dev.h"
+#include "vc_place.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -117,7 +118,7 @@ int vc_dev_open(const char *path, struct vc_dev *d, char *err, size_t errlen)
 	/* The region's addresses reserved whole, its pages mapped in parts:
 	 * the control page first, for the layout, then all before the pinned
 	 * pool; the pool as it is used (vc_dev_pool_map()). */
-	d->base = mmap(NULL, d->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	d->base = vc_place_map(d->size, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (d->base == MAP_FAILED || (rc = vc_dev_map_at(d, 0, d->base, VC_CTRL_SIZE))) {
 		rc = d->base == MAP_FAILED ? -errno : rc;
 		snprintf(err, errlen, "vcuda: %s: cannot map the session region: %s", path, strerror(-rc));
