@@ -61,7 +61,7 @@ EXPTAB_SRC := guest-lib/libcuda/exptab.c guest-lib/libcuda/exptab_cluster.c gues
 LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libcuda/ctx.c \
                guest-lib/libcuda/module.c guest-lib/libcuda/launch.c guest-lib/libcuda/memory.c \
                guest-lib/libcuda/hostfn.c guest-lib/libcuda/stream.c guest-lib/libcuda/pinned.c \
-               guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/graph.c \
+               guest-lib/libcuda/pool.c guest-lib/libcuda/names.c guest-lib/libcuda/capture.c guest-lib/libcuda/capcopy.c guest-lib/libcuda/graph.c \
                guest-lib/libcuda/graph_nodes.c guest-lib/libcuda/graph_topo.c guest-lib/libcuda/graph_host.c \
                guest-lib/libcuda/console.c \
                guest-lib/libcuda/refused.c guest-lib/libcuda/legacy.c guest-lib/libcuda/link.c \

@@ -151,6 +151,15 @@ CUresult vc_cu_capture_unsafe(void)
 	return rc;
 }
 
+int vc_cu_capture_active(CUstream s)
+{
+	CUstreamCaptureStatus st = CU_STREAM_CAPTURE_STATUS_NONE;
+
+	if (!vc_cu_fast_captures_maybe())
+		return 0; /* no capture begun: nothing to ask */
+	return cuStreamIsCapturing(s, &st) == CUDA_SUCCESS && st == CU_STREAM_CAPTURE_STATUS_ACTIVE;
+}
+
 CUresult vc_gen_cuStreamBeginCapture_v2(CUstream hStream, CUstreamCaptureMode mode);
 CUresult vc_gen_cuStreamEndCapture(CUstream hStream, CUgraph *phGraph);
 

@@ -342,6 +342,11 @@ int vc_cu_fast_not_capturing(CUstream raw)
 	       !__atomic_load_n(&g_ctx_gone, __ATOMIC_RELAXED) && !__atomic_load_n(&g_captures, __ATOMIC_RELAXED);
 }
 
+int vc_cu_fast_captures_maybe(void)
+{
+	return g_off || __atomic_load_n(&g_captures, __ATOMIC_RELAXED) != 0;
+}
+
 int vc_cu_fast_primary(CUdevice dev, unsigned int *flags, int *active)
 {
 	int hit = 0;

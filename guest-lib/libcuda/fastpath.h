@@ -63,6 +63,13 @@ void vc_cu_fast_done(enum vc_cu_fast_kind kind, uint64_t handle, uint64_t raw, i
  */
 int vc_cu_fast_not_capturing(CUstream raw);
 
+/**
+ * vc_cu_fast_captures_maybe() - whether some stream of the process may be
+ * capturing: a capture was begun (to a new graph or an existing one) and not
+ * ended, or the fast path is off (nothing is known then).
+ */
+int vc_cu_fast_captures_maybe(void);
+
 /** vc_cu_fast_primary() - the cached state of @dev's primary context: 1 and *@flags, *@active, or 0. */
 int vc_cu_fast_primary(CUdevice dev, unsigned int *flags, int *active);
 

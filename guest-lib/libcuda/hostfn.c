@@ -7,12 +7,15 @@
  * the host enqueues a real host function in the same stream, which queues the
  * guest's cookie in the shared callback queue and holds the stream until the
  * guest reports the function run. The call itself returns at once, as
- * natively.
+ * natively. A host function on a capturing stream is recorded as a graph's
+ * host node is: the pair (function, data) is kept and named by its cookie
+ * at every run of the graph.
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "graph.h"
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 #include "vc_cuda_graph.h"
@@ -98,6 +101,13 @@ static CUresult enqueue(CUstream stream, CUhostFn fn, CUstreamCallback cb, void 
 	if (!vc_cu_state())
 		return CUDA_ERROR_NOT_INITIALIZED;
 	pthread_once(&g_once, start_thread);
+	if (fn && vc_cu_capture_active(stream)) {
+		/* Recorded into a graph that may run many times: the pair of a
+		 * host node, kept (graph_host.c), not a slot freed after one run.
+		 * A stream callback stays refused in a capture, as natively. */
+		rc = vc_cu_graph_pair_cookie(fn, data, &rq.cookie);
+		return rc ? rc : vc_cu_submit(VC_CU_vcHostFunc, &rq, sizeof(rq), NULL, 0);
+	}
 	pthread_mutex_lock(&g_mu);
 	/* Wait for a free slot: TABLE callbacks are already queued. */
 	while (g_tab[g_next % TABLE].cookie)

@@ -319,6 +319,27 @@ static CUresult pinned_copy(const struct copy *c, size_t n, uint64_t poff)
 
 static CUresult dtod(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s, int async);
 
+/* An asynchronous copy from or to pageable memory on a capturing stream
+ * (capcopy.c): recorded as the bounce buffer's DMA and the host function
+ * that moves the bytes between it and the program's memory, in that order
+ * out of the device and the other way into it. */
+static CUresult captured(const struct copy *c, void *host, size_t n)
+{
+	int out = c->dir == VC_CU_COPY_DTOH;
+	CUhostFn fn;
+	uint64_t poff;
+	void *data;
+	CUresult rc;
+
+	if ((rc = vc_cu_capcopy_get(host, n, out, &poff, &fn, &data)))
+		return rc;
+	if (!out && (rc = cuLaunchHostFunc(c->stream, fn, data)))
+		return rc;
+	if ((rc = pinned_copy(c, n, poff)))
+		return rc;
+	return out ? cuLaunchHostFunc(c->stream, fn, data) : CUDA_SUCCESS;
+}
+
 static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int async)
 {
 	struct copy c = {.dir = VC_CU_COPY_HTOD, .dev = dst, .stream = s, .async = async};
@@ -337,6 +358,9 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int
 	vc_cu_managed_before(VC_CU_vcMemcpy);
 	if (n > INLINE_HTOD_MAX && pinned_range(src, n, &poff))
 		return pinned_copy(&c, n, poff); /* one DMA from the guest's own pages, no staging */
+	if (async && n && vc_cu_capture_active(s)) /* recorded: page-locked memory, or a bounce */
+		return pinned_range(src, n, &poff) ? pinned_copy(&c, n, poff)
+						   : captured(&c, (void *)(uintptr_t)src, n);
 	if (n <= INLINE_HTOD_MAX) {
 		fill(&rq, &c, 0, n);
 		rq.host = VC_CU_HOST_INLINE;
@@ -373,6 +397,8 @@ static CUresult dtoh(void *dst, CUdeviceptr src, size_t n, CUstream s, int async
 	 * really asynchronous: the data lands when the stream gets there. */
 	if (n && pinned_range(dst, n, &poff))
 		return pinned_copy(&c, n, poff);
+	if (async && n && vc_cu_capture_active(s))
+		return captured(&c, dst, n);
 	/* Other device-to-host copies wait for their data even when asynchronous:
 	 * into pageable memory they do natively too. */
 	if (n <= vc_client_inline_max(st->client) - VC_CU_REP_MAX) {

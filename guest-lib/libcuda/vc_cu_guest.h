@@ -157,6 +157,21 @@ uint64_t vc_cu_stream_id(CUstream s);
  */
 CUresult vc_cu_capture_unsafe(void);
 
+/**
+ * vc_cu_capture_active() - whether stream @s is capturing: asked of the host
+ * only while some capture may be active in the process (capture.c).
+ */
+int vc_cu_capture_active(CUstream s);
+
+/**
+ * vc_cu_capcopy_get() - the page-locked bounce buffer that stands in for
+ * @n bytes of pageable memory at @host in a captured copy (@out: the copy is
+ * device to host): its pinned-pool offset in *@poff, and the host function
+ * (*@fn, *@data) that moves the bytes between it and @host when the graph
+ * runs; CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED past the bound (capcopy.c).
+ */
+CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUhostFn *fn, void **data);
+
 /** vc_cu_pinned_init() - announce the pinned pool to the host; 1 if usable. */
 int vc_cu_pinned_init(void);
 

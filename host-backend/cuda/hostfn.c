@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * hostfn.c - host functions (cuLaunchHostFunc): the driver's thread queues
- * each for the guest, which runs it, and holds the stream until it has.
+ * each for the guest, which runs it, and holds the stream until it has. On
+ * a capturing stream the guest names the function by a host node's cookie,
+ * and the function recorded is the host node's (graph_state.c).
  *
  * The stream waits for the guest meanwhile, so the wait is short where the
  * function is: the driver's thread yields the CPU for up to HOSTFN_SPIN_NS
@@ -17,6 +19,7 @@
 #include <unistd.h>
 
 #include "cuda/exec_priv.h"
+#include "cuda/graph.h"
 #include "vc_time.h"
 
 #define HOSTFN_SPIN_NS 200000u
@@ -73,8 +76,22 @@ int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 
 	(void)out; /* asynchronous: no reply */
 	TAKE(rq);
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
-	    (rc = vc_cu_not_capturing(x, stream)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
+		return rc;
+	if ((rq.cookie & VC_CU_COOKIE_GRAPH) && vc_cu_capturing(x, stream)) {
+		/* A host function on a capturing stream, named by a host node's
+		 * cookie: recorded as a host node is, its record kept for the
+		 * session (graph_state.c), since the graph may run many times. */
+		CUDA_HOST_NODE_PARAMS hp;
+
+		if ((rc = vc_cu_graph_host_params(x, rq.cookie, &hp)))
+			return rc;
+		return x->drv->cuLaunchHostFunc(stream, hp.fn, hp.userData);
+	}
+	/* Otherwise it runs once, counted in flight for the teardown to wait
+	 * for: also a host node's cookie, where the guest could not tell that
+	 * the stream was not capturing (the guest runs either kind). */
+	if (!(rq.cookie & VC_CU_COOKIE_GRAPH) && (rc = vc_cu_not_capturing(x, stream)))
 		return rc;
 	c = malloc(sizeof(*c));
 	if (!c)

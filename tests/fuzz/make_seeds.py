@@ -575,6 +575,11 @@ def main():
     seed("hostfn_console", s.retain()
          + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, 77))
          + s.cmd("vcConsole", struct.pack(CONSOLE, CTX0, 256, 0), REPLY, 1))
+    # host functions named by a graph pair's cookie (as on a capturing stream) on a stream that
+    # is not capturing: run once as other host functions; the second also claims a user object
+    seed("hostfn_graph_cookie", s.retain()
+         + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, (1 << 63) | 3))
+         + s.cmd("vcHostFunc", struct.pack(HOSTFUNC, CTX0, 0, (1 << 63) | (1 << 62) | 3)))
     # stream-ordered frees of a null pointer, of cuMemAlloc's memory, and of an address of nothing
     seed("free_async_forms", s.retain() + s.alloc(4096)
          + s.free(0, asynchronous=1)

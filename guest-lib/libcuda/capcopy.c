@@ -1,0 +1,114 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * capcopy.c - pageable host memory in captured copies.
+ *
+ * Natively a stream capture records an asynchronous copy from or to pageable
+ * memory, and the graph reads or writes that memory each time it runs
+ * (cuSPARSE's and cuBLAS's results in host pointer mode are such copies).
+ * Through vcuda the host cannot reach the program's pageable pages when the
+ * graph runs; the arena's staged bytes are gone by then. So a captured copy
+ * of pageable memory becomes two captured steps around a page-locked bounce
+ * buffer of the pinned pool (registered with the host's driver, as
+ * cudaMallocHost's memory is): device to host, a DMA into the bounce and then
+ * a host function that copies it out to the program's memory; host to
+ * device, a host function that copies the program's bytes into the bounce
+ * and then a DMA from it. Host functions run here, in the guest, when the
+ * stream reaches them, and hold the stream until they return (hostfn.c), so
+ * the order is the native copy's.
+ *
+ * A bounce belongs to its (address, length, direction): the same copy
+ * captured again, in a loop or in another graph, takes the same one, and
+ * copies of one stream through it stay in stream order. Bounces are kept for
+ * the process's life, as graphs and executable graphs that use them can live
+ * on unseen (the host functions' pairs are kept the same way, graph_host.c);
+ * together they are bounded by CAPCOPY_MAX bytes, past which a captured
+ * pageable copy is refused with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED, as
+ * before.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vc_cu_guest.h"
+
+#define CAPCOPY_MAX (64ull << 20)
+#define CAPCOPY_N 4096u
+
+struct bounce {
+	void *host;
+	uint64_t n;
+	int out;
+	uint64_t poff;
+	uint8_t *pin;
+};
+
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct bounce *g_b[CAPCOPY_N];
+static unsigned g_n;
+static uint64_t g_bytes;
+
+/* When the graph reaches a captured copy out: the bounce to the program. */
+static void CUDA_CB copy_out(void *arg)
+{
+	const struct bounce *b = arg;
+
+	memcpy(b->host, b->pin, b->n);
+}
+
+/* When the graph reaches a captured copy in: the program's bytes to the bounce. */
+static void CUDA_CB copy_in(void *arg)
+{
+	const struct bounce *b = arg;
+
+	memcpy(b->pin, b->host, b->n);
+}
+
+/* Registered with the host's driver as cuMemHostAlloc's memory is: a graph's
+ * copy of unregistered memory is staged when the graph is launched, before
+ * the host function that fills the bounce has run. */
+static CUresult bounce_register(uint64_t poff, uint64_t size)
+{
+	struct vc_cu_req_host_register rq = {.off = poff, .size = size};
+	struct vc_cu_rep_host_register rp;
+
+	return vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
+}
+
+CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUhostFn *fn, void **data)
+{
+	uint64_t size = (n + 4095) & ~4095ull;
+	CUresult rc = CUDA_SUCCESS;
+	struct bounce *b = NULL;
+
+	if (!host || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g_mu);
+	for (unsigned i = 0; i < g_n && !b; i++)
+		if (g_b[i]->host == host && g_b[i]->n == n && g_b[i]->out == out)
+			b = g_b[i];
+	if (!b) {
+		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
+		if (g_n == CAPCOPY_N || size > CAPCOPY_MAX - g_bytes || !(b = calloc(1, sizeof(*b))))
+			goto out;
+		b->pin = vc_cu_pinned_alloc(size, &b->poff);
+		if (!b->pin || bounce_register(b->poff, size)) {
+			if (b->pin)
+				vc_cu_pinned_free(b->poff, size);
+			free(b);
+			b = NULL;
+			goto out;
+		}
+		b->host = host;
+		b->n = n;
+		b->out = out;
+		g_b[g_n++] = b;
+		g_bytes += size;
+		rc = CUDA_SUCCESS;
+	}
+	*poff = b->poff;
+	*fn = out ? copy_out : copy_in;
+	*data = b;
+out:
+	pthread_mutex_unlock(&g_mu);
+	return rc;
+}
