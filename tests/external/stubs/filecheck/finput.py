@@ -1,0 +1,1 @@
+from ._missing import Missing as FInput  # noqa: F401
