@@ -263,7 +263,7 @@ step "host manager end to end under ASan+UBSan" bash ci/mgmt-test.sh asan
 step "build NVIDIA-runtime test programs (nvcc)" make VARIANT=release cudart-smoke
 step "build the GPU machine's measuring tools (make bench's CUDA programs, the driver-API splits)" make VARIANT=release bench-tools
 step "CUDA through vcuda, CI stand-in: driver API, quotas, cudart static+shared" cuda_standin
-step "GPU suite (84 builds) through vcuda, CI stand-in: every CUDA call, kernel results unchecked" gpu_suite_standin
+step "GPU suite (every program, static and shared cudart) through vcuda, CI stand-in: every CUDA call, kernel results unchecked" gpu_suite_standin
 step "client detects a killed server" dead_server
 step "QEMU 10.0.2 + virtio-vcuda-pci (cached build) and its qtest" qemu_build
 step "VM: TCG guest, vcuda.ko, device, CI stand-in behind the server" bash ci/vm-test.sh
