@@ -218,6 +218,46 @@ START_TEST(bad_pointers_are_errors)
 }
 END_TEST
 
+/* A pitch below the width is refused even for a single row, as the driver
+ * refuses it (CUDALibrarySamples' cuSOLVER/gesv relies on it natively). */
+START_TEST(a_pitch_below_the_width_is_refused_for_one_row)
+{
+	enum { W = 1024 };
+	uint8_t *host = calloc(1, W);
+	CUDA_MEMCPY2D c;
+	CUdeviceptr d;
+
+	ck_assert_ptr_nonnull(host);
+	CK(cuMemAlloc(&d, W));
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_HOST;
+	c.srcHost = host;
+	c.srcPitch = 8;
+	c.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.dstDevice = d;
+	c.dstPitch = W;
+	c.WidthInBytes = W;
+	c.Height = 1;
+	ck_assert_int_eq(cuMemcpy2D(&c), CUDA_ERROR_INVALID_VALUE);
+	c.srcPitch = W;
+	CK(cuMemcpy2D(&c));
+	memset(&c, 0, sizeof(c));
+	c.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+	c.srcDevice = d;
+	c.srcPitch = W;
+	c.dstMemoryType = CU_MEMORYTYPE_HOST;
+	c.dstHost = host;
+	c.dstPitch = 8;
+	c.WidthInBytes = W;
+	c.Height = 1;
+	ck_assert_int_eq(cuMemcpy2D(&c), CUDA_ERROR_INVALID_VALUE);
+	c.dstPitch = W;
+	CK(cuMemcpy2D(&c));
+	CK(cuMemFree(d));
+	free(host);
+}
+END_TEST
+
 START_TEST(modules_and_launches)
 {
 	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
@@ -506,6 +546,8 @@ START_TEST(registered_memory_moves_into_the_pool)
 	CK(cuMemcpyDtoH(a, d, n));
 	ck_assert_uint_eq(a[0], 0xab);
 	ck_assert_int_eq(memcmp(a + 1, want + 101, n - 1), 0);
+	/* Not from inside the range (cuda-python's tests check the code). */
+	ck_assert_int_eq(cuMemHostUnregister(a + 10), CUDA_ERROR_INVALID_VALUE);
 	/* Unregistered: ordinary memory again, with its bytes, still writable. */
 	CK(cuMemHostUnregister(a));
 	ck_assert_int_eq(cuMemHostUnregister(a), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
@@ -1057,6 +1099,7 @@ int main(void)
 	tcase_add_test(t, large_copy_past_the_allocation_fails);
 	tcase_add_test(t, async_copies_dtod_memsets);
 	tcase_add_test(t, bad_pointers_are_errors);
+	tcase_add_test(t, a_pitch_below_the_width_is_refused_for_one_row);
 	tcase_add_test(t, modules_and_launches);
 	tcase_add_test(t, answers_in_the_guest);
 	tcase_add_test(t, pointer_attributes);
