@@ -12,6 +12,8 @@
 # on two cores (CUDA for sm_90 only); OUT holds test-backend-ops and ggml's
 # shared libraries (about 40 MB as .tar.xz).
 set -u
+# shellcheck source=tests/external/lib.sh
+. "$(dirname "$0")/lib.sh"
 cmd=${1:-}
 case "$cmd" in
 build)
@@ -38,14 +40,11 @@ run)
 	LD_LIBRARY_PATH=$libs timeout "${TMO:-280}" "$out/test-backend-ops" "${args[@]}" > "$logs/native.txt" 2>&1
 	echo "native rc $?"
 	sock=$logs/server.sock
-	"$vb/bin/vcuda-server" --socket "$sock" --executor cuda -v > "$logs/server.log" 2>&1 &
-	srv=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+	ext_server_start "$vb" "$sock" "$logs/server.log" -v
 	LD_LIBRARY_PATH=$vb/guest:$libs VCUDA_SOCKET=$sock timeout "${TMO:-280}" \
 		"$out/test-backend-ops" "${args[@]}" > "$logs/vcuda.txt" 2>&1
 	echo "vcuda rc $?"
-	kill "$srv" 2>/dev/null
-	wait "$srv" 2>/dev/null
+	ext_server_stop
 	# "  OP(params): OK" per test; colours stripped.
 	status() { sed -E 's/\x1b\[[0-9;]*m//g' "$1" | grep -E '^  [A-Z_0-9]+\(.*\): (OK|FAIL)' | sed -E 's/^  //'; }
 	status "$logs/native.txt" | sort > "$logs/native.status"

@@ -13,6 +13,8 @@
 # vcuda whenever it does natively, and its output matches native's once
 # timings and addresses are masked.
 set -u
+# shellcheck source=tests/external/lib.sh
+. "$(dirname "$0")/lib.sh"
 cmd=${1:-}
 NVCC=${NVCC:-/usr/local/cuda/bin/nvcc}
 ARCH=${ARCH:-90}
@@ -71,9 +73,7 @@ run)
 	out=$2 vb=$(cd "$3" && pwd) logs=$4
 	mkdir -p "$logs"
 	sock=$logs/server.sock
-	"$vb/bin/vcuda-server" --socket "$sock" --executor cuda -v > "$logs/server.log" 2>&1 &
-	srv=$!
-	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+	ext_server_start "$vb" "$sock" "$logs/server.log" -v
 	pass=0 fail=0
 	mask='s/[0-9]+(\.[0-9]+)? ?(ms|us|s|sec|seconds|GB\/s|GFLOPS|TFLOPS)\b/T/g; s/-?[0-9]+(\.[0-9]+)? ?%/P/g; s/0x[0-9a-f]+/ADDR/g'
 	for b in "$out"/*; do
@@ -89,7 +89,7 @@ run)
 			fail=$((fail + 1)); echo "FAIL $n (native rc $nrc, vcuda rc $vrc)"
 		fi
 	done
-	kill "$srv" 2>/dev/null; wait "$srv" 2>/dev/null
+	ext_server_stop
 	echo "libsamples: $pass passed, $fail failed"
 	[ "$fail" = 0 ]
 	;;

@@ -15,6 +15,8 @@ vb=$(cd "$1" && pwd) logs=$2 name=$3
 shift 3
 PY=${PY:-/opt/torch/.venv/bin/python3}
 here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=tests/external/lib.sh
+. "$here/lib.sh"
 mkdir -p "$logs"
 logs=$(cd "$logs" && pwd)
 
@@ -22,12 +24,9 @@ logs=$(cd "$logs" && pwd)
 echo "native: $(tail -1 "$logs/$name.native.log")"
 
 sock=$logs/$name.sock
-"$vb/bin/vcuda-server" --socket "$sock" --executor cuda > "$logs/$name.server.log" 2>&1 &
-srv=$!
-for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.1; done
+ext_server_start "$vb" "$sock" "$logs/$name.server.log"
 LD_LIBRARY_PATH=$vb/guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH} VCUDA_SOCKET=$sock VCUDA_DEBUG=1 \
 	"$PY" -m pytest -q -p no:cacheprovider --junitxml="$logs/$name.vcuda.xml" "$@" > "$logs/$name.vcuda.log" 2>&1
 echo "vcuda:  $(tail -1 "$logs/$name.vcuda.log")"
-kill "$srv" 2>/dev/null
-wait "$srv" 2>/dev/null
+ext_server_stop
 "$PY" "$here/compare.py" "$logs/$name.native.xml" "$logs/$name.vcuda.xml"
