@@ -295,7 +295,9 @@ static CUresult send_copy(struct vc_cu_req_memcpy *rq, const void *data, size_t 
 {
 	struct vc_cu_prefix none;
 
-	if (rq->async)
+	/* A copy of nothing waits for the driver's answer, which is given at
+	 * the call natively and depends on its pointers alone. */
+	if (rq->async && rq->len)
 		return vc_cu_submit(VC_CU_vcMemcpy, rq, sizeof(*rq), data, dlen);
 	return vc_cu_call(VC_CU_vcMemcpy, rq, sizeof(*rq), data, dlen, &none, 0, NULL, 0, 1);
 }
@@ -574,7 +576,8 @@ static CUresult memset_2d(CUdeviceptr dst, size_t pitch, uint32_t v, uint32_t el
 				      .height = h, .stream = vc_cu_stream_id(s), .async = (uint32_t)async};
 	struct vc_cu_prefix none;
 
-	if (async)
+	/* A memset of nothing waits for the driver's answer (as send_copy()). */
+	if (async && n)
 		return vc_cu_submit(VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0);
 	return vc_cu_call(VC_CU_vcMemset, &rq, sizeof(rq), NULL, 0, &none, 0, NULL, 0, 0);
 }

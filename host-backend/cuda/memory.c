@@ -141,6 +141,14 @@ int vc_cu_manual_vcMemFree(struct vc_cu_session *x, const uint8_t *p, uint32_t l
 	return rc;
 }
 
+/* A range of the session's, or nothing at all: a copy or memset of zero
+ * bytes touches no memory, and the driver answers it whatever its pointers
+ * (numba's empty arrays have a null device pointer and copy zero bytes). */
+static int check_extent(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
+{
+	return len ? vc_cu_check_range(x, ptr, len) : 0;
+}
+
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			  struct vc_cu_out *out)
 {
@@ -153,7 +161,7 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)))
 		return rc;
 	if (rq.dir == VC_CU_COPY_DTOD) {
-		if ((rc = vc_cu_check_range(x, rq.dst, rq.len)) || (rc = vc_cu_check_range(x, rq.src, rq.len)))
+		if ((rc = check_extent(x, rq.dst, rq.len)) || (rc = check_extent(x, rq.src, rq.len)))
 			return rc;
 		return rq.async ? x->drv->cuMemcpyDtoDAsync_v2(rq.dst, rq.src, rq.len, stream)
 				: x->drv->cuMemcpyDtoD_v2(rq.dst, rq.src, rq.len);
@@ -189,7 +197,7 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	if (rq.async && rq.host != VC_CU_HOST_PINNED && (rc = vc_cu_not_capturing(x, stream)))
 		return rc;
 	if (rq.dir == VC_CU_COPY_HTOD) {
-		if ((rc = vc_cu_check_range(x, rq.dst, rq.len)))
+		if ((rc = check_extent(x, rq.dst, rq.len)))
 			return rc;
 		/* From the arena, an asynchronous copy takes the session's
 		 * unregistered mapping: the driver stages it before returning,
@@ -202,7 +210,7 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		return x->drv->cuMemcpyHtoD_v2(rq.dst, dma ? dma : host, rq.len);
 	}
 	if (rq.dir == VC_CU_COPY_DTOH) {
-		if ((rc = vc_cu_check_range(x, rq.src, rq.len)))
+		if ((rc = check_extent(x, rq.src, rq.len)))
 			return rc;
 		/* Into pageable memory the async form completes before returning,
 		 * so done_seq covers the data, as the guest expects. Into the
@@ -279,7 +287,7 @@ int vc_cu_manual_vcMemset(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		extent += rq.pitch * (rq.height - 1);
 	}
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUSTREAM, rq.stream, &stream)) ||
-	    (rc = vc_cu_check_range(x, rq.dst, extent)))
+	    (rc = check_extent(x, rq.dst, extent)))
 		return rc;
 	if (rq.height) {
 		switch (rq.elem) {

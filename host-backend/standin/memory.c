@@ -125,13 +125,16 @@ static CUresult s_range(CUdeviceptr *base, size_t *size, CUdeviceptr p)
 }
 
 /* Copies hold the lock while they move bytes: another thread's free must not
- * pull the memory away mid-copy. */
+ * pull the memory away mid-copy. A copy of zero bytes succeeds whatever its
+ * pointers, as the driver's did on the GPU machine (tests/gpu drv_memset). */
 static CUresult copy(void *dst, uint64_t ddev, const void *src, uint64_t sdev, size_t n)
 {
 	uint8_t *d = dst;
 	const uint8_t *s = src;
 	CUresult rc = CUDA_ERROR_INVALID_VALUE;
 
+	if (!n)
+		return CUDA_SUCCESS;
 	pthread_mutex_lock(&g_mu);
 	if (!d)
 		d = vc_smem_ptr(&g_mem, ddev, n);
@@ -212,6 +215,8 @@ static CUresult fill(CUdeviceptr d, uint32_t v, unsigned elem, size_t n)
 
 	if (n > SIZE_MAX / elem)
 		return rc;
+	if (!n)
+		return CUDA_SUCCESS; /* as copy() */
 	pthread_mutex_lock(&g_mu);
 	p = vc_smem_ptr(&g_mem, d, n * elem);
 	if (p) {

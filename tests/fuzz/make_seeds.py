@@ -585,6 +585,13 @@ def main():
          + s.free(0, asynchronous=1)
          + s.free(dptr(1), asynchronous=1)
          + s.free(dptr(1, 1 << 30), asynchronous=1))
+    # copies and memsets of zero bytes at a null device pointer and at an address of nothing
+    # (the driver answers them: they touch no memory), blocking and asynchronous
+    seed("zero_bytes", s.retain() + s.alloc(4096)
+         + s.memcpy(HTOD) + s.memcpy(HTOD, dst=1 << 40, asynchronous=1)
+         + s.memcpy(DTOH, flags=REPLY, slot=2) + s.memcpy(DTOD, src=1 << 40, asynchronous=1)
+         + s.memset(0, 0, 7, 1) + s.memset(1 << 40, 0, 7, 4)
+         + s.sync())
     # ---- stream memory operations, stream attributes, tensor maps ------------------------
     seed("memops", s.retain() + s.alloc(4096)
          + s.gen("cuStreamCreate", Flags=1) + s.gen("cuStreamCreate", Flags=1)

@@ -258,6 +258,28 @@ START_TEST(a_pitch_below_the_width_is_refused_for_one_row)
 }
 END_TEST
 
+/* Copies and memsets of zero bytes succeed whatever their pointers, at the
+ * call and at the next synchronisation, as with the driver (numba's empty
+ * arrays copy zero bytes at a null device pointer). */
+START_TEST(zero_bytes_touch_nothing)
+{
+	uint8_t host[8] = {0};
+	CUstream s;
+
+	CK(cuStreamCreate(&s, 0));
+	CK(cuMemcpyHtoD(0, host, 0));
+	CK(cuMemcpyDtoH(host, 0, 0));
+	CK(cuMemcpyDtoD(0, (CUdeviceptr)1 << 40, 0));
+	CK(cuMemsetD8(0, 1, 0));
+	CK(cuMemcpyHtoDAsync((CUdeviceptr)1 << 40, host, 0, s));
+	CK(cuMemcpyDtoHAsync(host, 0, 0, s));
+	CK(cuMemsetD32Async(0, 1, 0, s));
+	CK(cuStreamSynchronize(s));
+	CK(cuCtxSynchronize());
+	CK(cuStreamDestroy(s));
+}
+END_TEST
+
 START_TEST(modules_and_launches)
 {
 	static const char ptx[] = ".version 8.0\n.target sm_75\n.address_size 64\n"
@@ -1100,6 +1122,7 @@ int main(void)
 	tcase_add_test(t, async_copies_dtod_memsets);
 	tcase_add_test(t, bad_pointers_are_errors);
 	tcase_add_test(t, a_pitch_below_the_width_is_refused_for_one_row);
+	tcase_add_test(t, zero_bytes_touch_nothing);
 	tcase_add_test(t, modules_and_launches);
 	tcase_add_test(t, answers_in_the_guest);
 	tcase_add_test(t, pointer_attributes);

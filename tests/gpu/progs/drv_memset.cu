@@ -1,5 +1,7 @@
 // Driver-API memsets: cuMemsetD8/D16/D32 and their Async forms on a stream,
-// cuMemsetD2D8/16/32, odd counts and offsets, checked byte for byte.
+// cuMemsetD2D8/16/32, odd counts and offsets, checked byte for byte; memsets
+// and copies of zero bytes at a null device pointer (numba's empty arrays),
+// whose answers, at the call and at the next synchronisation, are printed.
 #include <cuda.h>
 #include <vector>
 #include "common.h"
@@ -86,6 +88,22 @@ int main(void)
     CUresult r32 = cuMemsetD32(d + 2, 0, 10);
     printf("misaligned_d16=%s misaligned_d32=%s\n", drv_err_name(r16), drv_err_name(r32));
     CKD(cuCtxSynchronize());
+
+    // Zero bytes at a null device pointer: nothing is touched.
+    unsigned char zb[8] = {0};
+    CUresult z[8] = {cuMemcpyHtoD(0, zb, 0), cuMemcpyDtoH(zb, 0, 0), cuMemcpyDtoD(0, 0, 0), cuMemsetD8(0, 0, 0),
+                     cuMemcpyHtoDAsync(0, zb, 0, s), cuMemcpyDtoHAsync(zb, 0, 0, s), cuMemsetD32Async(0, 0, 0, s),
+                     cuMemcpyDtoD(d, 0, 0)};
+    printf("zero_bytes htod=%s dtoh=%s dtod=%s memset=%s htod_async=%s dtoh_async=%s memset_async=%s dtod_to_mine=%s\n",
+           drv_err_name(z[0]), drv_err_name(z[1]), drv_err_name(z[2]), drv_err_name(z[3]), drv_err_name(z[4]),
+           drv_err_name(z[5]), drv_err_name(z[6]), drv_err_name(z[7]));
+    int zbad = 0;
+    for (int i = 0; i < 8; i++)
+        zbad += z[i] != CUDA_SUCCESS; // driver 580 on an H200: all succeed
+    EXPECT(zbad == 0, "%d zero-byte operations refused", zbad);
+    CUresult zs = cuStreamSynchronize(s), zc = cuCtxSynchronize();
+    printf("zero_bytes stream_sync=%s ctx_sync=%s\n", drv_err_name(zs), drv_err_name(zc));
+    EXPECT(zs == CUDA_SUCCESS && zc == CUDA_SUCCESS, "zero-byte operations left an error behind");
 
     CKD(cuStreamDestroy(s));
     CKD(cuMemFree(d));
