@@ -101,7 +101,7 @@ struct vc_cu_param_layout {
 	uint32_t count;
 	uint32_t total; /* bytes of the packed parameter buffer */
 	uint32_t max_dyn_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
-	uint32_t pad;
+	uint32_t max_threads;  /* CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK; 0: not known */
 	uint16_t offset[VC_CU_PARAMS_MAX];
 	uint16_t size[VC_CU_PARAMS_MAX];
 };

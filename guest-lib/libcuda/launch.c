@@ -56,6 +56,7 @@ static void copy_layout(struct vc_cu_param_layout *dst, const struct vc_cu_param
 	dst->count = src->count;
 	dst->total = src->total;
 	dst->max_dyn_smem = src->max_dyn_smem;
+	dst->max_threads = src->max_threads;
 	memcpy(dst->offset, src->offset, src->count * sizeof(src->offset[0]));
 	memcpy(dst->size, src->size, src->count * sizeof(src->size[0]));
 }
@@ -123,6 +124,20 @@ CUresult vc_cu_params_limit(uint64_t func, uint32_t *max_dyn_smem)
 		*max_dyn_smem = pl->max_dyn_smem;
 	free(pl);
 	return rc;
+}
+
+/* The threads a block of @func may have, from its cached layout; 0 when
+ * not known (not cached: a collision, or a server that does not say). */
+static uint32_t cached_max_threads(uint64_t func)
+{
+	unsigned k = slot_of(func);
+	uint32_t n = 0;
+
+	pthread_rwlock_rdlock(&g_lock);
+	if (g_cache[k].func == func && g_cache[k].pl)
+		n = g_cache[k].pl->max_threads;
+	pthread_rwlock_unlock(&g_lock);
+	return n;
 }
 
 /* Parameters from kernelParams (per the layout) or from extra's buffer form. */
@@ -221,6 +236,9 @@ static CUresult check_shape(const unsigned grid[3], const unsigned block[3], uns
 	return CUDA_SUCCESS;
 }
 
+/* Not sent: this launch waits for the driver's verdict (launch() only). */
+#define LAUNCH_VERDICT 0x80000000u
+
 static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned block[3], unsigned shmem,
 		       CUstream stream, void **kernelParams, void **extra, uint32_t flags,
 		       const CUlaunchAttribute *attrs, unsigned nattrs)
@@ -230,7 +248,8 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 		struct vc_cu_launch_attr a[VC_CU_LAUNCH_ATTRS_MAX];
 		uint8_t params[VC_LAUNCH_PARAMS_MAX];
 	} *m;
-	uint32_t psize;
+	uint32_t psize, max_threads;
+	uint64_t threads;
 	CUresult rc;
 
 	if (!vc_cu_state())
@@ -278,9 +297,17 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	for (unsigned i = 0; i < nattrs; i++)
 		if (attrs[i].id == CU_LAUNCH_ATTRIBUTE_COOPERATIVE && attrs[i].value.cooperative)
 			flags |= VC_CU_LAUNCH_COOPERATIVE;
-	if (flags & VC_CU_LAUNCH_COOPERATIVE) {
+	/* A block larger than the function may have (its launch bounds, its
+	 * registers) is refused at once natively, with a code that depends on
+	 * why: such a launch waits for the driver's verdict. The layout packed
+	 * above is cached, so this costs no round trip. */
+	threads = (uint64_t)block[0] * block[1] * block[2];
+	max_threads = cached_max_threads(m->rq.func);
+	if (max_threads && threads > max_threads)
+		flags |= LAUNCH_VERDICT;
+	if (flags & (VC_CU_LAUNCH_COOPERATIVE | LAUNCH_VERDICT)) {
 		/* A grid too large to be co-resident is refused at once natively:
-		 * cooperative launches wait for the driver's verdict. */
+		 * cooperative launches wait for the driver's verdict too. */
 		struct vc_cu_prefix none;
 
 		rc = vc_cu_call(VC_CU_vcLaunch, &m->rq, sizeof(m->rq),

@@ -49,18 +49,22 @@ int vc_cu_manual_vcFuncParams(struct vc_cu_session *x, const uint8_t *p, uint32_
 	pl = (struct vc_cu_param_layout *)out->data;
 	if ((rc = vc_cu_func_layout(x, f, is_kernel, pl)))
 		return rc;
-	/* The dynamic shared memory it may have, so that the guest refuses a
-	 * launch that asks for more at once, as the driver does. */
-	int smem = 0;
+	/* The dynamic shared memory it may have and the threads a block of it
+	 * may have (its launch bounds, its registers), so that the guest
+	 * knows a launch the driver refuses at once (launch.c there). */
+	int smem = 0, threads = 0;
 	CUdevice dev = 0;
 
 	if (is_kernel) {
 		x->drv->cuCtxGetDevice(&dev);
 		x->drv->cuKernelGetAttribute(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f, dev);
+		x->drv->cuKernelGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f, dev);
 	} else {
 		x->drv->cuFuncGetAttribute(&smem, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, f);
+		x->drv->cuFuncGetAttribute(&threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, f);
 	}
 	pl->max_dyn_smem = smem > 0 ? (uint32_t)smem : 0;
+	pl->max_threads = threads > 0 ? (uint32_t)threads : 0;
 	out->data_len = sizeof(*pl);
 	return 0;
 }

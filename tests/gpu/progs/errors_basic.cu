@@ -2,14 +2,17 @@
 // set of codes (deterministic strings), an invalid launch configuration
 // (too many threads per block) reported at once by cudaPeekAtLastError and
 // cudaGetLastError, cleared by cudaGetLastError and not sticky; other bad
-// shapes (block z, empty grid, grid y, shared memory); invalid arguments to API
-// calls; the device staying usable afterwards.
+// shapes (block z, empty grid, grid y, shared memory); a block larger than the
+// kernel's __launch_bounds__ (its answer printed: the CI stand-in knows no
+// launch bounds); invalid arguments to API calls; the device staying usable
+// afterwards.
 // Note: CUDA 13.0 with driver 580 reports these launch-shape errors as
 // cudaErrorInvalidValue (older releases: cudaErrorInvalidConfiguration); the
 // program accepts either, and the exact name it prints is what vcuda must match.
 #include "common.h"
 
 __global__ void ok_kernel(int *p) { p[threadIdx.x] = threadIdx.x; }
+__global__ void __launch_bounds__(128) bounded_kernel(int *p) { p[threadIdx.x] = -(int)threadIdx.x; }
 
 static int bad_shape(cudaError_t e) { return e == cudaErrorInvalidConfiguration || e == cudaErrorInvalidValue; }
 
@@ -62,6 +65,17 @@ int main(void)
     cudaError_t es = cudaGetLastError();
     printf("shared_1GiB=%s\n", cudaGetErrorName(es));
     EXPECT(es != cudaSuccess, "1 GiB of shared memory accepted");
+
+    // More threads than the kernel's launch bounds allow: natively refused
+    // at the launch, not at the next synchronisation.
+    bounded_kernel<<<1, 256>>>(d);
+    cudaError_t eb = cudaGetLastError();
+    cudaError_t eb_sync = cudaDeviceSynchronize();
+    printf("launch_bounds_256_of_128=%s sync_after=%s\n", cudaGetErrorName(eb), cudaGetErrorName(eb_sync));
+    EXPECT(eb_sync == cudaSuccess, "a launch-bounds error surfaced at the synchronisation: %s",
+           cudaGetErrorName(eb_sync));
+    bounded_kernel<<<1, 128>>>(d);
+    CKL();
 
     // A correct launch right after works.
     ok_kernel<<<1, 1024>>>(d);
