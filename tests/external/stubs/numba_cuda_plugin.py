@@ -2,8 +2,17 @@
 source tree, which its wheel does not install: numba-cuda's test classes use a
 class-scoped fixture `initialize_from_pytest_config` and an option for dumping
 failed FileCheck reproducers. Load it with `-p numba_cuda_plugin` and this
-folder on PYTHONPATH (pysuite.sh's callers do)."""
+folder on PYTHONPATH (pysuite.sh's callers do).
+
+numba 0.68 still names numpy.row_stack, which numpy 2.5 removed: the first
+compilation of every kernel then fails alike natively and through vcuda. The
+plugin gives numpy the alias again (numpy.vstack, what row_stack was), in
+the test processes only; processes the tests spawn do without it."""
+import numpy
 import pytest
+
+if not hasattr(numpy, "row_stack"):
+    numpy.row_stack = numpy.vstack
 
 
 def pytest_addoption(parser):
