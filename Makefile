@@ -69,7 +69,7 @@ LIBCUDA_SRC := guest-lib/libcuda/core.c guest-lib/libcuda/entry.c guest-lib/libc
                guest-lib/libcuda/memops.c guest-lib/libcuda/tensormap.c guest-lib/libcuda/occupancy.c \
                guest-lib/libcuda/legacy_launch.c guest-lib/libcuda/devctx.c \
                guest-lib/libcuda/array.c guest-lib/libcuda/copy3d.c \
-               guest-lib/libcuda/hostreg.c guest-lib/libcuda/aside.c \
+               guest-lib/libcuda/hostreg.c guest-lib/libcuda/aside.c guest-lib/libcuda/pinspare.c \
                $(EXPTAB_SRC) $(CLIENT_SRC) $(SHARED_SRC)
 LIBCUDA_SRC += guest-lib/libcuda/vmm.c guest-lib/libcuda/ipc.c
 LIBCUDA_SRC += guest-lib/libcuda/legacy_array.c guest-lib/libcuda/memmisc.c

@@ -25,9 +25,18 @@ if [ "${BENCH_CUDA:-1}" != 0 ]; then
 	"$vb/bin/vcuda-server" --socket "$sock" --executor "${EXECUTOR:-cuda}" >"$VC_TMP/server.log" 2>&1 &
 	pid=$!
 	for _ in $(seq 100); do [ -S "$sock" ] && break; sleep 0.05; done
-	native() { "$bin"; "$seed"; }
+	# The page-locked gigabyte once more, its rows named *_spare: through
+	# vcuda with VCUDA_PINNED_SPARE (a segment made ahead, pinspare.c),
+	# natively as before (a second sample of the same figures).
+	spare() { sed 's/^\([A-Za-z0-9_]*\)\t/\1_spare\t/'; }
+	native() {
+		"$bin"
+		"$bin" pinned_gib | spare
+		"$seed"
+	}
 	through() {
 		VCUDA_SOCKET=$sock LD_LIBRARY_PATH="$PWD/$vb/guest" "$bin"
+		VCUDA_PINNED_SPARE=1G VCUDA_SOCKET=$sock LD_LIBRARY_PATH="$PWD/$vb/guest" "$bin" pinned_gib | spare
 		VCUDA_SOCKET=$sock LD_LIBRARY_PATH="$PWD/$vb/guest" "$seed"
 	}
 	for ((k = 1; k <= rounds; k++)); do

@@ -16,6 +16,7 @@
 #include "fastpath.h"
 #include "stats.h"
 #include "vc_client.h"
+#include "pinspare.h"
 #include "vc_cu_guest.h"
 
 /* Lets vcuda-server refuse to load this library as the real driver. */
@@ -228,6 +229,7 @@ static void init_once(void)
 		return;
 	}
 	vc_cu_pinned_init();
+	vc_cu_pinspare_start(); /* VCUDA_PINNED_SPARE: off unless set */
 	return;
 fail:
 	g_inited = 0;

@@ -46,6 +46,7 @@
 #include <unistd.h>
 
 #include "vc_client.h"
+#include "pinspare.h"
 #include "vc_cu_guest.h"
 #include "vc_fill.h"
 #include "vc_thread.h"
@@ -93,11 +94,18 @@ static void keep_read(void)
 	g_keep = vc_client_env_size("VCUDA_PINNED_KEEP", KEEP_DEFAULT, 0, UINT64_MAX);
 }
 
-/* How many bytes of segments may stay parked. */
+static uint64_t seg_size(uint64_t len);
+
+/* How many bytes of segments may stay parked: VCUDA_PINNED_KEEP, and the
+ * spare beside it (pinspare.c), so that parking a freed segment does not
+ * push the spare out. */
 static uint64_t keep_bytes(void)
 {
+	uint64_t spare = vc_cu_pinspare_len();
+
 	pthread_once(&g_keep_once, keep_read);
-	return g_keep;
+	spare = spare ? seg_size((spare + 4095) & ~4095ull) : 0;
+	return g_keep > UINT64_MAX - spare ? UINT64_MAX : g_keep + spare;
 }
 
 /* A segment's size for @len bytes (whole pages): from SLACK_MIN, to the next
@@ -497,12 +505,17 @@ CUresult vc_cu_pinseg_get(uint64_t len, const void *src, void **p, uint64_t *off
 {
 	struct seg s;
 	CUresult rc;
-	int bound = 0; /* set by make() only */
+	int bound = 0, parked; /* bound: set by make() only */
 
 	len = (len + 4095) & ~4095ull;
 	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	rc = take_parked(len, &s) || reuse(&s, src, len) ? make(len, src, &s, &bound) : CUDA_SUCCESS;
+	/* A spare being made that fits is waited for: it is further along
+	 * than a new segment would be (pinspare.c). */
+	parked = !take_parked(len, &s) || (vc_cu_pinspare_wait(len) && !take_parked(len, &s));
+	if (parked)
+		vc_cu_pinspare_kick(); /* the spare, if that was it, made again */
+	rc = !parked || reuse(&s, src, len) ? make(len, src, &s, &bound) : CUDA_SUCCESS;
 	/* Past the server's bound on segments, which counts the parked ones. */
 	if (bound && vc_cu_pinseg_trim())
 		rc = make(len, src, &s, &bound);
@@ -512,6 +525,73 @@ CUresult vc_cu_pinseg_get(uint64_t len, const void *src, void **p, uint64_t *off
 		*devptr = s.devptr;
 	}
 	return rc;
+}
+
+int vc_cu_pinseg_fits(uint64_t seg_len, uint64_t len)
+{
+	return fits(seg_size((seg_len + 4095) & ~4095ull), (len + 4095) & ~4095ull);
+}
+
+int vc_cu_pinseg_parked_fits(uint64_t len)
+{
+	int found = 0;
+
+	len = (len + 4095) & ~4095ull;
+	pthread_mutex_lock(&g_seg.mu);
+	for (size_t i = 0; i < g_seg.n && !found; i++)
+		found = g_seg.v[i].parked && fits(g_seg.v[i].size, len);
+	pthread_mutex_unlock(&g_seg.mu);
+	return found;
+}
+
+int vc_cu_pinseg_park_new(uint64_t len)
+{
+	uint64_t size, keep, off = 0;
+	struct files f;
+	struct seg s;
+	CUresult rc;
+	uint8_t *a;
+	size_t i;
+	int e;
+
+	len = (len + 4095) & ~4095ull;
+	size = seg_size(len);
+	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
+		return -EOPNOTSUPP;
+	keep = keep_bytes(); /* not under g_seg.mu: it takes pinspare.c's lock */
+	pthread_mutex_lock(&g_seg.mu);
+	e = g_seg.parked_bytes + size > keep ? -ENOSPC : 0; /* it would push another out */
+	pthread_mutex_unlock(&g_seg.mu);
+	if (e)
+		return e;
+	if ((e = files_make(&f, size, len)))
+		return e;
+	a = map_aligned(&f, size);
+	rc = a ? offer(&f, a, size, &off) : CUDA_ERROR_OUT_OF_MEMORY;
+	files_close(&f);
+	if (rc != CUDA_SUCCESS) {
+		if (rc == CUDA_ERROR_NOT_SUPPORTED)
+			__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
+		if (a)
+			munmap(a, size);
+		return rc == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -ENOMEM;
+	}
+	/* Its pages made here, then closed as a parked segment's are. It is
+	 * not registered: this thread has no context to register it in, and
+	 * the server's mapping of it stays empty until its first registration
+	 * (which then maps the pages: docs/PERFORMANCE.md, eighth session). */
+	s = (struct seg){.off = off, .size = size, .part = f.part, .addr = a};
+	if (vc_fill_populate(a, size) || mprotect(a, size, PROT_NONE) || remember(&s)) {
+		drop(&s);
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&g_seg.mu);
+	if ((i = index_of(off)) < g_seg.n) {
+		g_seg.v[i].parked = ++g_seg.clock;
+		g_seg.parked_bytes += size;
+	}
+	pthread_mutex_unlock(&g_seg.mu);
+	return 0;
 }
 
 void vc_cu_pinseg_put(uint64_t off)

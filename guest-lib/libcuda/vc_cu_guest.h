@@ -203,6 +203,20 @@ CUresult vc_cu_pinseg_get(uint64_t size, const void *src, void **p, uint64_t *of
  */
 void vc_cu_pinseg_put(uint64_t off);
 
+/**
+ * vc_cu_pinseg_park_new() - a new segment for @len bytes, its pages made,
+ * offered to the server and parked (not registered), unless the parked
+ * segments would then pass VCUDA_PINNED_KEEP (-ENOSPC). 0, -EOPNOTSUPP where
+ * the transport has no segments, or -errno.
+ */
+int vc_cu_pinseg_park_new(uint64_t len);
+
+/** vc_cu_pinseg_parked_fits() - whether a parked segment would serve @len bytes. */
+int vc_cu_pinseg_parked_fits(uint64_t len);
+
+/** vc_cu_pinseg_fits() - whether a segment made for @seg_len bytes would serve @len bytes. */
+int vc_cu_pinseg_fits(uint64_t seg_len, uint64_t len);
+
 /** vc_cu_pinseg_trim() - drop every parked segment; how many there were. */
 int vc_cu_pinseg_trim(void);
 

@@ -11,9 +11,11 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1106,6 +1108,102 @@ START_TEST(device_printf_flushed_at_exit)
 }
 END_TEST
 
+/* Whether /proc/self/maps has a parked page-locked segment (a vcuda-pinned
+ * memfd mapped inaccessible) at an address other than @not_at, within @ms. */
+static int parked_segment_within(uintptr_t not_at, int ms)
+{
+	for (int waited = 0; waited <= ms; waited += 20) {
+		char line[512];
+		FILE *f = fopen("/proc/self/maps", "re");
+		int found = 0;
+
+		if (!f)
+			return 0;
+		while (!found && fgets(line, sizeof(line), f)) {
+			unsigned long lo = 0;
+
+			found = strstr(line, "vcuda-pinned") && strstr(line, " ---s ") &&
+				sscanf(line, "%lx-", &lo) == 1 && lo != not_at;
+		}
+		fclose(f);
+		if (found)
+			return 1;
+		usleep(20000);
+	}
+	return 0;
+}
+
+/* Whether the mapping at @p is a vcuda-pinned memfd. */
+static int is_segment(const void *p)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "re");
+	int yes = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long lo, hi;
+
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (uintptr_t)p >= lo && (uintptr_t)p < hi) {
+			yes = strstr(line, "vcuda-pinned") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return yes;
+}
+
+/* VCUDA_PINNED_SPARE (guest-lib/libcuda/pinspare.c): a segment is made and
+ * parked at cuInit, before any page-locked memory is asked for; the first
+ * registration of its size takes it (the program's bytes in it, the device
+ * reading them), and another is made. Host-locally only: a VM has no
+ * segments. */
+START_TEST(a_spare_segment_is_made_ahead_and_taken)
+{
+	enum { N = 64 << 20 };
+	pid_t pid;
+	int st = 0;
+
+	if (!getenv("VCUDA_SOCKET") || !*getenv("VCUDA_SOCKET"))
+		return; /* not host-local: no segments */
+	pid = fork();
+	ck_assert_int_ge(pid, 0);
+	if (pid == 0) {
+		CUcontext ctx;
+		CUdeviceptr d;
+		uint8_t *p, *q;
+
+		setenv("VCUDA_PINNED_POOL", "0", 1);
+		setenv("VCUDA_PINNED_SPARE", "64M", 1);
+		if (cuInit(0) || cuDevicePrimaryCtxRetain(&ctx, 0) || cuCtxSetCurrent(ctx))
+			_exit(3);
+		if (!parked_segment_within(0, 10000))
+			_exit(4); /* no spare made ahead */
+		p = mmap(NULL, N, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		q = malloc(N);
+		if (p == MAP_FAILED || !q)
+			_exit(3);
+		for (size_t i = 0; i < N; i++)
+			p[i] = (uint8_t)(i * 7 + 1);
+		if (cuMemHostRegister(p, N, 0))
+			_exit(5);
+		if (!is_segment(p))
+			_exit(6); /* not moved into a segment */
+		if (cuMemAlloc(&d, N) || cuMemcpyHtoD(d, p, N) || cuMemcpyDtoH(q, d, N) || memcmp(p, q, N))
+			_exit(7); /* the program's bytes lost on the way */
+		if (!parked_segment_within((uintptr_t)p, 10000))
+			_exit(8); /* no new spare */
+		if (cuMemHostUnregister(p) || cuMemFree(d))
+			_exit(9);
+		exit(0);
+	}
+	ck_assert_int_eq(waitpid(pid, &st, 0), pid);
+	ck_assert(WIFEXITED(st));
+	ck_assert_int_eq(WEXITSTATUS(st), 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cuda_api");
@@ -1149,6 +1247,7 @@ int main(void)
 	t = tcase_create("exit");
 	tcase_set_timeout(t, 60);
 	tcase_add_test(t, device_printf_flushed_at_exit);
+	tcase_add_test(t, a_spare_segment_is_made_ahead_and_taken);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
