@@ -14,9 +14,9 @@
 
 #include "exptab.h"
 #include "fastpath.h"
+#include "pinspare.h"
 #include "stats.h"
 #include "vc_client.h"
-#include "pinspare.h"
 #include "vc_cu_guest.h"
 
 /* Lets vcuda-server refuse to load this library as the real driver. */

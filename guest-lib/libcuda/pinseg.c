@@ -45,8 +45,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "vc_client.h"
 #include "pinspare.h"
+#include "vc_client.h"
 #include "vc_cu_guest.h"
 #include "vc_fill.h"
 #include "vc_thread.h"

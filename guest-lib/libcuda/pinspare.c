@@ -13,10 +13,11 @@
  * time a parked segment is taken while none left fits SIZE: the memory is
  * held ahead, which is why it is the user's choice and off by default. A
  * spare serves what a segment made for SIZE bytes serves (pinseg.c fits():
- * from about 8/9 of SIZE to SIZE and a page); it is kept beside
- * VCUDA_PINNED_KEEP (the parked segments may then hold KEEP and the spare)
- * and counts against the server's --pinned-max, and is not made past them. Not in a VM, which has no segments (and pins a
- * program's pages where they are).
+ * from about 8/9 of SIZE to SIZE and a page). It is kept beside
+ * VCUDA_PINNED_KEEP (the parked segments may hold KEEP and the spare), it
+ * counts against the server's --pinned-max, and it is not made past
+ * either. Not in a VM, which has no segments (and pins a program's pages
+ * where they are). A forked child makes none: the thread is its parent's.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -56,26 +57,48 @@ static void *maker(void *arg)
 			pthread_mutex_unlock(&g_sp.mu);
 			rc = vc_cu_pinseg_park_new(g_sp.len);
 		}
-		pthread_mutex_lock(&g_sp.mu);
-		g_sp.busy = false;
 		/* Refused for good (a VM, no memfds): no more tries. Past a
 		 * bound, the next take tries again. */
-		g_sp.given_up = rc == -EOPNOTSUPP || rc == -ENOSYS;
+		bool done = rc == -EOPNOTSUPP || rc == -ENOSYS;
+
+		pthread_mutex_lock(&g_sp.mu);
+		g_sp.busy = false;
+		g_sp.given_up = done;
 		pthread_cond_broadcast(&g_sp.cv);
 		pthread_mutex_unlock(&g_sp.mu);
 		if (rc && vc_cu_debug())
 			fprintf(stderr, "vcuda: no page-locked spare of %llu MiB made (%d)\n",
 				(unsigned long long)(g_sp.len >> 20), rc);
-		if (g_sp.given_up)
+		if (done)
 			return NULL;
 	}
+}
+
+/* In a forked child the maker is not there: no spare is made or waited for
+ * (the lock is the parent's, taken around the fork). */
+static void before_fork(void)
+{
+	pthread_mutex_lock(&g_sp.mu);
+}
+
+static void after_fork_parent(void)
+{
+	pthread_mutex_unlock(&g_sp.mu);
+}
+
+static void after_fork_child(void)
+{
+	g_sp.len = 0;
+	g_sp.busy = false;
+	g_sp.want = false;
+	pthread_mutex_unlock(&g_sp.mu);
 }
 
 void vc_cu_pinspare_start(void)
 {
 	uint64_t len = vc_client_env_size("VCUDA_PINNED_SPARE", 0, 0, UINT64_MAX);
 
-	if (!len)
+	if (!len || pthread_atfork(before_fork, after_fork_parent, after_fork_child))
 		return;
 	pthread_mutex_lock(&g_sp.mu);
 	g_sp.len = len;
