@@ -76,7 +76,7 @@ static CUresult kernel_node(uint32_t op, uint64_t graph, uint64_t node, const CU
 
 		memcpy(m->rest + i * 8, &id, 8);
 	}
-	rc = vc_cu_params_pack(f, np->kernelParams, np->extra, m->rest + ndeps * 8, &psize);
+	rc = vc_cu_params_pack(f, np->kernelParams, np->extra, m->rest + ndeps * 8, &psize, NULL);
 	if (rc)
 		goto out;
 	m->rq.graph = graph;

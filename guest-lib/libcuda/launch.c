@@ -126,22 +126,9 @@ CUresult vc_cu_params_limit(uint64_t func, uint32_t *max_dyn_smem)
 	return rc;
 }
 
-/* The threads a block of @func may have, from its cached layout; 0 when
- * not known (not cached: a collision, or a server that does not say). */
-static uint32_t cached_max_threads(uint64_t func)
-{
-	unsigned k = slot_of(func);
-	uint32_t n = 0;
-
-	pthread_rwlock_rdlock(&g_lock);
-	if (g_cache[k].func == func && g_cache[k].pl)
-		n = g_cache[k].pl->max_threads;
-	pthread_rwlock_unlock(&g_lock);
-	return n;
-}
-
 /* Parameters from kernelParams (per the layout) or from extra's buffer form. */
-CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size)
+CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size,
+			   uint32_t *max_threads)
 {
 	struct vc_cu_param_layout *pl;
 	CUresult rc;
@@ -174,6 +161,8 @@ CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint
 		 * where the layout is known, so is the answer. */
 		if (rc == CUDA_SUCCESS && pl->count && n > pl->total)
 			rc = CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES;
+		if (rc == CUDA_SUCCESS && max_threads)
+			*max_threads = pl->max_threads;
 		free(pl);
 		if (rc)
 			return rc;
@@ -196,6 +185,8 @@ CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint
 		memcpy(buf + pl->offset[i], kernelParams[i], pl->size[i]);
 	}
 	*size = pl->total;
+	if (max_threads)
+		*max_threads = pl->max_threads;
 	rc = CUDA_SUCCESS;
 out:
 	free(pl);
@@ -248,7 +239,7 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 		struct vc_cu_launch_attr a[VC_CU_LAUNCH_ATTRS_MAX];
 		uint8_t params[VC_LAUNCH_PARAMS_MAX];
 	} *m;
-	uint32_t psize, max_threads;
+	uint32_t psize, max_threads = 0;
 	uint64_t threads;
 	CUresult rc;
 
@@ -264,7 +255,7 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 	if (!m)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	memset(&m->rq, 0, sizeof(m->rq));
-	rc = vc_cu_params_pack(f, kernelParams, extra, m->params, &psize);
+	rc = vc_cu_params_pack(f, kernelParams, extra, m->params, &psize, &max_threads);
 	if (rc)
 		goto out;
 	/* Above the 48 KiB every function may have, the function's own limit
@@ -299,10 +290,9 @@ static CUresult launch(CUfunction f, const unsigned grid[3], const unsigned bloc
 			flags |= VC_CU_LAUNCH_COOPERATIVE;
 	/* A block larger than the function may have (its launch bounds, its
 	 * registers) is refused at once natively, with a code that depends on
-	 * why: such a launch waits for the driver's verdict. The layout packed
-	 * above is cached, so this costs no round trip. */
+	 * why: such a launch waits for the driver's verdict. The limit came
+	 * with the layout the parameters were packed by (0: not known). */
 	threads = (uint64_t)block[0] * block[1] * block[2];
-	max_threads = cached_max_threads(m->rq.func);
 	if (max_threads && threads > max_threads)
 		flags |= LAUNCH_VERDICT;
 	if (flags & (VC_CU_LAUNCH_COOPERATIVE | LAUNCH_VERDICT)) {

@@ -308,9 +308,11 @@ CUresult vc_cu_params_layout(uint64_t func, struct vc_cu_param_layout *out);
 /**
  * vc_cu_params_pack() - @f's parameters from @kernelParams (per its layout)
  * or from @extra's buffer form, packed into @buf (VC_LAUNCH_PARAMS_MAX
- * bytes); their size in *@size.
+ * bytes); their size in *@size, and the threads a block of @f may have in
+ * *@max_threads unless NULL (0: the server does not say).
  */
-CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size);
+CUresult vc_cu_params_pack(CUfunction f, void **kernelParams, void **extra, uint8_t *buf, uint32_t *size,
+			   uint32_t *max_threads);
 
 /**
  * vc_cu_in_callback() - whether the calling thread is the one that runs host
