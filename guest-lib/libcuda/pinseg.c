@@ -41,6 +41,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -438,9 +439,10 @@ static int reuse(struct seg *s, const void *src, uint64_t len)
 }
 
 /* A new segment of seg_size(@len) bytes, its first @len bytes from @src
- * unless NULL, offered, registered and in the list: in *@s. *@bound is
- * set when the server refused to map it (past its --pinned-max). */
-static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound)
+ * unless NULL, offered, registered unless @unregistered (a spare: made on a
+ * thread with no context) and in the list: in *@s. *@bound is set when the
+ * server refused to map it (past its --pinned-max). */
+static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound, bool unregistered)
 {
 	uint64_t size = seg_size(len), off = 0;
 	uint8_t *taken[MAP_TRIES], *a = NULL;
@@ -484,7 +486,7 @@ static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound)
 	if (rc == CUDA_SUCCESS && !src)
 		vc_fill_populate(a, size);
 	*s = (struct seg){.off = off, .size = size, .part = f.part, .addr = a};
-	if (rc == CUDA_SUCCESS)
+	if (rc == CUDA_SUCCESS && !unregistered)
 		rc = vc_cu_pinseg_host_register(s->off, len, &s->devptr);
 	if (rc == CUDA_SUCCESS && remember(s))
 		rc = CUDA_ERROR_OUT_OF_MEMORY;
@@ -515,10 +517,10 @@ CUresult vc_cu_pinseg_get(uint64_t len, const void *src, void **p, uint64_t *off
 	parked = !take_parked(len, &s) || (vc_cu_pinspare_wait(len) && !take_parked(len, &s));
 	if (parked)
 		vc_cu_pinspare_kick(); /* the spare, if that was it, made again */
-	rc = !parked || reuse(&s, src, len) ? make(len, src, &s, &bound) : CUDA_SUCCESS;
+	rc = !parked || reuse(&s, src, len) ? make(len, src, &s, &bound, false) : CUDA_SUCCESS;
 	/* Past the server's bound on segments, which counts the parked ones. */
 	if (bound && vc_cu_pinseg_trim())
-		rc = make(len, src, &s, &bound);
+		rc = make(len, src, &s, &bound, false);
 	if (rc == CUDA_SUCCESS) {
 		*p = s.addr;
 		*off = s.off;
@@ -546,51 +548,42 @@ int vc_cu_pinseg_parked_fits(uint64_t len)
 
 int vc_cu_pinseg_park_new(uint64_t len)
 {
-	uint64_t size, keep, off = 0;
-	struct files f;
+	uint64_t keep;
 	struct seg s;
 	CUresult rc;
-	uint8_t *a;
 	size_t i;
-	int e;
+	int bound, closed, e;
 
 	len = (len + 4095) & ~4095ull;
-	size = seg_size(len);
 	if (!vc_cu_state() || __atomic_load_n(&g_seg.unsupported, __ATOMIC_RELAXED))
 		return -EOPNOTSUPP;
 	keep = keep_bytes(); /* not under g_seg.mu: it takes pinspare.c's lock */
 	pthread_mutex_lock(&g_seg.mu);
-	e = g_seg.parked_bytes + size > keep ? -ENOSPC : 0; /* it would push another out */
+	e = g_seg.parked_bytes + seg_size(len) > keep ? -ENOSPC : 0; /* it would push another out */
 	pthread_mutex_unlock(&g_seg.mu);
 	if (e)
 		return e;
-	if ((e = files_make(&f, size, len)))
-		return e;
-	a = map_aligned(&f, size);
-	rc = a ? offer(&f, a, size, &off) : CUDA_ERROR_OUT_OF_MEMORY;
-	files_close(&f);
-	if (rc != CUDA_SUCCESS) {
-		if (rc == CUDA_ERROR_NOT_SUPPORTED)
-			__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
-		if (a)
-			munmap(a, size);
+	/* Its pages made, offered, not registered (the server's mapping of it
+	 * stays empty until its first registration, which then maps the
+	 * pages: docs/PERFORMANCE.md, eighth session), then closed here as a
+	 * parked segment's are. */
+	if ((rc = make(len, NULL, &s, &bound, true)))
 		return rc == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -ENOMEM;
+	closed = !mprotect(s.addr, s.size, PROT_NONE);
+	pthread_mutex_lock(&g_seg.mu);
+	if ((i = index_of(s.off)) < g_seg.n) {
+		if (closed) {
+			g_seg.v[i].parked = ++g_seg.clock;
+			g_seg.parked_bytes += s.size;
+		} else {
+			take_out(i, &s);
+		}
 	}
-	/* Its pages made here, then closed as a parked segment's are. It is
-	 * not registered: this thread has no context to register it in, and
-	 * the server's mapping of it stays empty until its first registration
-	 * (which then maps the pages: docs/PERFORMANCE.md, eighth session). */
-	s = (struct seg){.off = off, .size = size, .part = f.part, .addr = a};
-	if (vc_fill_populate(a, size) || mprotect(a, size, PROT_NONE) || remember(&s)) {
+	pthread_mutex_unlock(&g_seg.mu);
+	if (!closed) {
 		drop(&s);
 		return -ENOMEM;
 	}
-	pthread_mutex_lock(&g_seg.mu);
-	if ((i = index_of(off)) < g_seg.n) {
-		g_seg.v[i].parked = ++g_seg.clock;
-		g_seg.parked_bytes += size;
-	}
-	pthread_mutex_unlock(&g_seg.mu);
 	return 0;
 }
 
