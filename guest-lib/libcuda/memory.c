@@ -360,9 +360,12 @@ static CUresult htod(CUdeviceptr dst, const void *src, size_t n, CUstream s, int
 	vc_cu_managed_before(VC_CU_vcMemcpy);
 	if (n > INLINE_HTOD_MAX && pinned_range(src, n, &poff))
 		return pinned_copy(&c, n, poff); /* one DMA from the guest's own pages, no staging */
-	if (async && n && vc_cu_capture_active(s)) /* recorded: page-locked memory, or a bounce */
-		return pinned_range(src, n, &poff) ? pinned_copy(&c, n, poff)
-						   : captured(&c, (void *)(uintptr_t)src, n);
+	/* Recorded: page-locked memory (a larger source of it took the DMA
+	 * above), or a bounce. */
+	if (async && n && vc_cu_capture_active(s))
+		return n <= INLINE_HTOD_MAX && pinned_range(src, n, &poff)
+			       ? pinned_copy(&c, n, poff)
+			       : captured(&c, (void *)(uintptr_t)src, n);
 	if (n <= INLINE_HTOD_MAX) {
 		fill(&rq, &c, 0, n);
 		rq.host = VC_CU_HOST_INLINE;
