@@ -63,20 +63,9 @@ static void CUDA_CB copy_in(void *arg)
 	memcpy(b->pin, b->host, b->n);
 }
 
-/* Registered with the host's driver as cuMemHostAlloc's memory is: a graph's
- * copy of unregistered memory is staged when the graph is launched, before
- * the host function that fills the bounce has run. */
-static CUresult bounce_register(uint64_t poff, uint64_t size)
-{
-	struct vc_cu_req_host_register rq = {.off = poff, .size = size};
-	struct vc_cu_rep_host_register rp;
-
-	return vc_cu_call(VC_CU_vcHostRegister, &rq, sizeof(rq), NULL, 0, &rp, sizeof(rp), NULL, 0, 0);
-}
-
 CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUhostFn *fn, void **data)
 {
-	uint64_t size = (n + 4095) & ~4095ull;
+	uint64_t size = (n + 4095) & ~4095ull, devptr;
 	CUresult rc = CUDA_SUCCESS;
 	struct bounce *b = NULL;
 
@@ -90,8 +79,12 @@ CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUho
 		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
 		if (g_n == CAPCOPY_N || size > CAPCOPY_MAX - g_bytes || !(b = calloc(1, sizeof(*b))))
 			goto out;
+		/* Registered with the host's driver as cuMemHostAlloc's memory
+		 * is: a graph's copy of unregistered memory is staged when the
+		 * graph is launched, before the host function that fills the
+		 * bounce has run. */
 		b->pin = vc_cu_pinned_alloc(size, &b->poff);
-		if (!b->pin || bounce_register(b->poff, size)) {
+		if (!b->pin || vc_cu_pinseg_host_register(b->poff, size, &devptr)) {
 			if (b->pin)
 				vc_cu_pinned_free(b->poff, size);
 			free(b);

@@ -227,10 +227,10 @@ void *vc_cu_pinseg_addr(uint64_t off, uint64_t n);
 int vc_cu_pinseg_alias(uint64_t off, void *addr, uint64_t len);
 
 /**
- * vc_cu_pinseg_host_register() - the first @len bytes of the segment at
- * pinned offset @off registered with the server's driver (portable and
- * mapped; charged to the pinned quota as natively): its device address in
- * *@devptr.
+ * vc_cu_pinseg_host_register() - the first @len bytes of the segment (or of
+ * the pinned pool) at pinned offset @off registered with the server's driver
+ * (portable and mapped; charged to the pinned quota as natively): its
+ * device address in *@devptr.
  */
 CUresult vc_cu_pinseg_host_register(uint64_t off, uint64_t len, uint64_t *devptr);
 
