@@ -251,7 +251,13 @@ struct vc_cu_rep_host_register {
  * guest's RAM and become a segment as above; the pin is let go when the
  * segment goes, or at once when the MAP fails (unless a mapping of it lives),
  * and the guest's kernel may unpin it then (CUDA_ERROR_NOT_SUPPORTED: the
- * host holds no RAM of this guest). */
+ * host holds no RAM of this guest).
+ * MAP with VC_CU_PINSEG_PREFAULT in @flags (a segment made ahead of its use,
+ * its pages made by the guest): the host enters the pages into its own page
+ * tables on a thread of its own, off the session's serving thread, so that
+ * the segment's first registration finds them mapped; at most one such
+ * prefault runs per session (others are skipped), and it is waited for
+ * before the segment is registered or goes. Other bits: INVALID_VALUE. */
 #define VC_CU_PINSEG_MAP 0u
 #define VC_CU_PINSEG_UNMAP 1u
 #define VC_CU_PINSEG_MAP_GUEST 2u
@@ -266,10 +272,11 @@ struct vc_cu_req_pinseg {
 	uint32_t files;      /* MAP: its memfds, 1 to VC_CU_PINSEG_FILES_MAX (0 means 1) */
 	uint64_t part;       /* MAP with files > 1: bytes of each file but the last, whole pages */
 	uint32_t entry;      /* MAP_GUEST: the pin's entry in the guest-pin area */
-	uint32_t pad;
+	uint32_t flags;      /* MAP: VC_CU_PINSEG_PREFAULT or 0 (0 from older guests) */
 	uint64_t gen;        /* MAP_GUEST: the pin's generation */
 };
 #define VC_CU_PINSEG_FILES_MAX 16u
+#define VC_CU_PINSEG_PREFAULT 1u
 struct vc_cu_rep_pinseg {
 	uint64_t off;
 };

@@ -192,13 +192,14 @@ static uint8_t *map_aligned(const struct files *f, uint64_t size)
 	return a;
 }
 
-/* Offer the segment of files @f, mapped at @a, to the server: its offset
- * in *@off. Each descriptor goes under a token of its own, in order. */
-static CUresult offer(const struct files *f, uint8_t *a, uint64_t size, uint64_t *off)
+/* Offer the segment of files @f, mapped at @a, to the server (with
+ * VC_CU_PINSEG_PREFAULT in @flags, the server maps its pages ahead): its
+ * offset in *@off. Each descriptor goes under a token of its own, in order. */
+static CUresult offer(const struct files *f, uint8_t *a, uint64_t size, uint32_t flags, uint64_t *off)
 {
 	struct vc_cu_state *st = vc_cu_state();
 	struct vc_cu_req_pinseg rq = {.op = VC_CU_PINSEG_MAP, .guest_addr = (uint64_t)(uintptr_t)a, .size = size,
-				      .files = f->n, .part = f->n > 1 ? f->part : 0};
+				      .files = f->n, .part = f->n > 1 ? f->part : 0, .flags = flags};
 	struct vc_cu_rep_pinseg rp;
 	CUresult rc;
 
@@ -441,7 +442,10 @@ static int reuse(struct seg *s, const void *src, uint64_t len)
 /* A new segment of seg_size(@len) bytes, its first @len bytes from @src
  * unless NULL, offered, registered unless @unregistered (a spare: made on a
  * thread with no context) and in the list: in *@s. *@bound is set when the
- * server refused to map it (past its --pinned-max). */
+ * server refused to map it (past its --pinned-max). A spare's pages are
+ * made before it is offered, and the server asked to map them ahead: its
+ * first registration then costs what a parked segment's does (the server's
+ * mapping of a parked one holds its pages since its first registration). */
 static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound, bool unregistered)
 {
 	uint64_t size = seg_size(len), off = 0;
@@ -469,7 +473,11 @@ static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound, b
 			}
 			filled = 1;
 		}
-		rc = offer(&f, a, size, &off);
+		if (unregistered && !filled) {
+			vc_fill_populate(a, size); /* or made on first touch */
+			filled = 1;
+		}
+		rc = offer(&f, a, size, unregistered ? VC_CU_PINSEG_PREFAULT : 0, &off);
 		*bound = rc == CUDA_ERROR_OUT_OF_MEMORY;
 		if (rc != CUDA_ERROR_ALREADY_MAPPED)
 			break;
@@ -483,7 +491,7 @@ static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound, b
 	 * (as cudaMallocHost's pages are mapped when it returns); the server
 	 * leaves pages already made to the driver's walk
 	 * (host-backend/cuda/pinned.c). */
-	if (rc == CUDA_SUCCESS && !src)
+	if (rc == CUDA_SUCCESS && !src && !unregistered)
 		vc_fill_populate(a, size);
 	*s = (struct seg){.off = off, .size = size, .part = f.part, .addr = a};
 	if (rc == CUDA_SUCCESS && !unregistered)
@@ -563,10 +571,8 @@ int vc_cu_pinseg_park_new(uint64_t len)
 	pthread_mutex_unlock(&g_seg.mu);
 	if (e)
 		return e;
-	/* Its pages made, offered, not registered (the server's mapping of it
-	 * stays empty until its first registration, which then maps the
-	 * pages: docs/PERFORMANCE.md, eighth session), then closed here as a
-	 * parked segment's are. */
+	/* Its pages made, offered (the server maps them ahead), not
+	 * registered, then closed here as a parked segment's are. */
 	if ((rc = make(len, NULL, &s, &bound, true)))
 		return rc == CUDA_ERROR_NOT_SUPPORTED ? -EOPNOTSUPP : -ENOMEM;
 	closed = !mprotect(s.addr, s.size, PROT_NONE);

@@ -214,6 +214,13 @@ void *vc_cu_pinseg_ptr(struct vc_cu_session *x, uint64_t off, uint64_t len);
 /** vc_cu_pinseg_find() - the segment holding [@addr, @addr + @len): its pinned offset in *@off; 0 or -ENOENT. */
 int vc_cu_pinseg_find(struct vc_cu_session *x, uint64_t addr, uint64_t len, uint64_t *off);
 
+/**
+ * vc_cu_pinseg_mapped() - whether the segment holding [@off, @off + @len)
+ * has its pages in our page tables already (a VC_CU_PINSEG_PREFAULT MAP's
+ * prefault, waited for here if it still runs). False for anything else.
+ */
+bool vc_cu_pinseg_mapped(struct vc_cu_session *x, uint64_t off, uint64_t len);
+
 /** vc_cu_pinseg_fini() - unmap every segment (session teardown, after the contexts). */
 void vc_cu_pinseg_fini(struct vc_cu_session *x);
 

@@ -134,8 +134,9 @@ int vc_cu_manual_vcHostRegister(struct vc_cu_session *x, const uint8_t *p, uint3
 	 * segment the guest made and filled, a guest's pin in place) are
 	 * mapped by read faults, sixteen a fault: a gigabyte in place in a VM
 	 * registered in 43-57 ms after 21-33 ms of this, where the walk alone
-	 * took 98-176 ms (docs/PERFORMANCE.md, 2026-11-27). */
-	if (rq.size >= VC_FILL_PARALLEL_MIN) {
+	 * took 98-176 ms (docs/PERFORMANCE.md, 2026-11-27). A segment made
+	 * ahead has them mapped already (pinseg.c's prefault). */
+	if (rq.size >= VC_FILL_PARALLEL_MIN && !vc_cu_pinseg_mapped(x, rq.off, rq.size)) {
 		if (pages_made(h, rq.size))
 			vc_fill_map(h, rq.size);
 		else

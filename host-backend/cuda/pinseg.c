@@ -28,6 +28,14 @@
  * that it can never shrink under our mapping: SIGBUS), at least as large as
  * the claimed size once sealed; the range must not wrap or overlap the pool's
  * or another segment's, and the kernel refuses to map over anything of ours.
+ * A MAP may ask for its pages to be entered into our page tables ahead
+ * (VC_CU_PINSEG_PREFAULT: a segment the guest makes before any use, its
+ * pages made). For a gigabyte that takes 20-35 ms, which a registration
+ * finding the pages unmapped would otherwise spend first (pinned.c); a
+ * thread of its own does it (one per session at a time), so that the
+ * serving thread answers the MAP and goes on. It is waited for before the
+ * segment is registered or unmapped.
+ *
  * The segments of a session are bounded together (svc->pinned.seg_max, the
  * server's --pinned-max); past it MAP answers CUDA_ERROR_OUT_OF_MEMORY, as the
  * driver does when it cannot lock more. Registrations are charged to the
@@ -35,6 +43,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -43,6 +52,7 @@
 
 #include "resources/acct.h"
 #include "cuda/exec_priv.h"
+#include "vc_fill.h"
 
 #define SEG_ALIGN (2ull << 20)    /* offsets advance in 2 MiB steps, a gap between segments */
 #define SEG_MAX_COUNT 65536u      /* segments of one session at once */
@@ -53,6 +63,7 @@ struct vc_cu_pseg {
 	uint8_t *addr; /* ours, equal to the guest's */
 	uint32_t entry; /* a guest's pin (gen not 0): its entry and generation */
 	uint64_t gen;
+	bool mapped;    /* its pages entered into our page tables by a prefault */
 };
 
 struct vc_cu_psegs {
@@ -60,6 +71,13 @@ struct vc_cu_psegs {
 	uint32_t n, cap;
 	uint64_t next_off; /* the next segment's offset */
 	uint64_t total;    /* bytes mapped */
+	/* The prefault running, if any (pf_busy): the segment at pf_off,
+	 * [pf_addr, pf_addr + pf_size); its result in pf_rc once joined. */
+	pthread_t pf_thread;
+	bool pf_busy;
+	uint64_t pf_off, pf_size;
+	uint8_t *pf_addr;
+	int pf_rc;
 };
 
 static struct vc_cu_pseg *by_off(struct vc_cu_session *x, uint64_t off, uint64_t len)
@@ -228,6 +246,54 @@ static int seg_room(struct vc_cu_session *x, uint64_t addr, uint64_t size, uint6
 	return 0;
 }
 
+static void *prefault_run(void *arg)
+{
+	struct vc_cu_psegs *g = arg;
+
+	g->pf_rc = vc_fill_map(g->pf_addr, g->pf_size); /* read by the joiner */
+	return NULL;
+}
+
+/* The prefault ended, joined (waited for with @wait, else only if it has
+ * ended): its segment marked mapped if it went well. Whether none runs. */
+static bool prefault_reap(struct vc_cu_psegs *g, bool wait)
+{
+	if (!g->pf_busy)
+		return true;
+	if (wait ? pthread_join(g->pf_thread, NULL) : pthread_tryjoin_np(g->pf_thread, NULL))
+		return false;
+	g->pf_busy = false;
+	for (uint32_t i = 0; i < g->n; i++)
+		if (g->v[i].off == g->pf_off)
+			g->v[i].mapped = g->pf_rc == 0;
+	return true;
+}
+
+/* The pages of segment @s (in the list) entered into our page tables on a
+ * thread of its own; skipped for a small one (a registration walks those
+ * itself), while another runs, or without a thread. */
+static void prefault_start(struct vc_cu_psegs *g, const struct vc_cu_pseg *s)
+{
+	if (s->size < VC_FILL_PARALLEL_MIN || !prefault_reap(g, false))
+		return;
+	g->pf_off = s->off;
+	g->pf_addr = s->addr;
+	g->pf_size = s->size;
+	g->pf_rc = -1;
+	g->pf_busy = pthread_create(&g->pf_thread, NULL, prefault_run, g) == 0;
+}
+
+bool vc_cu_pinseg_mapped(struct vc_cu_session *x, uint64_t off, uint64_t len)
+{
+	struct vc_cu_pseg *s = by_off(x, off, len);
+
+	if (!s)
+		return false;
+	if (x->psegs->pf_busy && x->psegs->pf_off == s->off)
+		prefault_reap(x->psegs, true);
+	return s->mapped;
+}
+
 /* Segment @e (its address and size), mapped, into the list (seg_room() made
  * room) at the next offset, which is the reply. */
 static void seg_add(struct vc_cu_session *x, struct vc_cu_pseg e, uint64_t step, struct vc_cu_out *out)
@@ -269,7 +335,8 @@ static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, s
 
 	/* Several files: each but the last @part bytes, the last at least a
 	 * page. */
-	if (!map_shape_ok(rq) || files > VC_CU_PINSEG_FILES_MAX || rq->token > UINT64_MAX - files)
+	if (!map_shape_ok(rq) || files > VC_CU_PINSEG_FILES_MAX || rq->token > UINT64_MAX - files ||
+	    (rq->flags & ~VC_CU_PINSEG_PREFAULT))
 		return CUDA_ERROR_INVALID_VALUE;
 	if (files > 1 && (!rq->part || rq->part % 4096 || rq->part > (rq->size - 4096) / (files - 1)))
 		return CUDA_ERROR_INVALID_VALUE;
@@ -283,6 +350,8 @@ static int seg_map(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq, s
 		goto out;
 	}
 	seg_add(x, (struct vc_cu_pseg){.size = rq->size, .addr = m}, step, out);
+	if (rq->flags & VC_CU_PINSEG_PREFAULT)
+		prefault_start(x->psegs, &x->psegs->v[x->psegs->n - 1]);
 	rc = 0;
 out:
 	for (uint32_t i = 0; i < files; i++) /* the mappings keep the files */
@@ -362,6 +431,8 @@ static int seg_unmap(struct vc_cu_session *x, const struct vc_cu_req_pinseg *rq)
 		;
 	if (!g || i == g->n)
 		return CUDA_ERROR_INVALID_VALUE; /* no segment starts there */
+	if (g->pf_busy && g->pf_off == rq->off)
+		prefault_reap(g, true); /* no page of it touched once unmapped */
 	drop_regs(x, rq->ctx, g->v[i].off, g->v[i].size);
 	munmap(g->v[i].addr, g->v[i].size);
 	if (g->v[i].gen) /* no mapping or registration of the guest's pages is left */
@@ -389,6 +460,8 @@ void vc_cu_pinseg_fini(struct vc_cu_session *x)
 {
 	struct vc_cu_psegs *g = x->psegs;
 
+	if (g)
+		prefault_reap(g, true);
 	for (uint32_t i = 0; g && i < g->n; i++) {
 		munmap(g->v[i].addr, g->v[i].size);
 		if (g->v[i].gen)

@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <string.h>
@@ -46,6 +47,7 @@ static struct vc_ring_guest g_g;
 static uint64_t g_ctx;                       /* device 0's primary context, retained in setup */
 static uint64_t g_launches0, g_bytes0, g_allocs0; /* the stand-in before the session did anything */
 static int g_seg_host = -1, g_seg_guest = -1; /* the session socket's ends, for pinned segments */
+static uint64_t g_seg_max = 4 << 20; /* the server's --pinned-max for them */
 /* A VM session's guest RAM (a memfd, guest-physical [0, GRAM_SIZE)) and
  * guest-pin area, for pages pinned in place; -1 / NULL: none. */
 #define GRAM_SIZE (4u << 20)
@@ -200,7 +202,7 @@ static void setup(void)
 	if (g_seg_host >= 0) { /* a host-local client's socket, which may pass segments */
 		p.hangup_fd = g_seg_host;
 		p.pass_fds = true;
-		p.pinned_max = 4 << 20;
+		p.pinned_max = g_seg_max;
 	}
 	if (g_gram >= 0) { /* a VM session whose guest's RAM the host holds */
 		static struct vc_guest_ram ram;
@@ -2075,6 +2077,13 @@ static void setup_segments(void)
 	setup();
 }
 
+/* Segments of up to 128 MiB in all, for the prefault's 64 MiB. */
+static void setup_big_segments(void)
+{
+	g_seg_max = 128ull << 20;
+	setup_segments();
+}
+
 static void teardown_segments(void)
 {
 	teardown();
@@ -2166,6 +2175,77 @@ START_TEST(segment_map_register_copy_unmap)
 	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), CUDA_ERROR_INVALID_VALUE);
 	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)),
 			 CUDA_ERROR_INVALID_VALUE);
+	close(keep);
+}
+END_TEST
+
+/* Kilobytes of [@addr, @addr + @size) present in this process's page
+ * tables (the Rss of the mappings there). */
+static uint64_t rss_kib(uint64_t addr, uint64_t size)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	unsigned long long lo = 0, hi = 0, kib;
+	uint64_t total = 0;
+	char line[512];
+	int in = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 && strchr(line, '-') < strchr(line, ' '))
+			in = lo >= addr && hi <= addr + size;
+		else if (in && sscanf(line, "Rss: %llu kB", &kib) == 1)
+			total += kib;
+	}
+	fclose(f);
+	return total;
+}
+
+/* A segment made ahead (VC_CU_PINSEG_PREFAULT): its pages enter our page
+ * tables without a registration, off the serving thread (the MAP is
+ * answered first); a registration and a copy then see the guest's bytes.
+ * A second such MAP unmapped at once waits for its prefault. Unknown flags
+ * are refused. */
+START_TEST(segment_prefaulted_ahead)
+{
+	const uint64_t size = 64ull << 20;
+	uint64_t addr = free_range(size), addr2, off = 0, off2 = 0, d = alloc(4096);
+	int fd = seg_memfd(size), keep = dup(fd), fd2;
+	uint8_t mark[64], back[64];
+
+	memset(mark, 0x5a, sizeof(mark));
+	ck_assert_int_eq(pwrite(keep, mark, sizeof(mark), size - 4096), (ssize_t)sizeof(mark));
+	seg_pass(fd, 70);
+	struct vc_cu_req_pinseg r = {.ctx = g_ctx, .op = VC_CU_PINSEG_MAP, .token = 70, .guest_addr = addr,
+				     .size = size, .flags = VC_CU_PINSEG_PREFAULT};
+	struct vc_cu_rep_pinseg rp = {0};
+	ck_assert_int_eq(cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), 0);
+	off = rp.off;
+	for (int i = 0; i < 300 && rss_kib(addr, size) < size >> 10; i++)
+		usleep(10000);
+	ck_assert_uint_eq(rss_kib(addr, size), size >> 10);
+	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .off = off, .size = size};
+	struct vc_cu_rep_host_register hp = {0};
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
+	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 64,
+				     .host = VC_CU_HOST_PINNED, .arena_off = off + size - 4096};
+	ck_assert_int_eq(cu(VC_CU_vcMemcpy, &c, sizeof(c), NULL, 0, NULL, 0), 0);
+	ck_assert_int_eq(dtoh(d, 64, back), 0);
+	ck_assert_int_eq(memcmp(back, mark, 64), 0);
+	ck_assert_int_eq(seg_unmap(off), 0);
+	/* Unmapped while its prefault may still run. */
+	addr2 = free_range(size);
+	fd2 = seg_memfd(size);
+	seg_pass(fd2, 71);
+	r.token = 71;
+	r.guest_addr = addr2;
+	ck_assert_int_eq(cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), 0);
+	off2 = rp.off;
+	ck_assert_int_eq(seg_unmap(off2), 0);
+	ck_assert_uint_eq(rss_kib(addr2, size), 0);
+	/* A flag no server knows: nothing is mapped. */
+	r.flags = 2;
+	r.token = 72;
+	ck_assert_int_eq(cu(VC_CU_vcPinnedSegment, &r, sizeof(r), NULL, 0, &rp, sizeof(rp)), CUDA_ERROR_INVALID_VALUE);
 	close(keep);
 }
 END_TEST
@@ -2642,6 +2722,10 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, segment_lies_are_refused, 0, 8);
 	tcase_add_test(t, segment_of_several_files);
 	tcase_add_loop_test(t, segment_file_lies_are_refused, 0, 4);
+	suite_add_tcase(s, t);
+	t = tcase_create("segments made ahead");
+	tcase_add_checked_fixture(t, setup_big_segments, teardown_segments);
+	tcase_add_test(t, segment_prefaulted_ahead);
 	suite_add_tcase(s, t);
 	t = tcase_create("guest pins");
 	tcase_add_checked_fixture(t, setup_gpins, teardown_gpins);
