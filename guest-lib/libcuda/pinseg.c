@@ -42,6 +42,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -452,7 +453,7 @@ static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound, b
 	uint8_t *taken[MAP_TRIES], *a = NULL;
 	CUresult rc = CUDA_ERROR_OUT_OF_MEMORY;
 	struct files f;
-	int n = 0, filled = 0, offered = 0, e;
+	int n = 0, tries = 0, filled = 0, offered = 0, e;
 
 	if ((e = files_make(&f, size, len)))
 		return e == -ENOSYS ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_OUT_OF_MEMORY;
@@ -504,10 +505,14 @@ static CUresult make(uint64_t len, const void *src, struct seg *s, int *bound, b
 		__atomic_store_n(&g_seg.unsupported, 1, __ATOMIC_RELAXED);
 	if (rc != CUDA_SUCCESS && a)
 		munmap(a, size);
+	tries = n;
 	while (n)
 		munmap(taken[--n], size);
 out:
 	files_close(&f);
+	if (rc != CUDA_SUCCESS && vc_cu_debug())
+		fprintf(stderr, "vcuda: no page-locked segment of %llu MiB made (CUresult %d, %s, %d addresses taken)\n",
+			(unsigned long long)(size >> 20), (int)rc, offered ? "offered" : "not offered", tries);
 	return rc;
 }
 
