@@ -7,7 +7,7 @@
  * move as into the pool) gets memfds of its own, one per slice of
  * vc_fill_plan() (their pages are made on a thread each: on one file the
  * threads would queue on its locks): mapped here end to end at a 2 MiB
- * aligned address, passed to the server on the session's socket
+ * aligned address in a zone of their own (vc_place.h), passed to the server on the session's socket
  * (SCM_RIGHTS), which maps them at the same address, and registered with
  * its driver (vcHostRegister, the bytes asked) like pool memory. Copies from
  * and to it are DMA, and its pointer is its own device address. The server
@@ -51,6 +51,7 @@
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 #include "vc_fill.h"
+#include "vc_place.h"
 #include "vc_thread.h"
 
 #define SEG_ALIGN (2ull << 20)
@@ -169,26 +170,32 @@ static int files_make(struct files *f, uint64_t size, uint64_t len)
 }
 
 /* The files mapped end to end at a 2 MiB aligned address (huge pages where
- * the kernel gives them to shmem), or NULL. */
+ * the kernel gives them to shmem), or NULL: in the segments' zone, where
+ * the worker's libraries and the driver's reservations are not
+ * (vc_place.h), else where the kernel chooses. */
 static uint8_t *map_aligned(const struct files *f, uint64_t size)
 {
-	uint8_t *r = mmap(NULL, size + SEG_ALIGN, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	uint8_t *a;
+	uint8_t *r = vc_place_reserve(size, SEG_ALIGN), *a;
+	uint64_t rlen = size;
 
-	if (r == MAP_FAILED)
-		return NULL;
+	if (!r) {
+		rlen = size + SEG_ALIGN;
+		r = mmap(NULL, rlen, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+		if (r == MAP_FAILED)
+			return NULL;
+	}
 	a = (uint8_t *)(((uintptr_t)r + SEG_ALIGN - 1) & ~(uintptr_t)(SEG_ALIGN - 1));
 	for (unsigned i = 0; i < f->n; i++) {
 		if (mmap(a + (uint64_t)i * f->part, file_len(f, i, size), PROT_READ | PROT_WRITE,
 			 MAP_SHARED | MAP_FIXED, f->fd[i], 0) == MAP_FAILED) {
-			munmap(r, size + SEG_ALIGN);
+			munmap(r, rlen);
 			return NULL;
 		}
 	}
 	if (a > r)
 		munmap(r, (size_t)(a - r));
-	if (r + size + SEG_ALIGN > a + size)
-		munmap(a + size, (size_t)(r + SEG_ALIGN - a));
+	if (r + rlen > a + size)
+		munmap(a + size, (size_t)(r + rlen - (a + size)));
 	madvise(a, size, MADV_HUGEPAGE);
 	return a;
 }
