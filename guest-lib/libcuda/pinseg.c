@@ -7,10 +7,11 @@
  * move as into the pool) gets memfds of its own, one per slice of
  * vc_fill_plan() (their pages are made on a thread each: on one file the
  * threads would queue on its locks): mapped here end to end at a 2 MiB
- * aligned address in a zone of their own (vc_place.h), passed to the server on the session's socket
- * (SCM_RIGHTS), which maps them at the same address, and registered with
- * its driver (vcHostRegister, the bytes asked) like pool memory. Copies from
- * and to it are DMA, and its pointer is its own device address. The server
+ * aligned address in a zone of their own (vc_place.h), passed to the
+ * server on the session's socket (SCM_RIGHTS), which maps them at the same
+ * address, and registered with its driver (vcHostRegister, the bytes asked)
+ * like pool memory. Copies from and to it are DMA, and its pointer is its
+ * own device address. The server
  * names it by an offset among the pinned offsets (above VC_CU_PINSEG_OFF0),
  * so that the copy paths, which name pinned memory by offset, take it
  * unchanged.
