@@ -52,6 +52,7 @@ NV_VALUE = "<QiIII"             # vc_nv_req_value
 PINNED_BASE = "<QQ"             # vc_cu_req_pinned_base
 HOST_REGISTER = "<QQQII"        # vc_cu_req_host_register
 PINSEG = "<QQQQQIIQ"            # vc_cu_req_pinseg: ctx, token, guest_addr, size, off, op, files, part
+PINSEG_FULL = "<QQQQQIIQIIQ"    # the same with entry, flags (VC_CU_PINSEG_PREFAULT = 1), gen
 PINSEG_OFF0 = 1 << 48           # VC_CU_PINSEG_OFF0
 LIST = "<QQII"                  # vc_cu_req_list
 HANDLE = "<QQ"                  # vc_cu_req_handle
@@ -698,7 +699,11 @@ def main():
          + s.cmd("vcHostRegister", struct.pack(HOST_REGISTER, CTX0, PINSEG_OFF0, 1 << 20, 0, 0), REPLY, 2)
          + s.memcpy(0, dst=a, length=64, host=2, arena_off=PINSEG_OFF0 + 4096)
          + s.cmd("vcPinnedSegment", struct.pack(PINSEG, CTX0, 0, 0, 0, PINSEG_OFF0, 1, 0, 0), REPLY, 2)
-         + s.cmd("vcPinnedSegment", struct.pack(PINSEG, CTX0, 0, 0, 0, 12345, 1, 0, 0), REPLY, 2))
+         + s.cmd("vcPinnedSegment", struct.pack(PINSEG, CTX0, 0, 0, 0, 12345, 1, 0, 0), REPLY, 2)
+         + s.cmd("vcPinnedSegment", struct.pack(PINSEG_FULL, CTX0, 3, 0x7E0000000000, 64 << 20, 0, 0, 0, 0, 0, 1, 0),
+                 REPLY, 2)
+         + s.cmd("vcPinnedSegment", struct.pack(PINSEG_FULL, CTX0, 4, 0x7E0000000000, 1 << 20, 0, 0, 0, 0, 0, 6, 0),
+                 REPLY, 2))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()
