@@ -134,6 +134,10 @@ START_TEST(a_gigabyte_is_page_locked_and_mapped)
 	CK(cuMemHostAlloc(&v, n, CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_PORTABLE));
 	p = v;
 	ck_assert_int_eq(segment_mappings(), 1);
+	/* In the segments' zone (guest-lib/vc_place.c), away from where the
+	 * worker's libraries and driver reservations lie. */
+	ck_assert_uint_ge((uintptr_t)p, 0x3fffull << 32);
+	ck_assert_uint_le((uintptr_t)p + n, 0x5fffull << 32);
 	/* Of several files where there are several processors. */
 	if (sysconf(_SC_NPROCESSORS_ONLN) > 1)
 		ck_assert_int_ge(segment_parts(), 1);
