@@ -80,7 +80,8 @@ START_TEST(segments_reserved_in_their_zone_in_order)
 	ck_assert_uint_eq((uintptr_t)b % align, 0);
 	/* The next place, past a gap: nothing of the first's is shared. */
 	ck_assert_uint_ge((uintptr_t)b, (uintptr_t)a + len + align);
-	/* Reserved, not usable until the caller maps over it. */
+	/* A real mapping (mprotect fails where nothing is mapped), made
+	 * usable here as the caller's files would make it. */
 	ck_assert_int_eq(mprotect(a, 4096, PROT_READ | PROT_WRITE), 0);
 	a[0] = 1;
 	munmap(a, len);
