@@ -46,19 +46,31 @@
  * this file reads it). */
 static uint64_t g_seg_cursor;
 
+/* @len bytes mapped at @want exactly (MAP_FIXED_NOREPLACE), or MAP_FAILED
+ * with errno EEXIST where something lies there, EOPNOTSUPP where a kernel
+ * before 4.17 took the flag as a hint (what it mapped elsewhere is undone),
+ * or the kernel's error. */
+static void *map_exactly(void *want, size_t len, int prot, int flags, int fd, off_t off)
+{
+	void *m = mmap(want, len, prot, flags | MAP_FIXED_NOREPLACE, fd, off);
+
+	if (m == MAP_FAILED || m == want)
+		return m;
+	munmap(m, len);
+	errno = EOPNOTSUPP;
+	return MAP_FAILED;
+}
+
 void *vc_place_map(size_t len, int prot, int flags, int fd, off_t off)
 {
 	uint64_t stride = ((uint64_t)len + STEP - 1) & ~(STEP - 1);
 
 	for (unsigned i = 0; i < TRIES && sizeof(void *) == 8; i++) {
-		void *want = (void *)(uintptr_t)(ZONE + i * stride);
-		void *m = mmap(want, len, prot, flags | MAP_FIXED_NOREPLACE, fd, off);
+		void *m = map_exactly((void *)(uintptr_t)(ZONE + i * stride), len, prot, flags, fd, off);
 
-		if (m == want)
-			return m;
 		if (m != MAP_FAILED)
-			munmap(m, len); /* a kernel before 4.17 took the flag as a hint */
-		else if (errno != EEXIST)
+			return m;
+		if (errno != EEXIST)
 			break;
 	}
 	return mmap(NULL, len, prot, flags, fd, off);
@@ -74,20 +86,16 @@ void *vc_place_reserve(size_t len, size_t align)
 	/* Its length in whole alignments, and one more as a gap. */
 	need = (((uint64_t)len + a - 1) & ~(a - 1)) + a;
 	for (unsigned i = 0; i < SEG_TRIES; i++) {
-		uint64_t at = __atomic_fetch_add(&g_seg_cursor, need, __ATOMIC_RELAXED) % span, start;
+		uint64_t at = __atomic_fetch_add(&g_seg_cursor, need, __ATOMIC_RELAXED) % span;
+		uint64_t start = (SEG_ZONE + at + a - 1) & ~(a - 1);
 		void *m;
 
-		start = (SEG_ZONE + at + a - 1) & ~(a - 1);
 		if (start + len > ZONE)
 			continue; /* past the zone's end: the cursor wraps on */
-		m = mmap((void *)(uintptr_t)start, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE |
-			 MAP_FIXED_NOREPLACE, -1, 0);
-		if (m == (void *)(uintptr_t)start)
+		m = map_exactly((void *)(uintptr_t)start, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+				-1, 0);
+		if (m != MAP_FAILED)
 			return m;
-		if (m != MAP_FAILED) {
-			munmap(m, len); /* a kernel before 4.17 took the flag as a hint */
-			return NULL;
-		}
 		if (errno != EEXIST)
 			return NULL;
 	}
