@@ -74,6 +74,7 @@ struct vc_client {
 	uint32_t helpers;          /* large copies: threads filling or reading the arena (VCUDA_BULK_THREADS) */
 	uint64_t parallel_min;     /* from this size on (BULK_PARALLEL_MIN, or VCUDA_BULK_PARALLEL_MIN) */
 	struct vc_crew crew;       /* the helpers, started at the first large copy (under bulk_lock) */
+	bool fence;                /* vc_client_call_fenced() may fence (VCUDA_FENCE, default on) */
 };
 
 /* (Without the suffixes, VCUDA_BULK_PARALLEL_MIN=4M was taken as unset,
@@ -377,6 +378,9 @@ int vc_client_open(const char *path, struct vc_client **out, char *err, size_t e
 	 * scheduler wake-up). A wait of known length spins longer
 	 * (vc_client_spin_next()). */
 	c->ring.spin_us = (uint32_t)vc_client_env_size("VCUDA_SPIN_US", SPIN_US, 0, 10000000);
+	/* VCUDA_FENCE=0: every blocking copy is answered when it is done, as
+	 * before fences (for comparisons). */
+	c->fence = vc_client_env_size("VCUDA_FENCE", 1, 0, 1) != 0;
 	*out = c;
 	return 0;
 
@@ -512,20 +516,29 @@ void vc_client_spin_next(uint32_t us)
 	t_spin_next = us;
 }
 
-int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
-		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen)
+/* One synchronous command; with @fence_spin set (vc_client_call_fenced()),
+ * sent fenced where its slot has a fence word, and *@done says whether its
+ * work is known done when this returns. */
+static int call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen, const void *data,
+		size_t dlen, void *out, size_t outcap, size_t *outlen, uint32_t *fence_spin, bool *done)
 {
-	uint32_t spin = t_spin_next;
+	uint32_t spin = t_spin_next, flags = VC_CMD_F_REPLY;
 	int64_t seq, len;
 	uint32_t slot;
 	int32_t status;
 	int rc;
 
 	t_spin_next = 0;
+	if (fence_spin && *fence_spin > spin)
+		spin = *fence_spin; /* a host that does not fence replies when the work is done */
 
 	pthread_mutex_lock(&c->lock);
 	slot = slot_get(c);
-	seq = vc_ring_guest_write(&c->ring, op, VC_CMD_F_REPLY, slot, req, reqlen, data, dlen);
+	if (fence_spin && c->fence && slot < VC_FENCE_SLOTS)
+		flags |= VC_CMD_F_FENCE;
+	seq = vc_ring_guest_write(&c->ring, op, flags, slot, req, reqlen, data, dlen);
+	if (seq >= 0 && (flags & VC_CMD_F_FENCE))
+		vc_ring_guest_fence_arm(&c->ring, slot, (uint64_t)seq);
 	rc = seq < 0 ? (int)seq : vc_ring_guest_publish(&c->ring);
 	if (!rc)
 		count_work(c, op);
@@ -551,9 +564,26 @@ int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t req
 	     !__atomic_compare_exchange_n(&c->replied_seq, &r, (uint64_t)seq, true, __ATOMIC_RELAXED,
 					  __ATOMIC_RELAXED);)
 		;
+	/* The slot stays ours while its fence word is waited for. */
+	if (done)
+		*done = !(flags & VC_CMD_F_FENCE) || status != 0 ||
+			vc_ring_guest_fence_wait(&c->ring, slot, (uint64_t)seq, *fence_spin) == 0;
 out:
 	slot_put(c, slot);
 	return rc;
+}
+
+int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
+		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen)
+{
+	return call(c, op, req, reqlen, data, dlen, out, outcap, outlen, NULL, NULL);
+}
+
+int vc_client_call_fenced(struct vc_client *c, uint32_t op, const void *req, size_t reqlen, void *out,
+			  size_t outcap, size_t *outlen, uint32_t spin_us, bool *done)
+{
+	*done = true;
+	return call(c, op, req, reqlen, NULL, 0, out, outcap, outlen, &spin_us, done);
 }
 
 int vc_client_submit(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,

@@ -11,6 +11,7 @@
 #ifndef VC_CLIENT_H
 #define VC_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,6 +44,18 @@ void vc_client_close(struct vc_client *c);
  */
 int vc_client_call(struct vc_client *c, uint32_t op, const void *req, size_t reqlen,
 		   const void *data, size_t dlen, void *out, size_t outcap, size_t *outlen);
+
+/**
+ * vc_client_call_fenced() - vc_client_call() (no payload data) of a command
+ * whose work the device may finish after the host's reply: sent with
+ * VC_CMD_F_FENCE where its reply slot has a fence word (and VCUDA_FENCE is
+ * not 0), a successful reply means the work is queued, and this spins up to
+ * @spin_us for the fence word that says it is done. *@done says whether the
+ * work is known done (always, after an error or without a fence); when it is
+ * not, the caller waits for it another way (a synchronisation).
+ */
+int vc_client_call_fenced(struct vc_client *c, uint32_t op, const void *req, size_t reqlen, void *out,
+			  size_t outcap, size_t *outlen, uint32_t spin_us, bool *done);
 
 /**
  * vc_client_spin_next() - the calling thread's next vc_client_call() spins

@@ -201,6 +201,38 @@ int vc_ring_guest_wait_reply_spin(struct vc_ring_guest *g, uint32_t slot, uint64
 	return wait_until(g, &u, spin_us > g->spin_us ? spin_us : g->spin_us);
 }
 
+void vc_ring_guest_fence_arm(struct vc_ring_guest *g, uint32_t slot, uint64_t seq)
+{
+	/* Ordered before the device's or the host's store of @seq by the
+	 * publish that follows (the seq_cst store of tail): neither can act on
+	 * the command before it sees it. */
+	vc_shm_store32(&g->ctrl->fence[slot], ~(uint32_t)seq, VC_RELAXED);
+}
+
+int vc_ring_guest_fence_wait(struct vc_ring_guest *g, uint32_t slot, uint64_t seq, uint32_t spin_us)
+{
+	const uint32_t *w = &g->ctrl->fence[slot];
+	uint64_t t0;
+
+	if (slot >= VC_FENCE_SLOTS)
+		return -EINVAL;
+	t0 = vc_now_ns();
+	do {
+		for (int i = 0; i < 64; i++) {
+			/* Pairs with the host's release store in
+			 * vc_ring_host_fence(), or with the device's write,
+			 * which its driver orders after the work's own (a
+			 * copy's data lands before it). */
+			if (vc_shm_load32(w, VC_ACQUIRE) == (uint32_t)seq)
+				return 0;
+			vc_cpu_relax();
+		}
+		if (check_status(g))
+			return -EPROTO;
+	} while (vc_now_ns() - t0 < (uint64_t)spin_us * 1000);
+	return -ETIMEDOUT;
+}
+
 int64_t vc_ring_guest_write(struct vc_ring_guest *g, uint32_t op, uint32_t flags, uint32_t slot,
 			    const void *p1, size_t l1, const void *p2, size_t l2)
 {

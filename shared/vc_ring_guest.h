@@ -114,6 +114,21 @@ int vc_ring_guest_wait_reply(struct vc_ring_guest *g, uint32_t slot, uint64_t se
 int vc_ring_guest_wait_reply_spin(struct vc_ring_guest *g, uint32_t slot, uint64_t seq, uint32_t spin_us);
 
 /**
+ * vc_ring_guest_fence_arm() - before command @seq, written for @slot with
+ * VC_CMD_F_FENCE (@slot below VC_FENCE_SLOTS), is published: set the slot's
+ * fence word to a value its completion does not write.
+ */
+void vc_ring_guest_fence_arm(struct vc_ring_guest *g, uint32_t slot, uint64_t seq);
+
+/**
+ * vc_ring_guest_fence_wait() - after a successful reply of fenced command
+ * @seq in @slot: spin up to @spin_us for its fence word, which says the
+ * command's work is done. Returns 0, -ETIMEDOUT (not yet: the caller waits
+ * another way, a synchronisation) or -EPROTO (session FATAL).
+ */
+int vc_ring_guest_fence_wait(struct vc_ring_guest *g, uint32_t slot, uint64_t seq, uint32_t spin_us);
+
+/**
  * vc_ring_guest_read_reply() - copy the reply of command @seq out of @slot
  * (call after vc_ring_guest_wait(@seq) returned 0): its status into *@status,
  * up to @cap payload bytes into @buf; returns the payload length the host

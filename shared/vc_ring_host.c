@@ -109,6 +109,14 @@ bool vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int
 	return vc_shm_load32(&h->ctrl->waiters, VC_SEQ_CST) != 0;
 }
 
+void vc_ring_host_fence(struct vc_ring_host *h, uint32_t slot, uint64_t seq)
+{
+	/* Pairs with the guest's acquire load in vc_ring_guest_fence_wait(),
+	 * which it makes only after it saw this command's reply, stored after
+	 * this. */
+	vc_shm_store32(&h->ctrl->fence[slot], (uint32_t)seq, VC_RELEASE);
+}
+
 void *vc_ring_host_reply_data(struct vc_ring_host *h, uint32_t slot, uint32_t *cap)
 {
 	*cap = h->layout.slot_size - (uint32_t)sizeof(struct vc_reply_hdr);

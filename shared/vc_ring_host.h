@@ -73,6 +73,13 @@ bool vc_ring_host_reply(struct vc_ring_host *h, uint32_t slot, uint64_t seq, int
 			const void *data, uint32_t len);
 
 /**
+ * vc_ring_host_fence() - the work of command @seq, sent with VC_CMD_F_FENCE
+ * in @slot (range-checked, below VC_FENCE_SLOTS), is done: store its fence
+ * word, before the reply that tells the guest to look at it.
+ */
+void vc_ring_host_fence(struct vc_ring_host *h, uint32_t slot, uint64_t seq);
+
+/**
  * vc_ring_host_reply_data() - the payload area of reply slot @slot, for
  * executors that produce output in place; *@cap receives its capacity.
  */

@@ -80,6 +80,9 @@ static_assert(sizeof(struct vc_layout) == 72, "vc_layout is ABI");
 /* Host callbacks in flight at once (cuLaunchHostFunc); a power of two. */
 #define VC_CB_RING 256u
 
+/* Reply slots below this have a fence word (vc_ctrl.fence, VC_CMD_F_FENCE). */
+#define VC_FENCE_SLOTS 256u
+
 struct vc_ctrl {
 	/* lines 0-1: host writes once at session creation, guest reads. */
 	uint32_t magic;
@@ -127,6 +130,15 @@ struct vc_ctrl {
 	 * while it has fetched fewer. */
 	uint64_t con_total;
 	uint8_t pad10[VC_CACHELINE - 8];
+	/* lines 44-59: one word per reply slot below VC_FENCE_SLOTS, for a
+	 * command sent with VC_CMD_F_FENCE. The guest stores a value other
+	 * than the command's before publishing it; after a successful reply
+	 * the low 32 bits of the command's seq arrive there when its work is
+	 * done: written by the device (the executor queues the write after the
+	 * work, in stream order, through its driver) or by the host's CPU
+	 * (release) before the reply. The guest reads (acquire); the host
+	 * never reads it. */
+	uint32_t fence[VC_FENCE_SLOTS];
 };
 static_assert(offsetof(struct vc_ctrl, layout) == 16, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, tail) == 2 * VC_CACHELINE, "ctrl ABI");
@@ -142,7 +154,8 @@ static_assert(offsetof(struct vc_ctrl, cb_tail) == 9 * VC_CACHELINE, "ctrl ABI")
 static_assert(offsetof(struct vc_ctrl, cb_done) == 10 * VC_CACHELINE, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, cb_ring) == 11 * VC_CACHELINE, "ctrl ABI");
 static_assert(offsetof(struct vc_ctrl, con_total) == 11 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
-static_assert(sizeof(struct vc_ctrl) == 12 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
+static_assert(offsetof(struct vc_ctrl, fence) == 12 * VC_CACHELINE + 8 * VC_CB_RING, "ctrl ABI");
+static_assert(sizeof(struct vc_ctrl) == 12 * VC_CACHELINE + 8 * VC_CB_RING + 4 * VC_FENCE_SLOTS, "ctrl ABI");
 static_assert(sizeof(struct vc_ctrl) <= VC_CTRL_SIZE, "ctrl fits its page");
 
 /* Why a session went FATAL (vc_ctrl.fatal_reason). */
@@ -185,7 +198,14 @@ static_assert(sizeof(struct vc_cmd_hdr) == 16, "cmd ABI");
 
 #define VC_CMD_ALIGN 8u
 #define VC_CMD_F_REPLY 0x1u /* synchronous: write a reply into `slot` */
-#define VC_CMD_F_MASK VC_CMD_F_REPLY
+/* With REPLY, `slot` below VC_FENCE_SLOTS: the host may reply once the
+ * command's work is queued; a successful reply then means that the slot's
+ * fence word (vc_ctrl.fence) gets the seq's low 32 bits when the work is
+ * done. An error reply means it never will, and so may a reply written late
+ * (a synchronisation's, off the serving thread): a guest that does not see
+ * the word within its spin waits another way. */
+#define VC_CMD_F_FENCE 0x2u
+#define VC_CMD_F_MASK (VC_CMD_F_REPLY | VC_CMD_F_FENCE)
 
 /*
  * Operations. Two belong to the transport itself: NOP (payload ignored) and

@@ -309,6 +309,39 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 	return (CUresult)rc;
 }
 
+CUresult vc_cu_call_fenced(uint32_t op, void *req, size_t reqlen, uint32_t spin_us)
+{
+	struct vc_cu_state *st = vc_cu_state();
+	uint8_t buf[VC_CU_REP_MAX];
+	bool done = true;
+	uint64_t t0;
+	int rc;
+
+	if (!st)
+		return CUDA_ERROR_NOT_INITIALIZED;
+	vc_cu_managed_before(op);
+	((struct vc_cu_prefix *)req)->ctx = t_ctx;
+	t0 = VC_STATS_T0();
+	rc = vc_client_call_fenced(st->client, op, req, reqlen, buf, sizeof(buf), NULL, spin_us, &done);
+	VC_STATS_OP(op, 1, t0);
+	if (rc < 0) {
+		rc = vc_cu_error(rc);
+	} else if (rc == CUDA_SUCCESS && !done) {
+		/* Queued, and not done within the spin: the legacy stream's
+		 * synchronisation waits for it (and answers a fault that
+		 * stopped the stream), sleeping where it takes long. */
+		rc = cuStreamSynchronize(CU_STREAM_LEGACY);
+	} else if (rc == CUDA_SUCCESS) {
+		vc_cu_console_check();
+		rc = vc_cu_take_error();
+	} else {
+		vc_cu_console_check();
+	}
+	vc_cu_fast_after(op, req, reqlen, rc);
+	vc_cu_logs_after(rc);
+	return (CUresult)rc;
+}
+
 CUresult vc_cu_call(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
 		    size_t replen, void *out, size_t outcap, int syncs)
 {

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "fastpath.h"
 #include "vc_client.h"
 #include "vc_cu_guest.h"
 #include "vc_sanitize.h"
@@ -305,17 +306,27 @@ static CUresult send_copy(struct vc_cu_req_memcpy *rq, const void *data, size_t 
 /* A copy from or to page-locked memory at @poff of the pinned pool: the
  * host's DMA from or to the guest's own pages. A blocking one is waited for
  * spinning about as long as its DMA takes (at 20 GB/s, up to PINNED_SPIN_MAX
- * us), as the native driver does, rather than paying a wake-up. */
+ * us), as the native driver does, rather than paying a wake-up. It is sent
+ * fenced: the host queues it on the legacy stream (where the blocking call
+ * runs natively) and answers at once, and the device's write of the fence
+ * word after the copy ends the wait, as the driver's own completion record
+ * ends a native one; the host's answer and the device's work overlap. Not
+ * while a capture is under way in the process: a blocking call then meets
+ * the capture rules, which the host applies to the blocking call itself. */
 #define PINNED_SPIN_MAX 5000u
 static CUresult pinned_copy(const struct copy *c, size_t n, uint64_t poff)
 {
+	uint32_t spin = n / 20000 + 50 < PINNED_SPIN_MAX ? (uint32_t)(n / 20000 + 50) : PINNED_SPIN_MAX;
 	struct vc_cu_req_memcpy rq;
 
 	fill(&rq, c, 0, n);
 	rq.host = VC_CU_HOST_PINNED;
 	rq.arena_off = poff;
-	if (!c->async)
-		vc_client_spin_next(n / 20000 + 50 < PINNED_SPIN_MAX ? (uint32_t)(n / 20000 + 50) : PINNED_SPIN_MAX);
+	if (c->async)
+		return send_copy(&rq, NULL, 0);
+	if (n && !rq.stream && !vc_cu_fast_captures_maybe())
+		return vc_cu_call_fenced(VC_CU_vcMemcpy, &rq, sizeof(rq), spin);
+	vc_client_spin_next(spin);
 	return send_copy(&rq, NULL, 0);
 }
 

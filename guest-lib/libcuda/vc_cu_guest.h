@@ -83,6 +83,14 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 			  size_t replen, void *out, size_t outcap, size_t *outlen, int syncs);
 
 /**
+ * vc_cu_call_fenced() - vc_cu_call() with @syncs of a blocking operation on
+ * the legacy stream (no reply data) that the host may answer once it is
+ * queued: the device then says when it is done (vc_client_call_fenced()),
+ * which this spins up to @spin_us for, before it synchronises that stream.
+ */
+CUresult vc_cu_call_fenced(uint32_t op, void *req, size_t reqlen, uint32_t spin_us);
+
+/**
  * vc_cu_submit() - an asynchronous CUDA operation: queued and published; its
  * failure becomes the sticky error reported at the next synchronising call.
  */

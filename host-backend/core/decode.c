@@ -33,6 +33,7 @@ struct cmd {
 	uint32_t plen;    /* payload bytes (padding included) */
 	uint64_t seq;
 	bool reply;   /* the guest waits for a reply in slot h.slot */
+	bool fence;   /* and for that slot's fence word after a successful one */
 	bool replied; /* a handler wrote its reply with output */
 	bool bulk;    /* it moved arena data: publish progress right after it */
 };
@@ -89,6 +90,7 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 		out.data = slot + VC_CU_REP_MAX;
 		out.data_cap = cap - VC_CU_REP_MAX;
 		out.has_slot = true;
+		out.fence = c->fence;
 		out.slot = c->h.slot;
 		out.seq = c->seq;
 	}
@@ -106,6 +108,9 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 	if (rc && s->verbose)
 		fprintf(stderr, "vcuda-server: session %u: %s (seq %llu) -> %d\n", s->id, vc_cu_op_name(c->h.op),
 			(unsigned long long)c->seq, rc);
+	/* Done already, unless the device was left to say so. */
+	if (rc == VC_CUDA_SUCCESS && c->fence && !out.fence_queued)
+		vc_ring_host_fence(&s->ring, c->h.slot, c->seq);
 	if (rc == VC_CUDA_SUCCESS && c->reply)
 		reply(s, c, rc, slot, out.data_len ? VC_CU_REP_MAX + out.data_len : out.rep_len);
 	return rc;
@@ -173,7 +178,9 @@ int vc_decode_span(struct vc_session *s, const uint8_t *span, uint32_t len)
 			goto fatal;
 		}
 		c.reply = c.h.flags & VC_CMD_F_REPLY;
-		if (c.reply && c.h.slot >= s->layout.slot_count) {
+		c.fence = c.h.flags & VC_CMD_F_FENCE;
+		if ((c.reply && c.h.slot >= s->layout.slot_count) ||
+		    (c.fence && (!c.reply || c.h.slot >= VC_FENCE_SLOTS))) {
 			rc = FATAL(VC_FATAL_SLOT);
 			goto fatal;
 		}

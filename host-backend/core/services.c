@@ -7,6 +7,7 @@
  * reaches it only through these functions.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -115,4 +116,7 @@ void vc_session_services_init(struct vc_session *s, uint8_t *base)
 	v->arena_file.fd = s->mem_fd;
 	v->arena_file.fd_off = s->mem_off + s->layout.arena_off;
 	v->arena_file.size = s->layout.arena_size;
+	v->fence_file.fd = s->mem_fd;
+	v->fence_file.fd_off = s->mem_off + s->layout.ctrl_off;
+	v->fence_file.word_off = (uint32_t)offsetof(struct vc_ctrl, fence);
 }

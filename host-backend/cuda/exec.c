@@ -111,12 +111,14 @@ static void cu_close(void *ctx)
 	vc_cu_memmisc_fini(x); /* holds on allocations mapped into arrays */
 	vc_cu_vmm_fini(x);
 	vc_cu_green_close(x); /* green contexts, and their contexts, are not cuCtxDestroy'd */
-	/* The arena's page-locked mapping, unregistered inside one of ours. */
-	for (uint32_t i = 0; x->arena_dma && i < x->nh; i++)
+	/* The arena's and the fence words' page-locked mappings, unregistered
+	 * inside one of ours. */
+	for (uint32_t i = 0; (x->arena_dma || x->fence_map) && i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real &&
 		    x->drv->cuCtxSetCurrent(x->h[i].real) == CUDA_SUCCESS)
 			break;
 	vc_cu_arena_fini(x);
+	vc_cu_fence_fini(x);
 	x->drv->cuCtxSetCurrent(NULL);
 	for (uint32_t i = 0; i < x->nh; i++)
 		if (x->h[i].live && x->h[i].kind == VC_H_CUCONTEXT && x->h[i].real)

@@ -144,6 +144,10 @@ struct vc_cu_session {
 	/* the staging arena mapped again and page-locked (arena.c) */
 	uint8_t *arena_dma;     /* NULL until the first arena copy, or where it cannot be */
 	bool arena_tried;       /* the mapping and registration were attempted */
+	/* the fence words' page mapped again and page-locked (fence.c) */
+	void *fence_map;        /* NULL until the first fenced copy, or where it cannot be */
+	CUdeviceptr fence_dev;  /* its address for the device */
+	uint32_t fence_fails;   /* writes that failed in a row (FAILS_MAX: no more tries) */
 	/* compute weights: the tracker of work in flight (sched.c), NULL until needed */
 	struct vc_cu_sched *sched;
 	/* synchronisations waiting off the serving thread (sync.c) */
@@ -234,6 +238,18 @@ void *vc_cu_arena_dma(struct vc_cu_session *x, uint64_t off, uint64_t len);
 
 /** vc_cu_arena_fini() - unregister and unmap the arena's page-locked mapping (teardown, a context current). */
 void vc_cu_arena_fini(struct vc_cu_session *x);
+
+/**
+ * vc_cu_fence_queue() - for a command sent fenced (@out->fence), queue on
+ * @stream, after the work just queued there, the device's write of its
+ * fence word (fence.c), mapping and registering the words' page the first
+ * time (a context must be current). True when queued (@out->fence_queued
+ * set); false when the caller must wait for the work itself.
+ */
+bool vc_cu_fence_queue(struct vc_cu_session *x, CUstream stream, struct vc_cu_out *out);
+
+/** vc_cu_fence_fini() - unregister and unmap the fence words' page (teardown, a context current). */
+void vc_cu_fence_fini(struct vc_cu_session *x);
 
 /**
  * vc_cu_quota_charge() - count @bytes of device memory against the quota

@@ -149,6 +149,30 @@ static int check_extent(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 	return len ? vc_cu_check_range(x, ptr, len) : 0;
 }
 
+/* A blocking copy from or to page-locked memory that the guest sent fenced:
+ * queued on the legacy stream, where the blocking call runs, with the
+ * device's write of the fence word after it (fence.c); where that cannot
+ * be, waited for here. Not where the console may have device printf to
+ * collect at the blocking call (exec.c): it would come before the copy is
+ * done. */
+static bool fenceable(const struct vc_cu_session *x, const struct vc_cu_req_memcpy *rq,
+		      const struct vc_cu_out *out)
+{
+	return out->fence && !rq->async && rq->host == VC_CU_HOST_PINNED && !rq->stream && !x->may_print;
+}
+
+static int fenced(struct vc_cu_session *x, const struct vc_cu_req_memcpy *rq, void *host,
+		  struct vc_cu_out *out)
+{
+	int rc = rq->dir == VC_CU_COPY_HTOD
+			 ? x->drv->cuMemcpyHtoDAsync_v2(rq->dst, host, rq->len, CU_STREAM_LEGACY)
+			 : x->drv->cuMemcpyDtoHAsync_v2(host, rq->src, rq->len, CU_STREAM_LEGACY);
+
+	if (rc || vc_cu_fence_queue(x, CU_STREAM_LEGACY, out))
+		return rc;
+	return x->drv->cuStreamSynchronize(CU_STREAM_LEGACY);
+}
+
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 			  struct vc_cu_out *out)
 {
@@ -207,6 +231,8 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		 * (arena.c), complete when the call returns. */
 		if (rq.async)
 			return x->drv->cuMemcpyHtoDAsync_v2(rq.dst, host, rq.len, stream);
+		if (fenceable(x, &rq, out))
+			return fenced(x, &rq, host, out);
 		return x->drv->cuMemcpyHtoD_v2(rq.dst, dma ? dma : host, rq.len);
 	}
 	if (rq.dir == VC_CU_COPY_DTOH) {
@@ -224,6 +250,8 @@ int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 		}
 		if (dma)
 			return x->drv->cuMemcpyDtoH_v2(dma, rq.src, rq.len);
+		if (fenceable(x, &rq, out))
+			return fenced(x, &rq, host, out);
 		return rq.async ? x->drv->cuMemcpyDtoHAsync_v2(host, rq.src, rq.len, stream)
 				: x->drv->cuMemcpyDtoH_v2(host, rq.src, rq.len);
 	}

@@ -53,11 +53,16 @@ static int special(const void *s)
 	return !s || s == CU_STREAM_LEGACY || s == CU_STREAM_PER_THREAD;
 }
 
-/* With g_mu held: stream @s's queue (in the current context for a special one). */
+/* With g_mu held: stream @s's queue (in the current context for a special
+ * one; NULL and CU_STREAM_LEGACY are one stream, as natively). */
 static struct mq *queue_of(const void *s, int make)
 {
-	const void *c = special(s) ? (const void *)t_ctx : ((const struct obj *)s)->ctx;
+	const void *c;
 	struct mq *q;
+
+	if (s == CU_STREAM_LEGACY)
+		s = NULL;
+	c = special(s) ? (const void *)t_ctx : ((const struct obj *)s)->ctx;
 
 	for (q = g_q; q; q = q->next)
 		if (q->stream == s && q->ctx == c)
@@ -80,11 +85,19 @@ static struct mq *queue_by_id(uint64_t id)
 	return NULL;
 }
 
+/* Where an operation's word is: device memory, or registered host memory. */
+static uint8_t *target(uint64_t addr, size_t size)
+{
+	uint8_t *at = vc_smem_ptr(&g_mem, addr, size);
+
+	return at ? at : vc_si_host_ptr(addr, size);
+}
+
 static int wait_met(const struct mop *m)
 {
 	uint64_t v = 0;
 	size_t size = m->op == CU_STREAM_MEM_OP_WAIT_VALUE_64 ? 8 : 4;
-	uint8_t *at = vc_smem_ptr(&g_mem, m->addr, size);
+	uint8_t *at = target(m->addr, size);
 
 	if (!at)
 		return 1; /* its memory is gone: nothing left to wait for */
@@ -118,7 +131,7 @@ static void progress(void)
 				} else if (m->op == CU_STREAM_MEM_OP_WRITE_VALUE_32 ||
 					   m->op == CU_STREAM_MEM_OP_WRITE_VALUE_64) {
 					size_t size = m->op == CU_STREAM_MEM_OP_WRITE_VALUE_64 ? 8 : 4;
-					uint8_t *at = vc_smem_ptr(&g_mem, m->addr, size);
+					uint8_t *at = target(m->addr, size);
 
 					if (at)
 						memcpy(at, &m->value, size);
@@ -164,7 +177,7 @@ static CUresult check(const CUstreamBatchMemOpParams *p)
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
-	return vc_smem_find(&g_mem, p->waitValue.address, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	return target(p->waitValue.address, size) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
 static CUresult s_batch(CUstream s, unsigned count, CUstreamBatchMemOpParams *p, unsigned flags)

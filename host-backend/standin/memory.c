@@ -149,19 +149,28 @@ static CUresult copy(void *dst, uint64_t ddev, const void *src, uint64_t sdev, s
 }
 
 /* Blocking copies are synchronisation points; asynchronous ones are not. */
+/* A blocking copy runs on the legacy stream: after the memory operations
+ * queued there (a wait holds it up, as natively). */
+static CUresult blocking(void *hd, CUdeviceptr dd, const void *hs, CUdeviceptr ds, size_t n)
+{
+	if (vc_si_need_ctx() == CUDA_SUCCESS)
+		vc_si_memops_drain(NULL);
+	return vc_si_synced(copy(hd, dd, hs, ds, n));
+}
+
 CUresult vc_si_htod(CUdeviceptr d, const void *s, size_t n)
 {
-	return vc_si_synced(copy(NULL, d, s, 0, n));
+	return blocking(NULL, d, s, 0, n);
 }
 
 CUresult vc_si_dtoh(void *d, CUdeviceptr s, size_t n)
 {
-	return vc_si_synced(copy(d, 0, NULL, s, n));
+	return blocking(d, 0, NULL, s, n);
 }
 
 CUresult vc_si_dtod(CUdeviceptr d, CUdeviceptr s, size_t n)
 {
-	return vc_si_synced(copy(NULL, d, NULL, s, n));
+	return blocking(NULL, d, NULL, s, n);
 }
 
 static CUresult s_htod_a(CUdeviceptr d, const void *s, size_t n, CUstream st)
@@ -301,15 +310,62 @@ static CUresult s_2d32a(CUdeviceptr d, size_t p, unsigned int v, size_t w, size_
 
 /* Page-locked host memory: host memory is the stand-in's device memory too,
  * so a registered range's device address is itself (unified addressing). */
+/* Registered ranges, for the stream memory operations that write or wait on
+ * page-locked host memory at its device address (memops.c). */
+struct hreg {
+	struct hreg *next;
+	uint8_t *p;
+	size_t n;
+};
+static pthread_mutex_t g_hreg_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct hreg *g_hregs; /* under g_hreg_mu */
+
 static CUresult s_host_register(void *p, size_t n, unsigned flags)
 {
+	struct hreg *r;
+
 	(void)flags;
-	return p && n ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p || !n)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(r = malloc(sizeof(*r))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	r->p = p;
+	r->n = n;
+	pthread_mutex_lock(&g_hreg_mu);
+	r->next = g_hregs;
+	g_hregs = r;
+	pthread_mutex_unlock(&g_hreg_mu);
+	return CUDA_SUCCESS;
 }
 
 static CUresult s_host_unregister(void *p)
 {
-	return p ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!p)
+		return CUDA_ERROR_INVALID_VALUE;
+	pthread_mutex_lock(&g_hreg_mu);
+	for (struct hreg **pp = &g_hregs; *pp; pp = &(*pp)->next) {
+		struct hreg *r = *pp;
+
+		if (r->p == p) {
+			*pp = r->next;
+			free(r);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&g_hreg_mu);
+	return CUDA_SUCCESS;
+}
+
+uint8_t *vc_si_host_ptr(uint64_t a, uint64_t len)
+{
+	uint8_t *at = NULL;
+
+	pthread_mutex_lock(&g_hreg_mu);
+	for (struct hreg *r = g_hregs; r && !at; r = r->next)
+		if (a >= (uintptr_t)r->p && len <= r->n && a - (uintptr_t)r->p <= r->n - len)
+			at = (uint8_t *)(uintptr_t)a;
+	pthread_mutex_unlock(&g_hreg_mu);
+	return at;
 }
 
 static CUresult s_host_devptr(CUdeviceptr *d, void *p, unsigned flags)

@@ -208,6 +208,13 @@ CUresult vc_si_dtod(CUdeviceptr d, CUdeviceptr s, size_t n);
 
 /* ---- stream memory operations (memops.c): what synchronisations see ------------------ */
 
+/**
+ * vc_si_host_ptr() - [@a, @a + @len) inside a range registered with
+ * cuMemHostRegister (its device address is itself): the pointer, else NULL
+ * (memory.c).
+ */
+uint8_t *vc_si_host_ptr(uint64_t a, uint64_t len);
+
 /** vc_si_memops_pending() - whether stream @s has memory operations held by a wait. */
 int vc_si_memops_pending(CUstream s);
 

@@ -704,6 +704,14 @@ def main():
                  REPLY, 2)
          + s.cmd("vcPinnedSegment", struct.pack(PINSEG_FULL, CTX0, 4, 0x7E0000000000, 1 << 20, 0, 0, 0, 0, 0, 6, 0),
                  REPLY, 2))
+    # ---- fenced commands (VC_CMD_F_FENCE = 2): a blocking page-locked copy (refused here:
+    # no segment), an inline copy and a synchronisation whose fence words the host stores,
+    # and a fence without a reply, which is fatal ---------------------------------------------
+    seed("fenced", s.retain() + s.alloc(4096)
+         + s.memcpy(0, dst=a, length=64, host=2, arena_off=PINSEG_OFF0, flags=REPLY | 2, slot=1)
+         + s.memcpy(DTOH, src=a, length=64, flags=REPLY | 2, slot=3)
+         + s.cmd("vcSync", struct.pack(SYNC, CTX0, CTX0, SYNC_CTX, 0), REPLY | 2, 2)
+         + s.cmd("NOP", b"", 2, 1))
     # ---- the transport's corner cases -----------------------------------------------------
     # A command cut by the split: the first publish ends 2 bytes into the allocation.
     body = s.retain() + s.alloc(4096) + s.cmd("NOP", b"x" * 40) + s.sync()

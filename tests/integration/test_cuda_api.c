@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE
 #include <check.h>
 #include <cuda.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -503,6 +504,64 @@ START_TEST(pinned_memory_from_the_shared_pool)
 	CK(cuMemFreeHost(pa));
 	CK(cuMemFree(d));
 	CK(cuStreamDestroy(s));
+}
+END_TEST
+
+static void *release_later(void *flag)
+{
+	usleep(50 * 1000);
+	__atomic_store_n((uint32_t *)flag, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Blocking copies to and from page-locked memory return with their bytes:
+ * what the device wrote just before is in what a copy out brings back, and
+ * a copy in is in the device's memory at once, two hundred times over (vcuda
+ * answers such a copy once it is queued and the device's write of a fence
+ * word ends the wait). A blocking copy queued behind a wait on the legacy
+ * stream returns only once the wait is let go (vcuda: its fence does not
+ * come within the spin, and the stream's synchronisation waits for it).
+ */
+START_TEST(blocking_copies_of_page_locked_memory)
+{
+	const size_t n = 1 << 20, words = n / 4;
+	struct timespec t0, t1;
+	uint32_t *h, *flag, back[4];
+	void *ph, *pf;
+	CUdeviceptr d, df;
+	pthread_t th;
+
+	CK(cuMemAllocHost(&ph, n));
+	CK(cuMemHostAlloc(&pf, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostGetDevicePointer(&df, pf, 0));
+	CK(cuMemAlloc(&d, n));
+	h = ph;
+	flag = pf;
+	*flag = 0;
+	for (uint32_t i = 1; i <= 200; i++) {
+		CK(cuMemsetD32Async(d, i, words, NULL));
+		CK(cuMemcpyDtoH(h, d, n));
+		if (h[0] != i || h[words - 1] != i)
+			ck_abort_msg("round %u: copied out %u and %u", i, h[0], h[words - 1]);
+		h[0] = h[words - 1] = i * 7;
+		CK(cuMemcpyHtoD(d, h, n));
+		CK(cuMemcpyDtoH(back, d + n - sizeof(back), sizeof(back)));
+		if (back[3] != i * 7)
+			ck_abort_msg("round %u: the device holds %u after the copy in", i, back[3]);
+	}
+	CK(cuMemsetD32(d, 9, words));
+	CK(cuStreamWaitValue32(NULL, df, 1, CU_STREAM_WAIT_VALUE_GEQ));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ck_assert_int_eq(pthread_create(&th, NULL, release_later, flag), 0);
+	CK(cuMemcpyDtoH(h, d, n));
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	pthread_join(th, NULL);
+	ck_assert_uint_eq(h[words - 1], 9);
+	ck_assert_int_ge((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000, 40);
+	CK(cuMemFree(d));
+	CK(cuMemFreeHost(ph));
+	CK(cuMemFreeHost(pf));
 }
 END_TEST
 
@@ -1232,6 +1291,7 @@ int main(void)
 	tcase_add_test(t, host_functions_are_asynchronous_and_ordered);
 	tcase_add_test(t, a_context_synchronisation_waits_for_every_stream);
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
+	tcase_add_test(t, blocking_copies_of_page_locked_memory);
 	tcase_add_test(t, registered_memory_moves_into_the_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);

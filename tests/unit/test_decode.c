@@ -11,6 +11,7 @@
 #include <dirent.h>
 #include <elf.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <fcntl.h>
@@ -53,6 +54,10 @@ static uint64_t g_seg_max = 4 << 20; /* the server's --pinned-max for them */
 #define GRAM_SIZE (4u << 20)
 static int g_gram = -1;
 static void *g_gpin;
+/* The region in a memfd, as the server's sessions have it (the fence words'
+ * page is mapped again from it); -1: private memory, as a test's region. */
+static int g_region_fd = -1;
+static bool g_region_in_memfd;
 
 static int t_kick(void *ctx)
 {
@@ -194,11 +199,20 @@ static void setup(void)
 	struct vc_cu_rep_ctx cr = {0};
 
 	ck_assert_int_eq(vc_layout_compute(&r, &g_l), 0);
-	g_base = aligned_alloc(4096, g_l.region_size);
-	ck_assert_ptr_nonnull(g_base);
+	if (g_region_in_memfd) {
+		g_region_fd = memfd_create("test-region", MFD_CLOEXEC);
+		ck_assert_int_ge(g_region_fd, 0);
+		ck_assert_int_eq(ftruncate(g_region_fd, (off_t)g_l.region_size), 0);
+		g_base = mmap(NULL, g_l.region_size, PROT_READ | PROT_WRITE, MAP_SHARED, g_region_fd, 0);
+		ck_assert_ptr_ne(g_base, MAP_FAILED);
+	} else {
+		g_base = aligned_alloc(4096, g_l.region_size);
+		ck_assert_ptr_nonnull(g_base);
+	}
 	p.base = g_base;
 	p.layout = &g_l;
 	p.doorbell_fd = p.complete_fd = p.hangup_fd = p.mem_fd = -1;
+	p.mem_fd = g_region_fd;
 	if (g_seg_host >= 0) { /* a host-local client's socket, which may pass segments */
 		p.hangup_fd = g_seg_host;
 		p.pass_fds = true;
@@ -243,7 +257,13 @@ static void teardown(void)
 {
 	vc_ring_guest_fini(&g_g);
 	vc_session_destroy(g_s);
-	free(g_base);
+	if (g_region_fd >= 0) {
+		munmap(g_base, g_l.region_size);
+		close(g_region_fd);
+		g_region_fd = -1;
+	} else {
+		free(g_base);
+	}
 }
 
 /* Raw bytes into the ring at the guest's tail, then publish: a hostile guest. */
@@ -632,6 +652,16 @@ START_TEST(unknown_flags_are_fatal)
 	struct vc_cmd_hdr h = {.op = VC_OP_NOP, .size = 16, .flags = 0x80};
 	raw(&h, sizeof(h));
 	expect_fatal(VC_FATAL_OP);
+}
+END_TEST
+
+/* A fence needs a reply slot: VC_CMD_F_FENCE alone is no guest's. */
+START_TEST(fence_without_reply_is_fatal)
+{
+	struct vc_cu_req_sync r = {.ctx = g_ctx, .handle = g_ctx, .kind = VC_CU_SYNC_CTX};
+
+	raw_cmd(VC_CU_vcSync, VC_CMD_F_FENCE, 1, &r, sizeof(r));
+	expect_fatal(VC_FATAL_SLOT);
 }
 END_TEST
 
@@ -2179,6 +2209,123 @@ START_TEST(segment_map_register_copy_unmap)
 }
 END_TEST
 
+/* A synchronous command sent fenced in slot 1, its fence word armed as the
+ * guest library arms it; returns the status and the command's seq. */
+static int fenced_call(uint32_t op, const void *req, size_t reqlen, uint64_t *seq_out)
+{
+	int64_t seq = vc_ring_guest_write(&g_g, op, VC_CMD_F_REPLY | VC_CMD_F_FENCE, 1, req, reqlen, NULL, 0);
+	int32_t st;
+
+	ck_assert_int_gt(seq, 0);
+	vc_ring_guest_fence_arm(&g_g, 1, (uint64_t)seq);
+	ck_assert_int_eq(vc_ring_guest_publish(&g_g), 0);
+	ck_assert_int_eq(vc_ring_guest_wait_reply(&g_g, 1, (uint64_t)seq), 0);
+	ck_assert_int_ge(vc_ring_guest_read_reply(&g_g, 1, (uint64_t)seq, &st, NULL, 0), 0);
+	*seq_out = (uint64_t)seq;
+	return st;
+}
+
+/* Mappings of the region's memfd one page long: the executor's page-locked
+ * mapping of the fence words (fence.c). */
+static int fence_pages_mapped(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	unsigned long long lo, hi;
+	char line[512];
+	int n = 0;
+
+	ck_assert_ptr_nonnull(f);
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "memfd:test-region") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    hi - lo == 4096)
+			n++;
+	fclose(f);
+	return n;
+}
+
+/* Blocking copies between a registered segment and the device, sent fenced:
+ * queued with the device's write of the fence word after them (the
+ * stand-in writes it as it runs the stream's operations), answered, the
+ * word the command's seq and the bytes where they belong. A failed copy
+ * leaves the word as armed; a command that is no fenced copy has its word
+ * stored by the host before the reply. */
+START_TEST(fenced_copies_end_with_the_device_s_write)
+{
+	const uint64_t size = 1 << 20;
+	uint64_t addr = free_range(size), off = 0, d = alloc(4096), seq = 0;
+	uint8_t *host = (uint8_t *)(uintptr_t)addr, back[64];
+	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .size = size};
+	struct vc_cu_rep_host_register hp = {0};
+	struct vc_cu_req_sync sy = {.ctx = g_ctx, .handle = g_ctx, .kind = VC_CU_SYNC_CTX};
+
+	seg_pass(seg_memfd(size), 3);
+	ck_assert_int_eq(seg_map(3, addr, size, &off), 0);
+	hr.off = off;
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
+	ck_assert_int_eq(fence_pages_mapped(), 0);
+
+	memset(host + 4096, 0x5a, 64);
+	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 64,
+				     .host = VC_CU_HOST_PINNED, .arena_off = off + 4096};
+	ck_assert_int_eq(fenced_call(VC_CU_vcMemcpy, &c, sizeof(c), &seq), 0);
+	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
+	ck_assert_int_eq(fence_pages_mapped(), 1); /* the device's, kept for the next */
+	ck_assert_int_eq(dtoh(d, 64, back), 0);
+	ck_assert_uint_eq(back[0], 0x5a);
+	ck_assert_uint_eq(back[63], 0x5a);
+
+	memset(host + 8192, 0, 64);
+	c = (struct vc_cu_req_memcpy){.ctx = g_ctx, .dir = VC_CU_COPY_DTOH, .src = d, .len = 64,
+				      .host = VC_CU_HOST_PINNED, .arena_off = off + 8192};
+	ck_assert_int_eq(fenced_call(VC_CU_vcMemcpy, &c, sizeof(c), &seq), 0);
+	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
+	ck_assert_uint_eq(host[8192], 0x5a);
+	ck_assert_uint_eq(host[8192 + 63], 0x5a);
+
+	/* Past the segment's end: refused, no fence. */
+	c.arena_off = off + size - 32;
+	ck_assert_int_eq(fenced_call(VC_CU_vcMemcpy, &c, sizeof(c), &seq), CUDA_ERROR_INVALID_VALUE);
+	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), ~(uint32_t)seq);
+
+	/* Not a fenced copy: done at the reply, the word stored by the host. */
+	ck_assert_int_eq(fenced_call(VC_CU_vcSync, &sy, sizeof(sy), &seq), 0);
+	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
+	ck_assert_int_eq(seg_unmap(off), 0);
+}
+END_TEST
+
+/* Without a memfd to map the fence words' page from (a test's region), a
+ * fenced copy is waited for on the serving thread and its word stored by
+ * the host before the reply: the guest sees it done all the same. */
+START_TEST(fenced_copies_without_a_page_for_the_device)
+{
+	const uint64_t size = 1 << 20;
+	uint64_t addr = free_range(size), off = 0, d = alloc(4096), seq = 0;
+	uint8_t *host = (uint8_t *)(uintptr_t)addr, back[64];
+	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .size = size};
+	struct vc_cu_rep_host_register hp = {0};
+
+	seg_pass(seg_memfd(size), 4);
+	ck_assert_int_eq(seg_map(4, addr, size, &off), 0);
+	hr.off = off;
+	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
+	memset(host, 0x71, 64);
+	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 64,
+				     .host = VC_CU_HOST_PINNED, .arena_off = off};
+	ck_assert_int_eq(fenced_call(VC_CU_vcMemcpy, &c, sizeof(c), &seq), 0);
+	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
+	ck_assert_int_eq(dtoh(d, 64, back), 0);
+	ck_assert_uint_eq(back[0], 0x71);
+	ck_assert_int_eq(seg_unmap(off), 0);
+}
+END_TEST
+
+static void setup_fences(void)
+{
+	g_region_in_memfd = true;
+	setup_segments();
+}
+
 /* Kilobytes of [@addr, @addr + @size) present in this process's page
  * tables (the Rss of the mappings there). */
 static uint64_t rss_kib(uint64_t addr, uint64_t size)
@@ -2662,6 +2809,7 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, retired_opcodes_are_fatal, 0, sizeof(retired_ops) / sizeof(retired_ops[0]));
 	tcase_add_loop_test(t, opcodes_outside_cuda_range_are_fatal, 0, 4);
 	tcase_add_test(t, unknown_flags_are_fatal);
+	tcase_add_test(t, fence_without_reply_is_fatal);
 	tcase_add_test(t, bad_sizes_are_fatal);
 	tcase_add_test(t, unaligned_size_is_fatal);
 	tcase_add_test(t, length_past_end_is_fatal);
@@ -2722,6 +2870,11 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, segment_lies_are_refused, 0, 8);
 	tcase_add_test(t, segment_of_several_files);
 	tcase_add_loop_test(t, segment_file_lies_are_refused, 0, 4);
+	tcase_add_test(t, fenced_copies_without_a_page_for_the_device);
+	suite_add_tcase(s, t);
+	t = tcase_create("fences");
+	tcase_add_checked_fixture(t, setup_fences, teardown_segments);
+	tcase_add_test(t, fenced_copies_end_with_the_device_s_write);
 	suite_add_tcase(s, t);
 	t = tcase_create("segments made ahead");
 	tcase_add_checked_fixture(t, setup_big_segments, teardown_segments);

@@ -36,6 +36,8 @@ struct vc_cu_out {
 	bool bulk;         /* it moved arena data: publish progress right after it */
 	bool console;      /* it may have flushed device printf: collect before the reply */
 	bool has_slot;     /* a synchronous command: slot and seq below */
+	bool fence;        /* the guest sent it fenced (VC_CMD_F_FENCE): slot has a fence word */
+	bool fence_queued; /* the executor: the device writes the fence word once the work is done */
 	uint32_t slot;
 	uint64_t seq;
 };
@@ -118,6 +120,15 @@ struct vc_session_services {
 		uint64_t fd_off;
 		uint64_t size;
 	} arena_file;
+	/** fence_file - the page of the region's memfd that holds the reply
+	 * slots' fence words (vc_ctrl.fence), for the executor to map again,
+	 * register and have its driver write: the word of slot k at @word_off
+	 * + 4 k (@fd -1: none). The executor never reads them. */
+	struct {
+		int fd;
+		uint64_t fd_off;
+		uint32_t word_off;
+	} fence_file;
 };
 
 struct vc_executor_ops {
