@@ -101,6 +101,12 @@ static int do_cuda(struct vc_session *s, struct cmd *c)
 		vc_optimes_add(s->optimes, c->h.op, vc_now_ns() - t0);
 	vc_crash_note_op(0);
 	c->bulk = out.bulk;
+	if (out.linger_us) {
+		uint64_t until = vc_now_ns() + (uint64_t)out.linger_us * 1000;
+
+		if (until > s->linger_until_ns)
+			s->linger_until_ns = until;
+	}
 	if (rc == VC_CU_DEFERRED) {
 		c->replied = true; /* the executor replies when the GPU is done */
 		return VC_CUDA_SUCCESS;

@@ -209,7 +209,7 @@ int vc_session_run(struct vc_session *s)
 		}
 		if (!idle_since)
 			idle_since = now;
-		if (now - idle_since < (uint64_t)s->spin_us * 1000) {
+		if (now - idle_since < (uint64_t)s->spin_us * 1000 || now < s->linger_until_ns) {
 			for (int i = 0; i < 32 && !vc_ring_host_pending(&s->ring); i++)
 				vc_cpu_relax();
 			continue;

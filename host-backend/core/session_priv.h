@@ -26,6 +26,10 @@ struct vc_session {
 	struct vc_guestmem *guestmem; /* a VM session's pins in place; NULL none */
 	struct vc_session_services svc; /* handed to the executor at open */
 	uint32_t id, spin_us;
+	/* The serving thread spins, rather than sleeps, until then: work the
+	 * guest waits for without a reply from us ends about then (a fenced
+	 * copy, vc_cu_out.linger_us). Serving thread only. */
+	uint64_t linger_until_ns;
 	int verbose;
 	struct vc_optimes *optimes; /* the serving thread's time per operation, or NULL (off) */
 	uint64_t last_beat_ns;

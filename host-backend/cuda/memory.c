@@ -155,6 +155,8 @@ static int check_extent(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
  * be, waited for here. Not where the console may have device printf to
  * collect at the blocking call (exec.c): it would come before the copy is
  * done. */
+#define FENCE_LINGER_MAX 5000u /* us: the guest's spin for a blocking page-locked copy stops there too */
+
 static bool fenceable(const struct vc_cu_session *x, const struct vc_cu_req_memcpy *rq,
 		      const struct vc_cu_out *out)
 {
@@ -168,8 +170,15 @@ static int fenced(struct vc_cu_session *x, const struct vc_cu_req_memcpy *rq, vo
 			 ? x->drv->cuMemcpyHtoDAsync_v2(rq->dst, host, rq->len, CU_STREAM_LEGACY)
 			 : x->drv->cuMemcpyDtoHAsync_v2(host, rq->src, rq->len, CU_STREAM_LEGACY);
 
-	if (rc || vc_cu_fence_queue(x, CU_STREAM_LEGACY, out))
+	if (rc)
 		return rc;
+	if (vc_cu_fence_queue(x, CU_STREAM_LEGACY, out)) {
+		/* The guest's next command comes once the copy is done: be
+		 * awake for it, as a blocking call in the driver would have
+		 * been (at 20 GB/s, what the guest spins for too). */
+		out->linger_us = (uint32_t)(rq->len / 20000 < FENCE_LINGER_MAX ? rq->len / 20000 : FENCE_LINGER_MAX);
+		return 0;
+	}
 	return x->drv->cuStreamSynchronize(CU_STREAM_LEGACY);
 }
 

@@ -38,6 +38,9 @@ struct vc_cu_out {
 	bool has_slot;     /* a synchronous command: slot and seq below */
 	bool fence;        /* the guest sent it fenced (VC_CMD_F_FENCE): slot has a fence word */
 	bool fence_queued; /* the executor: the device writes the fence word once the work is done */
+	uint32_t linger_us; /* the executor: the guest's next command likely comes when work
+			     * it waits for without our reply ends, about this many us from
+			     * now: the serving thread spins until then rather than sleeps */
 	uint32_t slot;
 	uint64_t seq;
 };
