@@ -211,7 +211,7 @@ CUresult vc_si_dtod(CUdeviceptr d, CUdeviceptr s, size_t n);
 /**
  * vc_si_host_ptr() - [@a, @a + @len) inside a range registered with
  * cuMemHostRegister (its device address is itself): the pointer, else NULL
- * (memory.c).
+ * (hostreg.c).
  */
 uint8_t *vc_si_host_ptr(uint64_t a, uint64_t len);
 
@@ -252,7 +252,7 @@ void vc_si_fill_device(struct vc_cuda_driver *d);
 /** vc_si_fill_ctx() - contexts (ctx.c). */
 void vc_si_fill_ctx(struct vc_cuda_driver *d);
 
-/** vc_si_fill_memory() - allocations, copies, memsets, host memory (memory.c). */
+/** vc_si_fill_memory() - allocations, copies, memsets, page-locked allocations (memory.c). */
 void vc_si_fill_memory(struct vc_cuda_driver *d);
 
 /**
@@ -308,6 +308,9 @@ void vc_si_fill_managed(struct vc_cuda_driver *d);
 CUresult vc_si_lib_global(CUdeviceptr *d, size_t *n, CUlibrary l, const char *name);
 /** vc_si_fill_vmm() - virtual memory management and IPC (vmm.c). */
 void vc_si_fill_vmm(struct vc_cuda_driver *d);
+/** vc_si_fill_hostreg() - cuMemHostRegister and its pair (hostreg.c). */
+void vc_si_fill_hostreg(struct vc_cuda_driver *d);
+
 /** vc_si_fill_memops() - stream memory operations and attributes (memops.c). */
 void vc_si_fill_memops(struct vc_cuda_driver *d);
 

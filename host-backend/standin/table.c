@@ -26,6 +26,7 @@ static void build(void)
 	vc_si_fill_device(d);
 	vc_si_fill_ctx(d);
 	vc_si_fill_memory(d);
+	vc_si_fill_hostreg(d);
 	vc_si_fill_pool(d);
 	vc_si_fill_module(d);
 	vc_si_fill_launch(d);
