@@ -206,7 +206,8 @@ void vc_ring_guest_fence_arm(struct vc_ring_guest *g, uint32_t slot, uint64_t se
 	/* Ordered before the device's or the host's store of @seq by the
 	 * publish that follows (the seq_cst store of tail): neither can act on
 	 * the command before it sees it. */
-	vc_shm_store32(&g->ctrl->fence[slot], ~(uint32_t)seq, VC_RELAXED);
+	if (slot < VC_FENCE_SLOTS)
+		vc_shm_store32(&g->ctrl->fence[slot], ~(uint32_t)seq, VC_RELAXED);
 }
 
 int vc_ring_guest_fence_wait(struct vc_ring_guest *g, uint32_t slot, uint64_t seq, uint32_t spin_us)

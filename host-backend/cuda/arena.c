@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * arena.c - the staging arena registered with the driver: pageable copies
- * at DMA speed on the host's side.
+ * at DMA speed on the host's side; and the region's pages mapped a second
+ * time and page-locked, which the fence words' page is too (fence.c).
  *
  * A pageable copy reaches the server as pieces in the staging arena. Handed
  * to the driver as they are, the pieces are pageable memory to it, and the
@@ -28,25 +29,38 @@
 
 #include "cuda/exec_priv.h"
 
+void *vc_cu_map_locked(struct vc_cu_session *x, int fd, uint64_t fd_off, uint64_t size, unsigned flags)
+{
+	void *m;
+
+	if (fd < 0 || !size)
+		return NULL;
+	m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)fd_off);
+	if (m == MAP_FAILED)
+		return NULL;
+	if (x->drv->cuMemHostRegister_v2(m, size, flags)) {
+		munmap(m, size);
+		return NULL;
+	}
+	return m;
+}
+
+void vc_cu_unmap_locked(struct vc_cu_session *x, void *m, uint64_t size)
+{
+	/* Harmless where the registering context is gone: the registration
+	 * went with it. */
+	x->drv->cuMemHostUnregister(m);
+	munmap(m, size);
+}
+
 void *vc_cu_arena_dma(struct vc_cu_session *x, uint64_t off, uint64_t len)
 {
 	const uint64_t size = x->svc->arena_file.size;
 
 	if (!x->arena_dma && !x->arena_tried) {
-		void *m;
-
 		x->arena_tried = true;
-		if (x->svc->arena_file.fd < 0 || !size)
-			return NULL;
-		m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, x->svc->arena_file.fd,
-			 (off_t)x->svc->arena_file.fd_off);
-		if (m == MAP_FAILED)
-			return NULL;
-		if (x->drv->cuMemHostRegister_v2(m, size, CU_MEMHOSTREGISTER_PORTABLE)) {
-			munmap(m, size);
-			return NULL;
-		}
-		x->arena_dma = m;
+		x->arena_dma = vc_cu_map_locked(x, x->svc->arena_file.fd, x->svc->arena_file.fd_off, size,
+						CU_MEMHOSTREGISTER_PORTABLE);
 	}
 	if (!x->arena_dma || !(len <= size && off <= size - len))
 		return NULL;
@@ -57,9 +71,6 @@ void vc_cu_arena_fini(struct vc_cu_session *x)
 {
 	if (!x->arena_dma)
 		return;
-	/* Harmless where the registering context is gone: the registration
-	 * went with it. */
-	x->drv->cuMemHostUnregister(x->arena_dma);
-	munmap(x->arena_dma, x->svc->arena_file.size);
+	vc_cu_unmap_locked(x, x->arena_dma, x->svc->arena_file.size);
 	x->arena_dma = NULL;
 }

@@ -229,6 +229,17 @@ bool vc_cu_pinseg_mapped(struct vc_cu_session *x, uint64_t off, uint64_t len);
 void vc_cu_pinseg_fini(struct vc_cu_session *x);
 
 /**
+ * vc_cu_map_locked() - @size bytes of the region's memfd @fd from @fd_off
+ * mapped a second time and registered with the driver with @flags (a
+ * context current; arena.c). Returns the mapping, or NULL where @fd is -1,
+ * the mapping fails or the driver refuses.
+ */
+void *vc_cu_map_locked(struct vc_cu_session *x, int fd, uint64_t fd_off, uint64_t size, unsigned flags);
+
+/** vc_cu_unmap_locked() - unregister and unmap a vc_cu_map_locked() mapping. */
+void vc_cu_unmap_locked(struct vc_cu_session *x, void *m, uint64_t size);
+
+/**
  * vc_cu_arena_dma() - host address of [@off, @off + @len) of the staging
  * arena in its page-locked mapping (arena.c), mapped and registered on the
  * first call (a context must be current); NULL where there is none or the

@@ -25,8 +25,6 @@
  * waited for here, and the next fenced copy registers the page again; after
  * FAILS_MAX failures in a row the session stops trying.
  */
-#include <sys/mman.h>
-
 #include "cuda/exec_priv.h"
 
 #define FENCE_PAGE 4096u
@@ -35,32 +33,24 @@
 /* The fence words' page, mapped and registered; 0 where it cannot be. */
 static CUdeviceptr words(struct vc_cu_session *x)
 {
-	const int fd = x->svc->fence_file.fd;
 	CUdeviceptr d = 0;
 	void *m;
 
 	if (x->fence_dev)
 		return x->fence_dev;
-	if (x->fence_fails >= FAILS_MAX || fd < 0 || x->svc->fence_file.word_off > FENCE_PAGE - 4 * VC_FENCE_SLOTS)
+	if (x->fence_fails >= FAILS_MAX || x->svc->fence_file.word_off > FENCE_PAGE - 4 * VC_FENCE_SLOTS)
 		return 0;
-	m = mmap(NULL, FENCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)x->svc->fence_file.fd_off);
-	if (m == MAP_FAILED)
-		goto err;
-	if (x->drv->cuMemHostRegister_v2(m, FENCE_PAGE, CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP))
-		goto err_unmap;
-	if (x->drv->cuMemHostGetDevicePointer_v2(&d, m, 0) || !d)
-		goto err_unregister;
+	m = vc_cu_map_locked(x, x->svc->fence_file.fd, x->svc->fence_file.fd_off, FENCE_PAGE,
+			     CU_MEMHOSTREGISTER_PORTABLE | CU_MEMHOSTREGISTER_DEVICEMAP);
+	if (!m || x->drv->cuMemHostGetDevicePointer_v2(&d, m, 0) || !d) {
+		if (m)
+			vc_cu_unmap_locked(x, m, FENCE_PAGE);
+		x->fence_fails = FAILS_MAX; /* nothing will change: do not try again */
+		return 0;
+	}
 	x->fence_map = m;
 	x->fence_dev = d;
 	return d;
-
-err_unregister:
-	x->drv->cuMemHostUnregister(m);
-err_unmap:
-	munmap(m, FENCE_PAGE);
-err:
-	x->fence_fails = FAILS_MAX; /* nothing will change: do not try again */
-	return 0;
 }
 
 bool vc_cu_fence_queue(struct vc_cu_session *x, CUstream stream, struct vc_cu_out *out)
@@ -85,10 +75,7 @@ void vc_cu_fence_fini(struct vc_cu_session *x)
 {
 	if (!x->fence_map)
 		return;
-	/* Harmless where the registering context is gone: the registration
-	 * went with it. */
-	x->drv->cuMemHostUnregister(x->fence_map);
-	munmap(x->fence_map, FENCE_PAGE);
+	vc_cu_unmap_locked(x, x->fence_map, FENCE_PAGE);
 	x->fence_map = NULL;
 	x->fence_dev = 0;
 }
