@@ -257,13 +257,16 @@ CUresult CUDAAPI cuDriverGetVersion(int *driverVersion)
 
 /* ---- calls ---------------------------------------------------------------------- */
 
-CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
-			  size_t replen, void *out, size_t outcap, size_t *outlen, int syncs)
+/* One synchronous call; with @fence_spin, a blocking operation the host may
+ * answer once queued (vc_cu_call_fenced()). */
+static CUresult call(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
+		     size_t replen, void *out, size_t outcap, size_t *outlen, int syncs, const uint32_t *fence_spin)
 {
 	struct vc_cu_state *st = vc_cu_state();
 	uint8_t stackbuf[VC_CU_REP_MAX + 1024];
 	size_t cap = VC_CU_REP_MAX + outcap, got = 0;
 	uint8_t *buf = stackbuf;
+	bool done = true;
 	uint64_t t0;
 	int rc;
 
@@ -277,8 +280,16 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 			return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	t0 = VC_STATS_T0();
-	rc = vc_client_call(st->client, op, req, reqlen, data, dlen, buf, cap, &got);
+	if (fence_spin)
+		rc = vc_client_call_fenced(st->client, op, req, reqlen, buf, cap, &got, *fence_spin, &done);
+	else
+		rc = vc_client_call(st->client, op, req, reqlen, data, dlen, buf, cap, &got);
 	VC_STATS_OP(op, 1, t0);
+	/* Queued, and not done within the spin: the legacy stream's
+	 * synchronisation waits for it (and answers a fault that stopped the
+	 * stream), sleeping where it takes long. */
+	if (rc == CUDA_SUCCESS && !done)
+		rc = cuStreamSynchronize(CU_STREAM_LEGACY);
 	/* Device printf output reaches stdout before a synchronising call
 	 * returns, failed ones included (a kernel may print, then fault). */
 	vc_cu_console_check();
@@ -309,37 +320,15 @@ CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *dat
 	return (CUresult)rc;
 }
 
+CUresult vc_cu_call_sized(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
+			  size_t replen, void *out, size_t outcap, size_t *outlen, int syncs)
+{
+	return call(op, req, reqlen, data, dlen, rep, replen, out, outcap, outlen, syncs, NULL);
+}
+
 CUresult vc_cu_call_fenced(uint32_t op, void *req, size_t reqlen, uint32_t spin_us)
 {
-	struct vc_cu_state *st = vc_cu_state();
-	uint8_t buf[VC_CU_REP_MAX];
-	bool done = true;
-	uint64_t t0;
-	int rc;
-
-	if (!st)
-		return CUDA_ERROR_NOT_INITIALIZED;
-	vc_cu_managed_before(op);
-	((struct vc_cu_prefix *)req)->ctx = t_ctx;
-	t0 = VC_STATS_T0();
-	rc = vc_client_call_fenced(st->client, op, req, reqlen, buf, sizeof(buf), NULL, spin_us, &done);
-	VC_STATS_OP(op, 1, t0);
-	if (rc < 0) {
-		rc = vc_cu_error(rc);
-	} else if (rc == CUDA_SUCCESS && !done) {
-		/* Queued, and not done within the spin: the legacy stream's
-		 * synchronisation waits for it (and answers a fault that
-		 * stopped the stream), sleeping where it takes long. */
-		rc = cuStreamSynchronize(CU_STREAM_LEGACY);
-	} else if (rc == CUDA_SUCCESS) {
-		vc_cu_console_check();
-		rc = vc_cu_take_error();
-	} else {
-		vc_cu_console_check();
-	}
-	vc_cu_fast_after(op, req, reqlen, rc);
-	vc_cu_logs_after(rc);
-	return (CUresult)rc;
+	return call(op, req, reqlen, NULL, 0, NULL, 0, NULL, 0, NULL, 1, &spin_us);
 }
 
 CUresult vc_cu_call(uint32_t op, void *req, size_t reqlen, const void *data, size_t dlen, void *rep,
