@@ -2244,14 +2244,17 @@ static int fence_pages_mapped(void)
 }
 
 /* Blocking copies between a registered segment and the device, sent fenced:
- * queued with the device's write of the fence word after them (the
- * stand-in writes it as it runs the stream's operations), answered, the
- * word the command's seq and the bytes where they belong. A failed copy
- * leaves the word as armed; a command that is no fenced copy has its word
- * stored by the host before the reply. */
-START_TEST(fenced_copies_end_with_the_device_s_write)
+ * answered, the word the command's seq and the bytes where they belong. With
+ * the region in a memfd ("fences"), the worker queued the device's write of
+ * the word after the copy (the stand-in writes it as it runs the stream's
+ * operations) through its page-locked mapping of the words' page, kept for
+ * the next; without one ("segments"), it waited for the copy and the host
+ * stored the word before the reply. A failed copy leaves the word as armed;
+ * a command that is no fenced copy has its word stored by the host. */
+START_TEST(fenced_copies_end_with_their_fence_word)
 {
 	const uint64_t size = 1 << 20;
+	const int pages = g_region_in_memfd ? 1 : 0;
 	uint64_t addr = free_range(size), off = 0, d = alloc(4096), seq = 0;
 	uint8_t *host = (uint8_t *)(uintptr_t)addr, back[64];
 	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .size = size};
@@ -2269,7 +2272,7 @@ START_TEST(fenced_copies_end_with_the_device_s_write)
 				     .host = VC_CU_HOST_PINNED, .arena_off = off + 4096};
 	ck_assert_int_eq(fenced_call(VC_CU_vcMemcpy, &c, sizeof(c), &seq), 0);
 	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
-	ck_assert_int_eq(fence_pages_mapped(), 1); /* the device's, kept for the next */
+	ck_assert_int_eq(fence_pages_mapped(), pages);
 	ck_assert_int_eq(dtoh(d, 64, back), 0);
 	ck_assert_uint_eq(back[0], 0x5a);
 	ck_assert_uint_eq(back[63], 0x5a);
@@ -2281,6 +2284,7 @@ START_TEST(fenced_copies_end_with_the_device_s_write)
 	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
 	ck_assert_uint_eq(host[8192], 0x5a);
 	ck_assert_uint_eq(host[8192 + 63], 0x5a);
+	ck_assert_int_eq(fence_pages_mapped(), pages);
 
 	/* Past the segment's end: refused, no fence. */
 	c.arena_off = off + size - 32;
@@ -2290,32 +2294,6 @@ START_TEST(fenced_copies_end_with_the_device_s_write)
 	/* Not a fenced copy: done at the reply, the word stored by the host. */
 	ck_assert_int_eq(fenced_call(VC_CU_vcSync, &sy, sizeof(sy), &seq), 0);
 	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
-	ck_assert_int_eq(seg_unmap(off), 0);
-}
-END_TEST
-
-/* Without a memfd to map the fence words' page from (a test's region), a
- * fenced copy is waited for on the serving thread and its word stored by
- * the host before the reply: the guest sees it done all the same. */
-START_TEST(fenced_copies_without_a_page_for_the_device)
-{
-	const uint64_t size = 1 << 20;
-	uint64_t addr = free_range(size), off = 0, d = alloc(4096), seq = 0;
-	uint8_t *host = (uint8_t *)(uintptr_t)addr, back[64];
-	struct vc_cu_req_host_register hr = {.ctx = g_ctx, .size = size};
-	struct vc_cu_rep_host_register hp = {0};
-
-	seg_pass(seg_memfd(size), 4);
-	ck_assert_int_eq(seg_map(4, addr, size, &off), 0);
-	hr.off = off;
-	ck_assert_int_eq(cu(VC_CU_vcHostRegister, &hr, sizeof(hr), NULL, 0, &hp, sizeof(hp)), 0);
-	memset(host, 0x71, 64);
-	struct vc_cu_req_memcpy c = {.ctx = g_ctx, .dir = VC_CU_COPY_HTOD, .dst = d, .len = 64,
-				     .host = VC_CU_HOST_PINNED, .arena_off = off};
-	ck_assert_int_eq(fenced_call(VC_CU_vcMemcpy, &c, sizeof(c), &seq), 0);
-	ck_assert_uint_eq(vc_shm_load32(&g_g.ctrl->fence[1], VC_ACQUIRE), (uint32_t)seq);
-	ck_assert_int_eq(dtoh(d, 64, back), 0);
-	ck_assert_uint_eq(back[0], 0x71);
 	ck_assert_int_eq(seg_unmap(off), 0);
 }
 END_TEST
@@ -2870,11 +2848,11 @@ static Suite *decode_suite(void)
 	tcase_add_loop_test(t, segment_lies_are_refused, 0, 8);
 	tcase_add_test(t, segment_of_several_files);
 	tcase_add_loop_test(t, segment_file_lies_are_refused, 0, 4);
-	tcase_add_test(t, fenced_copies_without_a_page_for_the_device);
+	tcase_add_test(t, fenced_copies_end_with_their_fence_word);
 	suite_add_tcase(s, t);
 	t = tcase_create("fences");
 	tcase_add_checked_fixture(t, setup_fences, teardown_segments);
-	tcase_add_test(t, fenced_copies_end_with_the_device_s_write);
+	tcase_add_test(t, fenced_copies_end_with_their_fence_word);
 	suite_add_tcase(s, t);
 	t = tcase_create("segments made ahead");
 	tcase_add_checked_fixture(t, setup_big_segments, teardown_segments);
