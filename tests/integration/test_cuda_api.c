@@ -565,6 +565,100 @@ START_TEST(blocking_copies_of_page_locked_memory)
 }
 END_TEST
 
+/* Lets the flag go after three seconds, unless it was let go before: a
+ * safety, so that a call that waits for the flag's stream fails a check
+ * rather than hanging the test. */
+static void *release_if_stuck(void *flag)
+{
+	for (int i = 0; i < 300 && !__atomic_load_n((uint32_t *)flag, __ATOMIC_ACQUIRE); i++)
+		usleep(10 * 1000);
+	__atomic_store_n((uint32_t *)flag, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/*
+ * Asynchronous copies from pageable memory return once the source may be
+ * used again. Onto an idle stream (vcuda: the device's DMA from the arena,
+ * waited for by the host) a buffer overwritten as soon as the call returns
+ * leaves the bytes it held at the call on the device: one piece, several,
+ * and several filled by the library's helper threads (from 2 MiB). Onto a
+ * stream held by a wait that this thread lets go only after the call and
+ * a call that needs the host (cuMemGetInfo), both return at once, as
+ * natively for a small copy, and the bytes arrive once the stream goes on:
+ * vcuda's host must not wait for such a stream (its driver stages the copy
+ * instead). So for the legacy stream while a blocking stream is held: the
+ * driver orders a copy on the legacy stream behind it.
+ */
+START_TEST(asynchronous_pageable_copies_return_with_the_source_free)
+{
+	static const size_t sizes[] = {64 << 10, 1 << 20, 8 << 20};
+	const size_t max = 8 << 20;
+	uint8_t *h = malloc(max), *back = malloc(max);
+	struct timespec t0, t1;
+	CUdeviceptr d, df;
+	size_t mfree, mtotal;
+	uint32_t *flag;
+	CUstream s, b;
+	void *pf;
+	pthread_t th;
+
+	ck_assert_ptr_nonnull(h);
+	ck_assert_ptr_nonnull(back);
+	CK(cuMemAlloc(&d, max));
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		for (int i = 1; i <= 10; i++) {
+			uint8_t v = (uint8_t)(k * 16 + i);
+
+			memset(h, v, sizes[k]);
+			CK(cuMemcpyHtoDAsync(d, h, sizes[k], s));
+			memset(h, 0xEE, sizes[k]);
+			CK(cuStreamSynchronize(s));
+			CK(cuMemcpyDtoH(back, d, sizes[k]));
+			for (size_t j = 0; j < sizes[k]; j += 4093)
+				if (back[j] != v)
+					ck_abort_msg("%zu bytes, round %d: byte %zu is %u, not %u", sizes[k], i, j,
+						     back[j], v);
+			if (back[sizes[k] - 1] != v)
+				ck_abort_msg("%zu bytes, round %d: the last byte is %u", sizes[k], i, back[sizes[k] - 1]);
+		}
+	}
+	CK(cuStreamCreate(&b, 0));
+	CK(cuMemHostAlloc(&pf, 4096, CU_MEMHOSTALLOC_DEVICEMAP));
+	CK(cuMemHostGetDevicePointer(&df, pf, 0));
+	flag = pf;
+	for (int k = 0; k < 2; k++) {
+		CUstream held = k ? b : s, onto = k ? NULL : s;
+		uint8_t v = (uint8_t)(0x5A + k);
+
+		*flag = 0;
+		CK(cuStreamWaitValue32(held, df, 1, CU_STREAM_WAIT_VALUE_GEQ));
+		memset(h, v, 64 << 10);
+		ck_assert_int_eq(pthread_create(&th, NULL, release_if_stuck, flag), 0);
+		clock_gettime(CLOCK_MONOTONIC, &t0);
+		CK(cuMemcpyHtoDAsync(d, h, 64 << 10, onto));
+		CK(cuMemGetInfo(&mfree, &mtotal));
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		memset(h, 0, 64 << 10);
+		__atomic_store_n(flag, 1, __ATOMIC_RELEASE);
+		pthread_join(th, NULL);
+		ck_assert_msg((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 < 1000,
+			      "%s: the calls waited for the held stream", k ? "legacy stream" : "stream");
+		CK(cuStreamSynchronize(held));
+		CK(cuStreamSynchronize(onto));
+		CK(cuMemcpyDtoH(back, d, 64 << 10));
+		ck_assert_uint_eq(back[0], v);
+		ck_assert_uint_eq(back[(64 << 10) - 1], v);
+	}
+	CK(cuMemFreeHost(pf));
+	CK(cuStreamDestroy(b));
+	CK(cuStreamDestroy(s));
+	CK(cuMemFree(d));
+	free(h);
+	free(back);
+}
+END_TEST
+
 /*
  * Two page-locked buffers of $VCUDA_TEST_PINNED_MIB MiB each (default 48:
  * together past one 64 MiB granule of the pool, which through the device is
@@ -1292,6 +1386,7 @@ int main(void)
 	tcase_add_test(t, a_context_synchronisation_waits_for_every_stream);
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
 	tcase_add_test(t, blocking_copies_of_page_locked_memory);
+	tcase_add_test(t, asynchronous_pageable_copies_return_with_the_source_free);
 	tcase_add_test(t, registered_memory_moves_into_the_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
