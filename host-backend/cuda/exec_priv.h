@@ -347,13 +347,12 @@ void vc_cu_sched_ctx_gone(struct vc_cu_session *x, void *ctx);
 void vc_cu_sched_stop(struct vc_cu_session *x);
 
 /**
- * vc_cu_streams_query() - the query of every stream of the session and of
- * the current context's legacy stream: CUDA_SUCCESS when each answers so,
- * CUDA_ERROR_NOT_READY when one has work pending (or the session has more
- * than @max streams, which are then not all asked), else the first other
- * answer that is not CUDA_SUCCESS (an error).
+ * vc_cu_streams_idle() - whether no stream of the session, nor the current
+ * context's legacy stream, has work pending and none captures (true), as
+ * their queries say; false too where the session has more than @max
+ * streams. A capturing stream is not queried (that would end its capture).
  */
-int vc_cu_streams_query(struct vc_cu_session *x, uint32_t max);
+bool vc_cu_streams_idle(struct vc_cu_session *x, uint32_t max);
 
 /**
  * vc_cu_quiesce() - at a session's close, in a context of the session made

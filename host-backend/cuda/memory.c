@@ -187,11 +187,14 @@ static int fenced(struct vc_cu_session *x, const struct vc_cu_req_memcpy *rq, vo
  * copy alone (as the driver's staging of a large pageable copy waits for
  * its own DMA), never for other work, which may wait in turn for what the
  * guest does after this call. So the stream has nothing pending, nor has
- * what the driver orders a copy on it behind: the legacy stream, for a
- * blocking stream (the per-thread one too); every blocking stream, for the
- * legacy one (here every stream of the session, at most IDLE_STREAMS_MAX of
- * them). And no device printf is to be collected at a synchronisation
- * (exec.c). */
+ * what the driver may order the copy behind: nothing, for a non-blocking
+ * stream; the legacy stream, for a blocking one (the per-thread one too);
+ * every blocking stream, for the legacy one. For the last two every stream
+ * of the session is asked (at most IDLE_STREAMS_MAX of them), and none may
+ * be capturing: the legacy stream's query would be an invalid operation
+ * then (vc_cu_streams_idle()). And no device printf is to be collected at
+ * a synchronisation (exec.c). The copy's own stream was found not
+ * capturing by the caller. */
 #define IDLE_STREAMS_MAX 64u
 
 static bool idle_dma(struct vc_cu_session *x, void *dma, void *stream)
@@ -200,11 +203,10 @@ static bool idle_dma(struct vc_cu_session *x, void *dma, void *stream)
 
 	if (!dma || x->may_print || x->drv->cuStreamQuery(stream) != CUDA_SUCCESS)
 		return false;
-	if (!stream || stream == CU_STREAM_LEGACY)
-		return vc_cu_streams_query(x, IDLE_STREAMS_MAX) == CUDA_SUCCESS;
-	if (x->drv->cuStreamGetFlags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING))
+	if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD &&
+	    x->drv->cuStreamGetFlags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING))
 		return true;
-	return x->drv->cuStreamQuery(CU_STREAM_LEGACY) == CUDA_SUCCESS;
+	return vc_cu_streams_idle(x, IDLE_STREAMS_MAX);
 }
 
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

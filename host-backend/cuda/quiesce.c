@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * quiesce.c - a closing session's wait for its work (vc_cu_quiesce(),
- * exec_priv.h): bounded, where a context synchronisation could wait for ever;
- * and the query of all the session's streams it is made of.
+ * quiesce.c - whether a session's streams have work pending: a closing
+ * session's wait for its work (vc_cu_quiesce(), exec_priv.h), bounded where a
+ * context synchronisation could wait for ever, and the check that nothing is
+ * pending at all (vc_cu_streams_idle()).
  */
 #include <stdbool.h>
 #include <time.h>
@@ -20,19 +21,28 @@ void vc_exec_cuda_set_close_wait(unsigned ms)
 	__atomic_store_n(&g_close_wait_ms, ms, __ATOMIC_RELAXED);
 }
 
-int vc_cu_streams_query(struct vc_cu_session *x, uint32_t max)
+/* The real stream of the session's next live stream handle from *@i on
+ * (*@i moves past it), or NULL past the last. */
+static void *next_stream(struct vc_cu_session *x, uint32_t *i)
 {
-	CUresult first = x->drv->cuStreamQuery(NULL), q;
-	uint32_t n = 0;
+	for (; *i < x->nh; (*i)++)
+		if (x->h[*i].live && x->h[*i].kind == VC_H_CUSTREAM && x->h[*i].real)
+			return x->h[(*i)++].real;
+	return NULL;
+}
 
-	for (uint32_t i = 0; first != CUDA_ERROR_NOT_READY && i < x->nh; i++) {
-		if (!x->h[i].live || x->h[i].kind != VC_H_CUSTREAM || !x->h[i].real)
-			continue;
-		q = ++n > max ? CUDA_ERROR_NOT_READY : x->drv->cuStreamQuery(x->h[i].real);
-		if (q == CUDA_ERROR_NOT_READY || first == CUDA_SUCCESS)
-			first = q;
-	}
-	return (int)first;
+bool vc_cu_streams_idle(struct vc_cu_session *x, uint32_t max)
+{
+	uint32_t i = 0, n = 0;
+	void *s;
+
+	/* A capturing stream is not queried: that would end its capture
+	 * (an invalid operation), and neither is the legacy stream then: its
+	 * query would be one on a blocking stream that captures. */
+	while ((s = next_stream(x, &i)))
+		if (++n > max || vc_cu_capturing(x, s) || x->drv->cuStreamQuery(s) != CUDA_SUCCESS)
+			return false;
+	return x->drv->cuStreamQuery(NULL) == CUDA_SUCCESS;
 }
 
 bool vc_cu_quiesce(struct vc_cu_session *x)
@@ -40,7 +50,13 @@ bool vc_cu_quiesce(struct vc_cu_session *x)
 	int64_t end = vc_now_ms() + __atomic_load_n(&g_close_wait_ms, __ATOMIC_RELAXED);
 
 	for (;;) {
-		if (vc_cu_streams_query(x, UINT32_MAX) != CUDA_ERROR_NOT_READY)
+		bool busy = x->drv->cuStreamQuery(NULL) == CUDA_ERROR_NOT_READY;
+		uint32_t i = 0;
+		void *s;
+
+		while (!busy && (s = next_stream(x, &i)))
+			busy = x->drv->cuStreamQuery(s) == CUDA_ERROR_NOT_READY;
+		if (!busy)
 			return true;
 		if (vc_now_ms() > end)
 			return false;

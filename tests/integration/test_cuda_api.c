@@ -660,6 +660,62 @@ START_TEST(asynchronous_pageable_copies_return_with_the_source_free)
 END_TEST
 
 /*
+ * While a non-blocking stream captures (relaxed mode), asynchronous pageable
+ * copies onto the legacy stream and onto a blocking stream are valid
+ * operations, and they leave the capture whole: vcuda's host, deciding
+ * whether such a copy's stream is idle, must neither query the capturing
+ * stream nor the legacy stream then (either would be an invalid operation
+ * that ends the capture). The graph then runs and does its one memset. The
+ * CI stand-in does not capture (CUDA_ERROR_NOT_SUPPORTED): there the test
+ * ends after the copies' check.
+ */
+START_TEST(asynchronous_pageable_copies_leave_a_capture_whole)
+{
+	const size_t n = 1 << 20;
+	uint8_t *h = malloc(n), back[16];
+	CUdeviceptr d, d2;
+	CUstream c, b;
+	CUgraphExec ge;
+	CUgraph g;
+	CUresult rc;
+
+	ck_assert_ptr_nonnull(h);
+	memset(h, 0x3C, n);
+	CK(cuMemAlloc(&d, n));
+	CK(cuMemAlloc(&d2, sizeof(back)));
+	CK(cuMemsetD8(d2, 0, sizeof(back)));
+	CK(cuStreamCreate(&c, CU_STREAM_NON_BLOCKING));
+	CK(cuStreamCreate(&b, 0));
+	rc = cuStreamBeginCapture(c, CU_STREAM_CAPTURE_MODE_RELAXED);
+	ck_assert(rc == CUDA_SUCCESS || rc == CUDA_ERROR_NOT_SUPPORTED);
+	if (rc == CUDA_SUCCESS)
+		CK(cuMemsetD8Async(d2, 7, sizeof(back), c));
+	CK(cuMemcpyHtoDAsync(d, h, n, NULL));
+	CK(cuMemcpyHtoDAsync(d, h, n, b));
+	if (rc == CUDA_SUCCESS) {
+		CK(cuStreamEndCapture(c, &g));
+		CK(cuGraphInstantiate(&ge, g, 0));
+		CK(cuGraphLaunch(ge, c));
+		CK(cuStreamSynchronize(c));
+		CK(cuMemcpyDtoH(back, d2, sizeof(back)));
+		ck_assert_uint_eq(back[0], 7);
+		ck_assert_uint_eq(back[sizeof(back) - 1], 7);
+		CK(cuGraphExecDestroy(ge));
+		CK(cuGraphDestroy(g));
+	}
+	CK(cuCtxSynchronize());
+	CK(cuMemcpyDtoH(h, d, n));
+	ck_assert_uint_eq(h[0], 0x3C);
+	ck_assert_uint_eq(h[n - 1], 0x3C);
+	CK(cuStreamDestroy(b));
+	CK(cuStreamDestroy(c));
+	CK(cuMemFree(d2));
+	CK(cuMemFree(d));
+	free(h);
+}
+END_TEST
+
+/*
  * Two page-locked buffers of $VCUDA_TEST_PINNED_MIB MiB each (default 48:
  * together past one 64 MiB granule of the pool, which through the device is
  * mapped as it is used), mapped, copied through the device one into the
@@ -1387,6 +1443,7 @@ int main(void)
 	tcase_add_test(t, pinned_memory_from_the_shared_pool);
 	tcase_add_test(t, blocking_copies_of_page_locked_memory);
 	tcase_add_test(t, asynchronous_pageable_copies_return_with_the_source_free);
+	tcase_add_test(t, asynchronous_pageable_copies_leave_a_capture_whole);
 	tcase_add_test(t, registered_memory_moves_into_the_pool);
 	tcase_add_test(t, proc_address_and_errors);
 	tcase_add_test(t, out_of_memory_is_reported);
