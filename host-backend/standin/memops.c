@@ -5,8 +5,10 @@
  * each stream has a queue of them; a wait that is not yet satisfied holds
  * the operations queued after it on its stream, and a write (on any stream)
  * lets them go on. Synchronisations and queries of the stream, and events
- * recorded behind a held operation, see the queue; other work (launches,
- * copies) is not queued behind a held wait (a known gap, standin-gaps.txt).
+ * recorded behind a held operation, see the queue; those of the legacy
+ * stream see its context's blocking streams' queues too, as the driver
+ * orders legacy work behind theirs. Other work (launches, copies) is not
+ * queued behind a held wait (a known gap, standin-gaps.txt).
  * A context destroy drops its streams' queues, and waits on them end.
  */
 #include <stdlib.h>
@@ -261,15 +263,32 @@ static CUresult s_wait64(CUstream s, CUdeviceptr a, cuuint64_t v, unsigned f)
 
 /* ---- what synchronisations and events see (stream.c, ctx.c call these) --------- */
 
+/* With g_mu held: whether stream @s has operations held, or what the
+ * driver orders it behind has: for the legacy stream, every blocking stream
+ * of the calling thread's context (the per-thread one included). */
+static int held_for(const void *s)
+{
+	struct mq *own = queue_of(s, 0);
+
+	if (own && own->head < own->n)
+		return 1;
+	if (s && s != CU_STREAM_LEGACY)
+		return 0;
+	for (struct mq *q = g_q; q; q = q->next)
+		if (q->ctx == (const void *)t_ctx && q->head < q->n && q->stream &&
+		    (q->stream == CU_STREAM_PER_THREAD ||
+		     (!special(q->stream) && !(((const struct obj *)q->stream)->flags & CU_STREAM_NON_BLOCKING))))
+			return 1;
+	return 0;
+}
+
 int vc_si_memops_pending(CUstream s)
 {
-	struct mq *q;
 	int n;
 
 	pthread_mutex_lock(&g_mu);
 	progress();
-	q = queue_of(s, 0);
-	n = q && q->head < q->n;
+	n = held_for(s);
 	pthread_mutex_unlock(&g_mu);
 	return n;
 }
@@ -291,11 +310,9 @@ static void nap(void)
 
 CUresult vc_si_memops_drain(CUstream s)
 {
-	struct mq *q;
-
 	pthread_mutex_lock(&g_mu);
 	progress();
-	while ((q = queue_of(s, 0)) && q->head < q->n)
+	while (held_for(s))
 		nap();
 	pthread_mutex_unlock(&g_mu);
 	return vc_si_is(s, T_STREAM) || special(s) ? CUDA_SUCCESS : CUDA_ERROR_CONTEXT_IS_DESTROYED;
