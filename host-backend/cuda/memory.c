@@ -201,12 +201,15 @@ static bool idle_dma(struct vc_cu_session *x, void *dma, void *stream)
 {
 	unsigned flags = 0;
 
-	if (!dma || x->may_print || x->drv->cuStreamQuery(stream) != CUDA_SUCCESS)
+	if (!dma || x->may_print)
 		return false;
 	if (stream && stream != CU_STREAM_LEGACY && stream != CU_STREAM_PER_THREAD &&
 	    x->drv->cuStreamGetFlags(stream, &flags) == CUDA_SUCCESS && (flags & CU_STREAM_NON_BLOCKING))
-		return true;
-	return vc_cu_streams_idle(x, IDLE_STREAMS_MAX);
+		return x->drv->cuStreamQuery(stream) == CUDA_SUCCESS;
+	/* The session's streams hold a blocking one, and the legacy stream is
+	 * asked last; the per-thread stream is no handle of the session's. */
+	return (stream != CU_STREAM_PER_THREAD || x->drv->cuStreamQuery(stream) == CUDA_SUCCESS) &&
+	       vc_cu_streams_idle(x, IDLE_STREAMS_MAX);
 }
 
 int vc_cu_manual_vcMemcpy(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
