@@ -148,8 +148,8 @@ static CUresult copy(void *dst, uint64_t ddev, const void *src, uint64_t sdev, s
 	return rc;
 }
 
-/* Blocking copies are synchronisation points; asynchronous ones are not. */
-/* A blocking copy runs on the legacy stream: after the memory operations
+/* Blocking copies are synchronisation points; asynchronous ones are not. A
+ * blocking copy runs on the legacy stream: after the memory operations
  * queued there (a wait holds it up, as natively). */
 static CUresult blocking(void *hd, CUdeviceptr dd, const void *hs, CUdeviceptr ds, size_t n)
 {
