@@ -48,7 +48,7 @@ struct vc_cu_node_body {
 	/* memcpy */
 	struct vc_cu_copy_side src, cdst;
 	uint64_t cwidth, cheight, cdepth;
-	/* host */
+	/* host; a memcpy node's bounce pair (VC_CU_MEM_BOUNCE) */
 	uint64_t cookie;
 	/* event record, event wait */
 	uint64_t event;

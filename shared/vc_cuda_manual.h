@@ -417,9 +417,15 @@ struct vc_cu_rep_graph_node {
  * in the reply struct, the packed bytes in the reply data. */
 /* cuGraphAddMemcpyNode: one side of a copy. Host memory must be the guest's
  * page-locked memory (the pinned pool, by offset): a graph may run long after
- * the call, when staged bytes would be gone. */
+ * the call, when staged bytes would be gone. A copy of pageable memory of
+ * the program's names a bounce buffer of the pinned pool instead
+ * (VC_CU_MEM_BOUNCE, one side at most), with the guest's host pair that
+ * moves the bytes between the two (@cookie, a graph cookie): the host runs
+ * it beside the copy, before a copy from the bounce and after a copy into
+ * it, and keeps that host node out of the guest's sight. */
 #define VC_CU_MEM_DEVICE 0u
 #define VC_CU_MEM_PINNED 1u
+#define VC_CU_MEM_BOUNCE 2u
 struct vc_cu_copy_side {
 	uint64_t x, y, z;
 	uint64_t addr;   /* device address, or offset in the pinned pool */
@@ -435,6 +441,7 @@ struct vc_cu_req_graph_memcpy {
 	uint32_t pad;
 	struct vc_cu_copy_side src, dst;
 	uint64_t width, height, depth;
+	uint64_t cookie; /* with a VC_CU_MEM_BOUNCE side: the pair moving its bytes */
 };
 
 /* ---- memory pools ------------------------------------------------------------------ */

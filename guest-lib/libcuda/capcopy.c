@@ -16,6 +16,10 @@
  * stream reaches them, and hold the stream until they return (hostfn.c), so
  * the order is the native copy's.
  *
+ * Memcpy nodes added by hand with pageable memory take a bounce the same
+ * way (graph.c): the host runs their pair in a host node beside the copy.
+ * A node's parameters read back name the program's memory, not the bounce.
+ *
  * A bounce belongs to its (address, length, direction): the same copy
  * captured again, in a loop or in another graph, takes the same one, and
  * copies of one stream through it stay in stream order. Bounces are kept for
@@ -104,4 +108,18 @@ CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUho
 out:
 	pthread_mutex_unlock(&g_mu);
 	return rc;
+}
+
+const void *vc_cu_capcopy_behind(const void *pin)
+{
+	const void *host = pin;
+
+	pthread_mutex_lock(&g_mu);
+	for (unsigned i = 0; i < g_n; i++)
+		if (g_b[i]->pin == pin) {
+			host = g_b[i]->host;
+			break;
+		}
+	pthread_mutex_unlock(&g_mu);
+	return host;
 }

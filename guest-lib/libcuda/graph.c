@@ -5,7 +5,9 @@
  * driver; what the guest names are ids. Kernel parameters travel packed by
  * the function's layout, as for launches; host memory in a graph must be
  * page-locked memory of ours, which the host can reach whenever the graph
- * runs.
+ * runs, or, in a copy node, pageable memory standing behind a bounce
+ * buffer of it (capcopy.c; the host keeps the node that moves the bytes
+ * beside the copy, host-backend/cuda/graph_bounce.c).
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -242,6 +244,96 @@ CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, con
 	}
 }
 
+/* The program's pageable memory on a side of @type, else NULL. Managed memory
+ * is the device's (its pages move), never bounced. */
+static void *pageable(CUmemorytype type, const void *host, CUdeviceptr dev)
+{
+	uint64_t off;
+
+	if (type == CU_MEMORYTYPE_UNIFIED) {
+		if (vc_cu_mem_is_device(dev, 1))
+			return NULL;
+		host = (const void *)(uintptr_t)dev;
+	} else if (type != CU_MEMORYTYPE_HOST) {
+		return NULL;
+	}
+	if (!host || vc_cu_mem_pinned(host, 1, &off) ||
+	    (vc_cu_managed_any() && vc_cu_managed_has((uint64_t)(uintptr_t)host, 1)))
+		return NULL;
+	return (void *)(uintptr_t)host;
+}
+
+/*
+ * Side @w of a copy of @c's extent naming pageable memory at @host: a bounce
+ * buffer of the pinned pool (capcopy.c) holding the bytes from the first the
+ * copy touches to the last, and the cookie of the pair that moves them
+ * (@out: device to host) into *@cookie.
+ */
+static CUresult bounce(struct vc_cu_copy_side *w, const CUDA_MEMCPY3D *c, void *host, size_t x, size_t y, size_t z,
+		       size_t pitch, size_t pheight, int out, uint64_t *cookie)
+{
+	uint64_t span, rows, planes;
+	CUhostFn fn;
+	uint64_t poff;
+	void *data;
+	int movable;
+	CUresult rc;
+
+	if (x || y || z)
+		return CUDA_ERROR_NOT_SUPPORTED; /* the bounce starts at the program's pointer */
+	if (!c->WidthInBytes || !c->Height || !c->Depth || (c->Height > 1 && pitch < c->WidthInBytes) ||
+	    (c->Depth > 1 && (pitch < c->WidthInBytes || pheight < c->Height)))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (__builtin_mul_overflow((uint64_t)c->Height - 1, (uint64_t)pitch, &rows) ||
+	    __builtin_mul_overflow((uint64_t)c->Depth - 1, (uint64_t)pitch, &planes) ||
+	    __builtin_mul_overflow(planes, (uint64_t)pheight, &planes) ||
+	    __builtin_add_overflow(rows, planes, &span) || __builtin_add_overflow(span, c->WidthInBytes, &span))
+		return CUDA_ERROR_INVALID_VALUE;
+	/* Every byte of the bounce goes back to the program: a copy out of
+	 * the device must write all of its span. */
+	if (out && span != (uint64_t)c->WidthInBytes * c->Height * c->Depth)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	/* Memory the library's thread can read (out of the device: write)
+	 * when the graph runs: a device address the guest does not know
+	 * (unified addressing) is not taken for the program's pages. */
+	if (vc_cu_host_classify(host, span, out ? 0 : CU_MEMHOSTREGISTER_READ_ONLY, &movable))
+		return CUDA_ERROR_NOT_SUPPORTED;
+	rc = vc_cu_capcopy_get(host, span, out, &poff, &fn, &data);
+	if (rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
+		return CUDA_ERROR_NOT_SUPPORTED; /* the bounces' bound */
+	if (rc || (rc = vc_cu_graph_pair_cookie(fn, data, cookie)))
+		return rc;
+	memset(w, 0, sizeof(*w));
+	w->pitch = pitch;
+	w->height = pheight;
+	w->kind = VC_CU_MEM_BOUNCE;
+	w->addr = poff;
+	return CUDA_SUCCESS;
+}
+
+CUresult vc_cu_graph_copy_sides(const CUDA_MEMCPY3D *c, struct vc_cu_copy_side *src, struct vc_cu_copy_side *dst,
+				uint64_t *cookie)
+{
+	void *ps = pageable(c->srcMemoryType, c->srcHost, c->srcDevice);
+	void *pd = pageable(c->dstMemoryType, c->dstHost, c->dstDevice);
+	CUresult rc;
+
+	*cookie = 0;
+	if (ps && pd)
+		return CUDA_ERROR_NOT_SUPPORTED; /* one bounce per copy */
+	rc = ps ? bounce(src, c, ps, c->srcXInBytes, c->srcY, c->srcZ, c->srcPitch, c->srcHeight, 0, cookie)
+		: vc_cu_graph_copy_side(src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
+					c->srcZ, c->srcPitch, c->srcHeight);
+	if (rc)
+		return rc;
+	rc = pd ? bounce(dst, c, pd, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch, c->dstHeight, 1, cookie)
+		: vc_cu_graph_copy_side(dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
+					c->dstZ, c->dstPitch, c->dstHeight);
+	if (rc)
+		return rc;
+	return c->srcLOD || c->dstLOD ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
 CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,
 				      size_t numDependencies, const CUDA_MEMCPY3D *c, CUcontext ctx)
 {
@@ -257,13 +349,8 @@ CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, 
 	if (numDependencies > VC_CU_CAPTURE_DEPS_MAX)
 		return CUDA_ERROR_NOT_SUPPORTED;
 	memset(&m.rq, 0, sizeof(m.rq));
-	if ((rc = vc_cu_graph_copy_side(&m.rq.src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
-					c->srcY, c->srcZ, c->srcPitch, c->srcHeight)) ||
-	    (rc = vc_cu_graph_copy_side(&m.rq.dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
-					c->dstY, c->dstZ, c->dstPitch, c->dstHeight)))
+	if ((rc = vc_cu_graph_copy_sides(c, &m.rq.src, &m.rq.dst, &m.rq.cookie)))
 		return rc;
-	if (c->srcLOD || c->dstLOD)
-		return CUDA_ERROR_INVALID_VALUE;
 	m.rq.graph = ID(hGraph);
 	m.rq.kctx = ID(ctx);
 	m.rq.ndeps = (uint32_t)numDependencies;

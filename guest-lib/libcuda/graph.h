@@ -22,6 +22,15 @@ CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, con
 			       size_t x, size_t y, size_t z, size_t pitch, size_t height);
 
 /**
+ * vc_cu_graph_copy_sides() - both sides of graph copy @c into @src and @dst.
+ * Pageable memory on one side becomes a bounce buffer (VC_CU_MEM_BOUNCE)
+ * whose host pair's cookie goes into *@cookie (else 0); on both sides,
+ * CUDA_ERROR_NOT_SUPPORTED. The host decides whether the node may have one.
+ */
+CUresult vc_cu_graph_copy_sides(const CUDA_MEMCPY3D *c, struct vc_cu_copy_side *src, struct vc_cu_copy_side *dst,
+				uint64_t *cookie);
+
+/**
  * vc_cu_graph_add_edges() - add @node after @deps (@n of them) with edge data
  * @edges through cuGraphAddDependencies_v2; on failure @node is destroyed.
  */

@@ -118,13 +118,8 @@ static CUresult memcpy_body(struct vc_cu_node_body *b, const CUDA_MEMCPY3D *c, C
 	body_init(b, CU_GRAPH_NODE_TYPE_MEMCPY);
 	if (!c)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = vc_cu_graph_copy_side(&b->src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes,
-					c->srcY, c->srcZ, c->srcPitch, c->srcHeight)) ||
-	    (rc = vc_cu_graph_copy_side(&b->cdst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes,
-					c->dstY, c->dstZ, c->dstPitch, c->dstHeight)))
+	if ((rc = vc_cu_graph_copy_sides(c, &b->src, &b->cdst, &b->cookie)))
 		return rc;
-	if (c->srcLOD || c->dstLOD)
-		return CUDA_ERROR_INVALID_VALUE;
 	b->cwidth = c->WidthInBytes;
 	b->cheight = c->Height;
 	b->cdepth = c->Depth;
@@ -460,7 +455,10 @@ static CUresult side_back(const struct vc_cu_copy_side *w, CUmemorytype *type, c
 	}
 	*type = CU_MEMORYTYPE_HOST;
 	*host = vc_cu_pinned_addr(w->addr, 1);
-	return *host ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+	if (!*host)
+		return CUDA_ERROR_INVALID_VALUE;
+	*host = vc_cu_capcopy_behind(*host); /* a bounce stands for the program's memory */
+	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphMemcpyNodeGetParams(CUgraphNode hNode, CUDA_MEMCPY3D *p)

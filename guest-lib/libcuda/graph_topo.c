@@ -217,6 +217,14 @@ CUresult CUDAAPI cuGraphDestroyNode(CUgraphNode hNode)
 	return gcall(VC_CU_cuGraphDestroyNode, &rq, NULL, 0, &rp);
 }
 
+CUresult CUDAAPI cuGraphNodeSetEnabled(CUgraphExec hGraphExec, CUgraphNode hNode, unsigned int isEnabled)
+{
+	struct vc_cu_req_graph_call rq = {.a = VC_GID(hGraphExec), .b = VC_GID(hNode), .v0 = isEnabled};
+	struct vc_cu_rep_graph_call rp;
+
+	return gcall(VC_CU_cuGraphNodeSetEnabled, &rq, NULL, 0, &rp);
+}
+
 CUresult CUDAAPI cuGraphNodeFindInClone(CUgraphNode *phNode, CUgraphNode hOriginalNode, CUgraph hClonedGraph)
 {
 	struct vc_cu_req_graph_call rq = {.a = VC_GID(hOriginalNode), .b = VC_GID(hClonedGraph)};

@@ -180,6 +180,9 @@ int vc_cu_capture_active(CUstream s);
  */
 CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUhostFn *fn, void **data);
 
+/** vc_cu_capcopy_behind() - the program's memory behind bounce buffer @pin, or @pin itself. */
+const void *vc_cu_capcopy_behind(const void *pin);
+
 /** vc_cu_pinned_init() - announce the pinned pool to the host; 1 if usable. */
 int vc_cu_pinned_init(void);
 

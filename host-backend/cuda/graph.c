@@ -127,7 +127,11 @@ int vc_cu_manual_cuStreamGetCaptureInfo_v3(struct vc_cu_session *x, const uint8_
 			return CUDA_ERROR_NOT_SUPPORTED;
 		d = (struct vc_cu_capture_dep *)out->data;
 		for (size_t i = 0; i < ndeps; i++) {
-			if ((rc = vc_cu_graph_publish_node(x, graph_id, deps[i], &d[i].node)))
+			CUgraphNode n = deps[i];
+			size_t one = 1;
+
+			vc_cu_graph_bounce_list(x, NULL, &n, NULL, &one, false); /* a companion as its copy */
+			if ((rc = vc_cu_graph_publish_node(x, graph_id, n, &d[i].node)))
 				return rc;
 			if (edges)
 				memcpy(d[i].edge, &edges[i], sizeof(d[i].edge));
@@ -158,13 +162,15 @@ int vc_cu_manual_cuGraphGetNodes(struct vc_cu_session *x, const uint8_t *p, uint
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if (total && !(all = calloc(total, sizeof(*all))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	if (!total || !(rc = x->drv->cuGraphGetNodes(graph, all, &total)))
+	if (total && !(rc = x->drv->cuGraphGetNodes(graph, all, &total)))
+		vc_cu_graph_bounce_list(x, NULL, all, NULL, &total, true); /* companions unseen */
+	if (!rc)
 		rc = vc_cu_list_reply(x, &rq, VC_H_CUGRAPHNODE, (void *const *)all, total, true, out);
 	free(all);
 	return rc;
 }
 
-int vc_cu_graph_lookup_nodes(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes)
+static int lookup_ends(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes, bool from)
 {
 	uint64_t id;
 	int rc;
@@ -173,8 +179,19 @@ int vc_cu_graph_lookup_nodes(struct vc_cu_session *x, const uint8_t *ids, uint32
 		memcpy(&id, ids + (size_t)i * 8, 8);
 		if ((rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, id, (void **)&nodes[i])))
 			return rc;
+		nodes[i] = vc_cu_graph_bounce_end(x, nodes[i], from);
 	}
 	return 0;
+}
+
+int vc_cu_graph_lookup_nodes(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes)
+{
+	return lookup_ends(x, ids, n, nodes, true);
+}
+
+int vc_cu_graph_lookup_targets(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes)
+{
+	return lookup_ends(x, ids, n, nodes, false);
 }
 
 /*
@@ -377,7 +394,7 @@ int vc_cu_graph_copy_side(struct vc_cu_session *x, const struct vc_cu_copy_side 
 	*z = w->z;
 	*pitch = w->pitch;
 	*pheight = w->height;
-	if (w->kind != VC_CU_MEM_DEVICE && w->kind != VC_CU_MEM_PINNED)
+	if (w->kind != VC_CU_MEM_DEVICE && w->kind != VC_CU_MEM_PINNED && w->kind != VC_CU_MEM_BOUNCE)
 		return -VC_FATAL_PAYLOAD;
 	if (!width || !height || !depth) {
 		/* Nothing touched: the driver says what it thinks of it. */
@@ -434,7 +451,18 @@ int vc_cu_manual_cuGraphAddMemcpyNode(struct vc_cu_session *x, const uint8_t *p,
 		return rc;
 	if (!ctx)
 		vc_cu_lookup(x, VC_H_CUCONTEXT, x->cur_id, &ctx);
-	if ((rc = x->drv->cuGraphAddMemcpyNode(&node, graph, rq.ndeps ? deps : NULL, rq.ndeps, &c, ctx)))
+	if (rq.src.kind == VC_CU_MEM_BOUNCE || rq.dst.kind == VC_CU_MEM_BOUNCE) {
+		CUgraphNodeParams np;
+
+		memset(&np, 0, sizeof(np));
+		np.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+		np.memcpy.copyParams = c;
+		np.memcpy.copyCtx = ctx;
+		rc = vc_cu_graph_bounce_add(x, graph, deps, rq.ndeps, &np, rq.src.kind, rq.dst.kind, rq.cookie, &node);
+	} else {
+		rc = x->drv->cuGraphAddMemcpyNode(&node, graph, rq.ndeps ? deps : NULL, rq.ndeps, &c, ctx);
+	}
+	if (rc)
 		return rc;
 	if ((rc = vc_cu_graph_publish_node(x, rq.graph, node, &rp.node)))
 		return rc;

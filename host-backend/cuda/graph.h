@@ -20,8 +20,15 @@ int vc_cu_graph_publish_node(struct vc_cu_session *x, uint64_t owner, void *node
 /** vc_cu_graph_publish_owned() - vc_cu_publish() handle @real of @kind, owned by id @owner. */
 int vc_cu_graph_publish_owned(struct vc_cu_session *x, int kind, uint64_t owner, void *real, uint64_t *id);
 
-/** vc_cu_graph_lookup_nodes() - @n node ids at @ids (unaligned) to the driver's nodes. */
+/**
+ * vc_cu_graph_lookup_nodes() - @n node ids at @ids (unaligned) to the
+ * driver's nodes, as dependencies: the nodes edges leave from (a bounced
+ * copy's companion, graph_bounce.c).
+ */
 int vc_cu_graph_lookup_nodes(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes);
+
+/** vc_cu_graph_lookup_targets() - vc_cu_graph_lookup_nodes() for the nodes edges reach. */
+int vc_cu_graph_lookup_targets(struct vc_cu_session *x, const uint8_t *ids, uint32_t n, CUgraphNode *nodes);
 
 /**
  * vc_cu_graph_forget_tree() - forget every node and graph id that table slot
@@ -46,14 +53,65 @@ int vc_cu_graph_check_range(struct vc_cu_session *x, uint64_t ptr, uint64_t len)
 /** vc_cu_graph_note_alloc() - an allocation node reserved [@dptr, @dptr + @size). 0 or OOM. */
 int vc_cu_graph_note_alloc(struct vc_cu_session *x, uint64_t dptr, uint64_t size);
 
+/* A bounce's host node (graph_bounce.c): it fills the bounce before the copy
+ * that reads it, or empties it after the copy that writes it. */
+#define VC_CU_BOUNCE_IN 1u
+#define VC_CU_BOUNCE_OUT 2u
+
 /**
  * vc_cu_graph_host_params() - a host node's parameters for the driver: a
- * function of ours that runs the guest's pair @cookie. 0 or OOM.
+ * function of ours that runs the guest's pair @cookie; @bounce (a
+ * VC_CU_BOUNCE_* or 0) marks the pair's record as a bounce's. 0 or OOM.
  */
-int vc_cu_graph_host_params(struct vc_cu_session *x, uint64_t cookie, CUDA_HOST_NODE_PARAMS *hp);
+int vc_cu_graph_host_params(struct vc_cu_session *x, uint64_t cookie, uint32_t bounce, CUDA_HOST_NODE_PARAMS *hp);
 
 /** vc_cu_graph_host_cookie() - the guest's cookie behind host node parameters @hp (0 when none). */
 int vc_cu_graph_host_cookie(const CUDA_HOST_NODE_PARAMS *hp, uint64_t *cookie);
+
+/** vc_cu_graph_host_bounce() - the VC_CU_BOUNCE_* of host node parameters @hp; 0 for any other. */
+uint32_t vc_cu_graph_host_bounce(const CUDA_HOST_NODE_PARAMS *hp);
+
+/**
+ * vc_cu_graph_bounce_add() - add memcpy node @np to @graph after @ndeps
+ * @deps, into *@node; with a VC_CU_MEM_BOUNCE side (@src_kind, @dst_kind),
+ * beside the host node running the guest's pair @cookie (graph_bounce.c).
+ */
+int vc_cu_graph_bounce_add(struct vc_cu_session *x, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
+			   const CUgraphNodeParams *np, uint32_t src_kind, uint32_t dst_kind, uint64_t cookie,
+			   CUgraphNode *node);
+
+/**
+ * vc_cu_graph_bounce_set() - set copy @n's parameters @np in executable graph
+ * @exec (NULL: in its graph); a bounced copy stays bounced in the same
+ * direction (@src_kind, @dst_kind, @cookie as for vc_cu_graph_bounce_add()),
+ * its companion running the new pair; else CUDA_ERROR_NOT_SUPPORTED.
+ */
+int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, CUgraphNode n, CUgraphNodeParams *np,
+			   uint32_t src_kind, uint32_t dst_kind, uint64_t cookie);
+
+/**
+ * vc_cu_graph_bounce_end() - the node an edge leaving (@from) or reaching
+ * node @n joins: a bounced copy's companion on that side, else @n.
+ */
+CUgraphNode vc_cu_graph_bounce_end(struct vc_cu_session *x, CUgraphNode n, bool from);
+
+/** vc_cu_graph_bounce_companion() - the companion host node of copy @n, or NULL. */
+CUgraphNode vc_cu_graph_bounce_companion(struct vc_cu_session *x, CUgraphNode n);
+
+/**
+ * vc_cu_graph_bounce_enable() - copy @n was enabled (@on) or disabled in
+ * @exec: its companion there moves the bytes, or does nothing. 0 or the
+ * driver's error.
+ */
+int vc_cu_graph_bounce_enable(struct vc_cu_session *x, CUgraphExec exec, CUgraphNode n, bool on);
+
+/**
+ * vc_cu_graph_bounce_list() - a list of @n nodes @to (edges: with @from and
+ * edge data @ed, each may be NULL) as the guest sees it: companions as their
+ * copies, the edges between the two gone; with @drop, companions left out.
+ */
+void vc_cu_graph_bounce_list(struct vc_cu_session *x, CUgraphNode *from, CUgraphNode *to, CUgraphEdgeData *ed,
+			     size_t *n, bool drop);
 
 /* Graph memory charged per executable graph (graph_exec.c). */
 struct vc_cu_graph_charge {
@@ -70,6 +128,7 @@ struct vc_cu_graphs {
 	uint32_t nranges, capranges;
 	char *dot; /* the last dot print, handed out in pieces */
 	uint64_t dot_len, dot_graph;
+	bool bounced; /* a copy with a bounce was added (graph_bounce.c) */
 };
 
 /** vc_cu_graph_state() - the session's graph state, made on first use; NULL without memory. */

@@ -137,7 +137,7 @@ static int body_params(struct vc_cu_session *x, const struct vc_cu_node_body *b,
 	case CU_GRAPH_NODE_TYPE_MEMCPY:
 		return memcpy_params(x, b, &np->memcpy);
 	case CU_GRAPH_NODE_TYPE_HOST:
-		return vc_cu_graph_host_params(x, b->cookie, (CUDA_HOST_NODE_PARAMS *)&np->host);
+		return vc_cu_graph_host_params(x, b->cookie, 0, (CUDA_HOST_NODE_PARAMS *)&np->host);
 	case CU_GRAPH_NODE_TYPE_GRAPH:
 		if (b->ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_CLONE && b->ownership != CU_GRAPH_CHILD_GRAPH_OWNERSHIP_MOVE)
 			return CUDA_ERROR_INVALID_VALUE;
@@ -360,6 +360,7 @@ int vc_cu_manual_vcGraphNode(struct vc_cu_session *x, const uint8_t *p, uint32_t
 	CUgraphNodeParams np;
 	struct scratch *s;
 	void *graph, *node = NULL;
+	bool memcpy_node, bounce;
 	size_t esize;
 	int rc;
 
@@ -378,23 +379,35 @@ int vc_cu_manual_vcGraphNode(struct vc_cu_session *x, const uint8_t *p, uint32_t
 	rc = body_params(x, &rq.b, p + sizeof(rq) + (size_t)rq.ndeps * 8, s, &np);
 	if (rc)
 		goto out;
+	memcpy_node = rq.b.type == CU_GRAPH_NODE_TYPE_MEMCPY;
+	bounce = memcpy_node && (rq.b.src.kind == VC_CU_MEM_BOUNCE || rq.b.cdst.kind == VC_CU_MEM_BOUNCE);
 	switch (rq.action) {
 	case VC_CU_GN_ADD:
 		if ((rc = vc_cu_lookup(x, VC_H_CUGRAPH, rq.graph, &graph)) ||
 		    (rc = vc_cu_graph_lookup_nodes(x, p + sizeof(rq), rq.ndeps, deps)))
 			break;
-		if ((rc = x->drv->cuGraphAddNode_v2((CUgraphNode *)&node, graph, rq.ndeps ? deps : NULL, NULL,
-						    rq.ndeps, &np)))
+		if ((rc = vc_cu_graph_bounce_add(x, graph, deps, rq.ndeps, &np, bounce ? rq.b.src.kind : 0,
+						 bounce ? rq.b.cdst.kind : 0, rq.b.cookie, (CUgraphNode *)&node)))
 			break;
 		rc = added(x, &rq, &np, node, out);
 		break;
 	case VC_CU_GN_SET:
-		if (!(rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.node, &node)))
+		if ((rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.node, &node)))
+			break;
+		if (memcpy_node)
+			rc = vc_cu_graph_bounce_set(x, NULL, node, &np, bounce ? rq.b.src.kind : 0,
+						    bounce ? rq.b.cdst.kind : 0, rq.b.cookie);
+		else
 			rc = x->drv->cuGraphNodeSetParams(node, &np);
 		break;
 	default:
-		if (!(rc = vc_cu_lookup(x, VC_H_CUGRAPHEXEC, rq.graph, &graph)) &&
-		    !(rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.node, &node)))
+		if ((rc = vc_cu_lookup(x, VC_H_CUGRAPHEXEC, rq.graph, &graph)) ||
+		    (rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.node, &node)))
+			break;
+		if (memcpy_node)
+			rc = vc_cu_graph_bounce_set(x, graph, node, &np, bounce ? rq.b.src.kind : 0,
+						    bounce ? rq.b.cdst.kind : 0, rq.b.cookie);
+		else
 			rc = x->drv->cuGraphExecNodeSetParams(graph, node, &np);
 		break;
 	}

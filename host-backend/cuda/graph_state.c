@@ -36,6 +36,7 @@ struct vc_cu_graph_anchor {
 struct hostrec {
 	struct vc_cu_graph_anchor *a;
 	uint64_t cookie;
+	uint32_t bounce; /* VC_CU_BOUNCE_*: the pair moves a memcpy node's bytes (graph_bounce.c) */
 };
 
 struct vc_cu_graph_range {
@@ -142,7 +143,7 @@ static void CUDA_CB host_node(void *arg)
 	session_leave(x);
 }
 
-int vc_cu_graph_host_params(struct vc_cu_session *x, uint64_t cookie, CUDA_HOST_NODE_PARAMS *hp)
+int vc_cu_graph_host_params(struct vc_cu_session *x, uint64_t cookie, uint32_t bounce, CUDA_HOST_NODE_PARAMS *hp)
 {
 	struct vc_cu_graphs *g = vc_cu_graph_state(x);
 	struct vc_cu_graph_anchor *a;
@@ -176,6 +177,8 @@ int vc_cu_graph_host_params(struct vc_cu_session *x, uint64_t cookie, CUDA_HOST_
 		r->cookie = cookie;
 		a->nrec++;
 	}
+	if (bounce)
+		r->bounce = bounce;
 	hp->fn = host_node;
 	hp->userData = r;
 	return 0;
@@ -187,6 +190,11 @@ int vc_cu_graph_host_cookie(const CUDA_HOST_NODE_PARAMS *hp, uint64_t *cookie)
 		return -ENOENT;
 	*cookie = ((const struct hostrec *)hp->userData)->cookie;
 	return 0;
+}
+
+uint32_t vc_cu_graph_host_bounce(const CUDA_HOST_NODE_PARAMS *hp)
+{
+	return hp->fn == host_node && hp->userData ? ((const struct hostrec *)hp->userData)->bounce : 0;
 }
 
 /* ---- user objects --------------------------------------------------------------------- */

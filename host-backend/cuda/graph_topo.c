@@ -3,7 +3,7 @@
  * graph_topo.c - a graph's shape: its edges, root nodes, a node's
  * dependencies and dependents (a page of ids per round trip, each id
  * belonging to the graph), dependencies added and removed, nodes destroyed
- * (with what they own) and found in a clone, child graphs, and kernel node
+ * (with what they own), enabled and found in a clone, child graphs, and kernel node
  * attributes (their values are plain data: dimensions, priorities, device
  * addresses of an access policy window, which the driver checks).
  */
@@ -84,9 +84,14 @@ int vc_cu_manual_vcGraphEdges(struct vc_cu_session *x, const uint8_t *p, uint32_
 	} else {
 		rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.handle, &h);
 		owner = rc ? 0 : vc_cu_owner_of(x, rq.handle);
+		/* A bounced copy's edges on its companion's side are its companion's. */
+		if (!rc)
+			h = vc_cu_graph_bounce_end(x, h, rq.what == VC_CU_GE_DEPENDENTS);
 	}
 	if (rc || (rc = fetch(x, rq.what, h, rq.want_edges, &from, &to, &ed, &total)))
 		goto out;
+	if (total)
+		vc_cu_graph_bounce_list(x, rq.what == VC_CU_GE_EDGES ? from : NULL, to, ed, &total, false);
 	rp.total = total;
 	for (uint64_t i = rq.first; i < total && rp.returned < rq.count; i++, rp.returned++) {
 		struct vc_cu_graph_edge *o = &e[rp.returned];
@@ -128,7 +133,7 @@ int vc_cu_manual_vcGraphDeps(struct vc_cu_session *x, const uint8_t *p, uint32_t
 	if (!from || !to || !ed)
 		goto out;
 	if ((rc = vc_cu_graph_lookup_nodes(x, p + sizeof(rq), rq.n, from)) ||
-	    (rc = vc_cu_graph_lookup_nodes(x, p + sizeof(rq) + (size_t)rq.n * 8, rq.n, to)))
+	    (rc = vc_cu_graph_lookup_targets(x, p + sizeof(rq) + (size_t)rq.n * 8, rq.n, to)))
 		goto out;
 	if (rq.has_edges)
 		memcpy(ed, p + sizeof(rq) + (size_t)rq.n * 16, (size_t)rq.n * sizeof(*ed));
@@ -145,19 +150,41 @@ int vc_cu_manual_cuGraphDestroyNode(struct vc_cu_session *x, const uint8_t *p, u
 				    struct vc_cu_out *out)
 {
 	struct vc_cu_req_graph_call rq;
-	void *node;
+	void *node, *companion;
 	int rc;
 
 	(void)out;
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.a, &node)))
 		return rc;
+	companion = vc_cu_graph_bounce_companion(x, node);
 	if ((rc = x->drv->cuGraphDestroyNode(node)))
 		return rc;
+	if (companion)
+		x->drv->cuGraphDestroyNode(companion); /* a bounced copy's host node goes with it */
 	/* A child graph or conditional bodies it owned went with it. */
 	vc_cu_graph_forget_tree(x, (uint32_t)(rq.a & 0xffffffu));
 	vc_cu_forget(x, VC_H_CUGRAPHNODE, rq.a);
 	return 0;
+}
+
+int vc_cu_manual_cuGraphNodeSetEnabled(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
+				       struct vc_cu_out *out)
+{
+	struct vc_cu_req_graph_call rq;
+	void *exec, *node;
+	int rc;
+
+	(void)out;
+	TAKE(rq);
+	if (rq.v0 > UINT32_MAX)
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUGRAPHEXEC, rq.a, &exec)) ||
+	    (rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.b, &node)))
+		return rc;
+	if ((rc = x->drv->cuGraphNodeSetEnabled(exec, node, (unsigned)rq.v0)))
+		return rc;
+	return vc_cu_graph_bounce_enable(x, exec, node, rq.v0 != 0);
 }
 
 int vc_cu_manual_cuGraphNodeFindInClone(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

@@ -84,7 +84,7 @@ int vc_cu_manual_vcHostFunc(struct vc_cu_session *x, const uint8_t *p, uint32_t 
 		 * session (graph_state.c), since the graph may run many times. */
 		CUDA_HOST_NODE_PARAMS hp;
 
-		if ((rc = vc_cu_graph_host_params(x, rq.cookie, &hp)))
+		if ((rc = vc_cu_graph_host_params(x, rq.cookie, 0, &hp)))
 			return rc;
 		return x->drv->cuLaunchHostFunc(stream, hp.fn, hp.userData);
 	}

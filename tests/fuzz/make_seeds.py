@@ -103,7 +103,7 @@ DECOMP = "<QQII"                # vc_cu_req_decomp, then CUmemDecompressParams e
 DECOMP_ENTRY = "<QQQQQi20s"     # CUmemDecompressParams: srcNumBytes, dstNumBytes, dstActBytes, src, dst, algo
 LOCPOOL = "<QQiiiI"             # vc_cu_req_locpool: ctx, pool, location type and id, allocation type, what
 PTRSET = "<QQiI"                # vc_cu_req_ptrset
-SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 168, "vc_cu_req_pool_create": 96,
+SIZES = {"vc_cu_req_graph_kernel": 88, "vc_cu_req_graph_memcpy": 176, "vc_cu_req_pool_create": 96,
          "vc_cu_req_ctx_affinity": 88, "vc_cu_req_atomic_caps": 216, "vc_cu_req_graph_node": 376}
 # shared/vc_cuda_graph.h
 GRAPH_EDGES = "<QQIIII"         # vc_cu_req_graph_edges: ctx, handle, what, want_edges, first, count
@@ -348,7 +348,8 @@ def manual_payload(s, name):
                 "cuGraphConditionalHandleCreate", "cuGraphDestroyNode", "cuGraphNodeFindInClone",
                 "cuGraphInstantiateWithParams", "cuGraphExecUpdate_v2", "cuGraphDebugDotPrint",
                 "cuDeviceGetGraphMemAttribute", "cuDeviceSetGraphMemAttribute", "cuUserObjectCreate",
-                "cuStreamBeginCaptureToGraph", "cuStreamUpdateCaptureDependencies_v2", "cuGraphExecDestroy"):
+                "cuStreamBeginCaptureToGraph", "cuStreamUpdateCaptureDependencies_v2", "cuGraphExecDestroy",
+                "cuGraphNodeSetEnabled"):
         fmt[name] = GRAPH_CALL
     if name == "vcGraphNode":
         return graph_node(0, 0, 0, 5)
@@ -386,6 +387,10 @@ def graph_node(action, graph, node, kind, deps=(), **body):
     if kind == 2 and "dst" in body:  # memset: dst, pitch, width, height, value, elem
         struct.pack_into("<QQQQII", b, 16, body["dst"], body.get("pitch", 0), body["width"], 1,
                          body.get("value", 0), body.get("elem", 4))
+    if kind == 1 and "src" in body:  # memcpy: two copy sides (x, y, z, addr, pitch, height, kind), extent, cookie
+        for off, (addr, side_kind) in ((56, body["src"]), (112, body["cdst"])):
+            struct.pack_into("<QQQQQQII", b, off, 0, 0, 0, addr, 0, 0, side_kind, 0)
+        struct.pack_into("<QQQQ", b, 168, body["width"], 1, 1, body.get("cookie", 0))
     return (struct.pack("<QIIQQ", CTX0, action, len(deps), graph, node) + bytes(b)
             + b"".join(struct.pack("<Q", d) for d in deps))
 
@@ -634,6 +639,10 @@ def main():
                + s.cmd("vcGraphNode", graph_node(0, g, 0, 5), REPLY, 1)
                + s.cmd("vcGraphNode", graph_node(0, g, 0, 2, deps=[n1], dst=a, width=64, value=7), REPLY, 1)
                + s.cmd("vcGraphNode", graph_node(3, 0, n2, 2), REPLY, 1)
+               # a copy out of the device into a bounce (VC_CU_MEM_BOUNCE) with its pair's graph cookie
+               + s.cmd("vcGraphNode", graph_node(0, g, 0, 1, deps=[n2], src=(a, 0), cdst=(0, 2), width=64,
+                                                 cookie=1 << 63 | 5), REPLY, 1)
+               + s.cmd("cuGraphNodeSetEnabled", struct.pack(GRAPH_CALL, CTX0, ex, n2, 0, 0, b""), REPLY, 1)
                + s.cmd("vcGraphEdges", struct.pack(GRAPH_EDGES, CTX0, g, 0, 1, 0, 16), REPLY, 1)
                + s.cmd("vcGraphDeps", struct.pack(GRAPH_DEPS, CTX0, g, 1, 1, 0, 0) + struct.pack("<QQ", n1, n2),
                        REPLY, 1)

@@ -5,7 +5,8 @@
  * instantiated, launched (copies, memsets, memory writes and host nodes
  * checked where the CI stand-in computes them: it counts kernels), updated
  * node by node and as a whole, relaunched; clones, edges with their data,
- * node destruction, the dot print written in the guest, user objects whose
+ * node destruction, copies of pageable memory (a bounce and a host node
+ * the guest never sees), the dot print written in the guest, user objects whose
  * destructor runs in the guest, and what is refused (external semaphores,
  * nodes of a destroyed graph, ranges not ours).
  */
@@ -439,6 +440,227 @@ START_TEST(clones_and_edges)
 }
 END_TEST
 
+/* What the host functions of the pageable-copy graph below see and do. */
+struct pageable_run {
+	uint32_t *in;   /* pageable: written before the copy into the device */
+	uint32_t *out;  /* pageable: written by the copy out of it */
+	uint32_t gen;   /* which launch */
+	uint32_t seen;  /* out[5] when the node after the copy out ran */
+};
+
+static void CUDA_CB pageable_fill(void *p)
+{
+	struct pageable_run *r = p;
+
+	r->gen++;
+	for (int i = 0; i < 64; i++)
+		r->in[i] = r->gen * 1000u + (uint32_t)i;
+}
+
+static void CUDA_CB pageable_look(void *p)
+{
+	struct pageable_run *r = p;
+
+	r->seen = r->out[5];
+}
+
+static void check_run(const struct pageable_run *r, uint32_t gen)
+{
+	ck_assert_uint_eq(r->gen, gen);
+	for (int i = 0; i < 64; i++)
+		ck_assert_uint_eq(r->out[i], gen * 1000u + (uint32_t)i);
+	/* the bytes were the program's when the next node ran, not later */
+	ck_assert_uint_eq(r->seen, gen * 1000u + 5);
+}
+
+/*
+ * Memcpy nodes of the program's pageable memory, as cuda-samples' graphs
+ * make them: a host node fills a heap buffer, a node copies it into the
+ * device and another copies it back into a second one, which a host node
+ * reads. Natively the bytes move when the nodes run; through vcuda too (a
+ * bounce buffer, and a host node beside each copy that the guest never
+ * sees). Lists, edges and parameters read back are the native ones.
+ */
+START_TEST(pageable_copies)
+{
+	CUgraphNode fill, h2d, d2h, look, v[8], from[8], to[8], ch2d, cd2h, e1, e2;
+	struct pageable_run r = {0};
+	CUDA_HOST_NODE_PARAMS hp;
+	CUgraphNodeParams np;
+	CUDA_MEMCPY3D c, c2, got;
+	CUgraph g, gc;
+	CUgraphExec ge, gce;
+	uint32_t alt[64] = {0};
+	CUdeviceptr d;
+	CUstream s;
+	size_t n;
+	uint32_t tail[4] = {0};
+
+	r.in = calloc(64, 4);
+	r.out = calloc(64, 4);
+	ck_assert_ptr_nonnull(r.in);
+	ck_assert_ptr_nonnull(r.out);
+	CK(cuStreamCreate(&s, CU_STREAM_NON_BLOCKING));
+	CK(cuMemAlloc(&d, 256));
+	CK(cuGraphCreate(&g, 0));
+	memset(&hp, 0, sizeof(hp));
+	hp.fn = pageable_fill;
+	hp.userData = &r;
+	CK(cuGraphAddHostNode(&fill, g, NULL, 0, &hp));
+	copy_params(&c, CU_MEMORYTYPE_HOST, r.in, 0, CU_MEMORYTYPE_DEVICE, NULL, d, 256);
+	CK(cuGraphAddMemcpyNode(&h2d, g, &fill, 1, &c, g_ctx));
+	/* the copy out through CUgraphNodeParams, unified addressing */
+	memset(&np, 0, sizeof(np));
+	np.type = CU_GRAPH_NODE_TYPE_MEMCPY;
+	copy_params(&np.memcpy.copyParams, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_UNIFIED, NULL,
+		    (CUdeviceptr)(uintptr_t)r.out, 256);
+	np.memcpy.copyCtx = g_ctx;
+	CK(cuGraphAddNode(&d2h, g, &h2d, NULL, 1, &np));
+	hp.fn = pageable_look;
+	CK(cuGraphAddHostNode(&look, g, &d2h, 1, &hp));
+
+	/* the guest's view: four nodes in a chain */
+	n = 8;
+	CK(cuGraphGetNodes(g, v, &n));
+	ck_assert_uint_eq(n, 4);
+	ck_assert_int_eq(times_in(v, n, fill) + times_in(v, n, h2d) + times_in(v, n, d2h) + times_in(v, n, look), 4);
+	n = 8;
+	CK(cuGraphGetRootNodes(g, v, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(v[0], fill);
+	n = 8;
+	CK(cuGraphGetEdges(g, from, to, NULL, &n));
+	ck_assert_uint_eq(n, 3);
+	for (size_t i = 0; i < n; i++)
+		ck_assert((from[i] == fill && to[i] == h2d) || (from[i] == h2d && to[i] == d2h) ||
+			  (from[i] == d2h && to[i] == look));
+	n = 8;
+	CK(cuGraphNodeGetDependencies(h2d, v, NULL, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(v[0], fill);
+	n = 8;
+	CK(cuGraphNodeGetDependentNodes(d2h, v, NULL, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(v[0], look);
+	n = 8;
+	CK(cuGraphNodeGetDependencies(look, v, NULL, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(v[0], d2h);
+	/* parameters read back name the program's memory */
+	CK(cuGraphMemcpyNodeGetParams(d2h, &got));
+	ck_assert_int_eq(got.dstMemoryType, CU_MEMORYTYPE_HOST);
+	ck_assert_ptr_eq(got.dstHost, r.out);
+	CK(cuGraphMemcpyNodeGetParams(h2d, &got));
+	ck_assert_ptr_eq(got.srcHost, r.in);
+	ck_assert_uint_eq(got.WidthInBytes, 256);
+
+	/* launched twice: each run's bytes, when each node ran */
+	CK(cuGraphInstantiate(&ge, g, 0));
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	check_run(&r, 1);
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	check_run(&r, 2);
+	/* a disabled copy out writes nothing into the program's memory */
+	CK(cuGraphNodeSetEnabled(ge, d2h, 0));
+	memset(r.out, 0, 256);
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_uint_eq(r.gen, 3);
+	ck_assert_uint_eq(r.out[5], 0);
+	ck_assert_uint_eq(r.seen, 0);
+	CK(cuGraphNodeSetEnabled(ge, d2h, 1));
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	check_run(&r, 4);
+	/* a bounced copy's parameters set: out of the device into another
+	 * buffer, then back; into device memory it would lose its bounce */
+	copy_params(&c2, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_HOST, alt, 0, 256);
+	CK(cuGraphExecMemcpyNodeSetParams(ge, d2h, &c2, g_ctx));
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_uint_eq(alt[5], 5 * 1000u + 5);
+	ck_assert_uint_eq(r.out[5], 4 * 1000u + 5);
+	copy_params(&c2, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_HOST, r.out, 0, 256);
+	CK(cuGraphExecMemcpyNodeSetParams(ge, d2h, &c2, g_ctx));
+	CK(cuGraphMemcpyNodeSetParams(d2h, &c2));
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	check_run(&r, 6);
+	copy_params(&c2, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_DEVICE, NULL, d, 16);
+	ck_assert_int_eq(cuGraphMemcpyNodeSetParams(d2h, &c2), CUDA_ERROR_NOT_SUPPORTED);
+	ck_assert_int_eq(cuGraphExecMemcpyNodeSetParams(ge, d2h, &c2, g_ctx), CUDA_ERROR_NOT_SUPPORTED);
+
+	/* a clone carries the copies with their bounces */
+	CK(cuGraphClone(&gc, g));
+	n = 8;
+	CK(cuGraphGetNodes(gc, NULL, &n));
+	ck_assert_uint_eq(n, 4);
+	CK(cuGraphNodeFindInClone(&cd2h, d2h, gc));
+	CK(cuGraphNodeFindInClone(&ch2d, h2d, gc));
+	CK(cuGraphInstantiate(&gce, gc, 0));
+	CK(cuGraphLaunch(gce, s));
+	CK(cuStreamSynchronize(s));
+	check_run(&r, 7);
+
+	/* edges added from a copy out and into a copy in, as the guest sees them */
+	CK(cuGraphAddEmptyNode(&e1, gc, &cd2h, 1));
+	CK(cuGraphAddEmptyNode(&e2, gc, NULL, 0));
+	CK(cuGraphAddDependencies(gc, &e2, &ch2d, NULL, 1));
+	n = 8;
+	CK(cuGraphGetEdges(gc, NULL, NULL, NULL, &n));
+	ck_assert_uint_eq(n, 5);
+	n = 8;
+	CK(cuGraphNodeGetDependencies(e1, v, NULL, &n));
+	ck_assert_uint_eq(n, 1);
+	ck_assert_ptr_eq(v[0], cd2h);
+	n = 8;
+	CK(cuGraphNodeGetDependencies(ch2d, v, NULL, &n));
+	ck_assert_uint_eq(n, 2);
+	ck_assert_int_eq(times_in(v, n, e2), 1);
+	CK(cuGraphLaunch(gce, s)); /* the executable clone is the graph as it was */
+	CK(cuStreamSynchronize(s));
+	check_run(&r, 8);
+	/* a copy out cannot turn into a copy in (the graph's shape would change) */
+	ck_assert_int_eq(cuGraphMemcpyNodeSetParams(d2h, &c), CUDA_ERROR_NOT_SUPPORTED);
+	/* a copy out goes with its host node: the nodes after it are roots */
+	CK(cuGraphDestroyNode(cd2h));
+	n = 8;
+	CK(cuGraphGetNodes(gc, NULL, &n));
+	ck_assert_uint_eq(n, 5);
+	n = 8;
+	CK(cuGraphGetRootNodes(gc, NULL, &n));
+	ck_assert_uint_eq(n, 4);
+	n = 8;
+	CK(cuGraphGetEdges(gc, NULL, NULL, NULL, &n));
+	ck_assert_uint_eq(n, 2);
+
+	/* copies a bounce cannot stand for: both sides pageable, a copy out
+	 * that leaves gaps between its rows */
+	copy_params(&c, CU_MEMORYTYPE_HOST, r.in, 0, CU_MEMORYTYPE_HOST, r.out, 0, 16);
+	ck_assert_int_eq(cuGraphAddMemcpyNode(&v[0], g, NULL, 0, &c, g_ctx), CUDA_ERROR_NOT_SUPPORTED);
+	copy_params(&c, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_HOST, tail, 0, 4);
+	c.Height = 2;
+	c.srcPitch = 4;
+	c.dstPitch = 8;
+	ck_assert_int_eq(cuGraphAddMemcpyNode(&v[0], g, NULL, 0, &c, g_ctx), CUDA_ERROR_NOT_SUPPORTED);
+	/* an address that is no memory of the program's is never read or
+	 * written as its pages */
+	copy_params(&c, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_UNIFIED, NULL, 0x1000, 16);
+	ck_assert_int_ne(cuGraphAddMemcpyNode(&v[0], g, NULL, 0, &c, g_ctx), CUDA_SUCCESS);
+
+	CK(cuGraphExecDestroy(gce));
+	CK(cuGraphExecDestroy(ge));
+	CK(cuGraphDestroy(gc));
+	CK(cuGraphDestroy(g));
+	CK(cuMemFree(d));
+	CK(cuStreamDestroy(s));
+	free(r.in);
+	free(r.out);
+}
+END_TEST
+
 /* The dot print is written by the guest library, to the path given. */
 START_TEST(dot_print_in_guest)
 {
@@ -544,6 +766,7 @@ int main(void)
 	tcase_add_test(t, every_node_kind);
 	tcase_add_test(t, exec_update_refused);
 	tcase_add_test(t, clones_and_edges);
+	tcase_add_test(t, pageable_copies);
 	tcase_add_test(t, dot_print_in_guest);
 	tcase_add_test(t, user_objects);
 	tcase_add_test(t, refused);

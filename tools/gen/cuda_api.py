@@ -475,7 +475,7 @@ fn("cuGraphInstantiateWithParams", SYNC, manual=True)  # charges graph memory to
 fn("cuGraphExecGetFlags", SYNC)
 fn("cuGraphExecUpdate", SYNC, local=True)
 fn("cuGraphExecUpdate_v2", SYNC, manual=True)
-fn("cuGraphNodeSetEnabled", SYNC)
+fn("cuGraphNodeSetEnabled", SYNC, manual=True)  # a bounced copy's host node follows it
 fn("cuGraphNodeGetEnabled", SYNC)
 fn("cuGraphDebugDotPrint", SYNC, manual=True)   # the text comes back in pieces; the guest writes the file
 # graph memory
