@@ -82,12 +82,12 @@ int vc_cu_graph_bounce_add(struct vc_cu_session *x, CUgraph graph, const CUgraph
 
 /**
  * vc_cu_graph_bounce_set() - set copy @n's parameters @np in executable graph
- * @exec (NULL: in its graph); a bounced copy stays bounced in the same
+ * @exec of id @exec_id (NULL: in its graph); a bounced copy stays bounced in the same
  * direction (@src_kind, @dst_kind, @cookie as for vc_cu_graph_bounce_add()),
  * its companion running the new pair; else CUDA_ERROR_NOT_SUPPORTED.
  */
-int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, CUgraphNode n, CUgraphNodeParams *np,
-			   uint32_t src_kind, uint32_t dst_kind, uint64_t cookie);
+int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, uint64_t exec_id, CUgraphNode n,
+			   CUgraphNodeParams *np, uint32_t src_kind, uint32_t dst_kind, uint64_t cookie);
 
 /**
  * vc_cu_graph_bounce_end() - the node an edge leaving (@from) or reaching
@@ -100,10 +100,13 @@ CUgraphNode vc_cu_graph_bounce_companion(struct vc_cu_session *x, CUgraphNode n)
 
 /**
  * vc_cu_graph_bounce_enable() - copy @n was enabled (@on) or disabled in
- * @exec: its companion there moves the bytes, or does nothing. 0 or the
- * driver's error.
+ * @exec of id @exec_id: its companion there moves the bytes, or does
+ * nothing. 0 or the driver's error.
  */
-int vc_cu_graph_bounce_enable(struct vc_cu_session *x, CUgraphExec exec, CUgraphNode n, bool on);
+int vc_cu_graph_bounce_enable(struct vc_cu_session *x, CUgraphExec exec, uint64_t exec_id, CUgraphNode n, bool on);
+
+/** vc_cu_graph_bounce_forget() - executable graph @exec_id was destroyed or updated: its companions' pairs go. */
+void vc_cu_graph_bounce_forget(struct vc_cu_session *x, uint64_t exec_id);
 
 /**
  * vc_cu_graph_bounce_list() - a list of @n nodes @to (edges: with @from and
@@ -129,6 +132,8 @@ struct vc_cu_graphs {
 	char *dot; /* the last dot print, handed out in pieces */
 	uint64_t dot_len, dot_graph;
 	bool bounced; /* a copy with a bounce was added (graph_bounce.c) */
+	struct vc_cu_bounce_pair *pairs; /* what companions run in executable graphs, where set there */
+	uint32_t npairs, cappairs;
 };
 
 /** vc_cu_graph_state() - the session's graph state, made on first use; NULL without memory. */

@@ -22,7 +22,9 @@
  *   the copy in its companion's place, without the edge between the two;
  * - destroying the copy destroys its companion; disabling it in an
  *   executable graph makes its companion run a function that does nothing
- *   there (the driver disables no host node);
+ *   there (the driver disables no host node), and enabling it gives the
+ *   companion the pair last set for the copy in that executable graph, else
+ *   the one its node in the graph has then;
  * - a copy's parameters set (in its graph or an executable graph) keep it
  *   bounced the same way, its companion taking the new pair; a copy that
  *   would gain, lose or turn its bounce is refused (CUDA_ERROR_NOT_SUPPORTED:
@@ -38,6 +40,14 @@
 #include "cuda/graph.h"
 
 #define NEIGHBOURS_STACK 8u
+#define PAIRS_MAX (1u << 16)
+
+/* The pair a companion runs in an executable graph, where it was set there. */
+struct vc_cu_bounce_pair {
+	uint64_t exec; /* the executable graph's id (never reused) */
+	CUgraphNode c;
+	CUDA_HOST_NODE_PARAMS hp;
+};
 
 /* The direction of @n when it is a bounce's host node; 0 for any other node. */
 static uint32_t bounce_dir(struct vc_cu_session *x, CUgraphNode n)
@@ -167,12 +177,65 @@ err_host:
 	return rc;
 }
 
-int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, CUgraphNode n, CUgraphNodeParams *np,
-			   uint32_t src_kind, uint32_t dst_kind, uint64_t cookie)
+/* What a disabled copy's companion runs. */
+static void CUDA_CB idle(void *arg)
+{
+	(void)arg;
+}
+
+/* The pair companion @c runs in executable graph @exec when set there, or NULL. */
+static struct vc_cu_bounce_pair *pair_of(struct vc_cu_graphs *g, uint64_t exec, CUgraphNode c)
+{
+	for (uint32_t i = 0; i < g->npairs; i++)
+		if (g->pairs[i].exec == exec && g->pairs[i].c == c)
+			return &g->pairs[i];
+	return NULL;
+}
+
+/* Companion @c runs @hp in executable graph @exec from now on. 0 or OOM. */
+static int pair_note(struct vc_cu_session *x, uint64_t exec, CUgraphNode c, const CUDA_HOST_NODE_PARAMS *hp)
+{
+	struct vc_cu_graphs *g = vc_cu_graph_state(x);
+	struct vc_cu_bounce_pair *p;
+
+	if (!g)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (!(p = pair_of(g, exec, c))) {
+		if (g->npairs == g->cappairs) {
+			uint32_t cap = g->cappairs ? g->cappairs * 2 : 16;
+			struct vc_cu_bounce_pair *np = cap <= PAIRS_MAX ? realloc(g->pairs, cap * sizeof(*np)) : NULL;
+
+			if (!np)
+				return CUDA_ERROR_OUT_OF_MEMORY;
+			g->pairs = np;
+			g->cappairs = cap;
+		}
+		p = &g->pairs[g->npairs++];
+		p->exec = exec;
+		p->c = c;
+	}
+	p->hp = *hp;
+	return 0;
+}
+
+void vc_cu_graph_bounce_forget(struct vc_cu_session *x, uint64_t exec_id)
+{
+	struct vc_cu_graphs *g = x->graphs;
+
+	for (uint32_t i = 0; g && i < g->npairs;)
+		if (g->pairs[i].exec == exec_id)
+			g->pairs[i] = g->pairs[--g->npairs];
+		else
+			i++;
+}
+
+int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, uint64_t exec_id, CUgraphNode n,
+			   CUgraphNodeParams *np, uint32_t src_kind, uint32_t dst_kind, uint64_t cookie)
 {
 	uint32_t dir = copy_dir(src_kind, dst_kind);
 	CUgraphNode c = vc_cu_graph_bounce_companion(x, n);
 	CUgraphNodeParams hp;
+	unsigned on = 1;
 	int rc;
 
 	if (!c && !dir)
@@ -185,7 +248,15 @@ int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, CUgraphNod
 		return rc;
 	if ((rc = exec ? x->drv->cuGraphExecNodeSetParams(exec, n, np) : x->drv->cuGraphNodeSetParams(n, np)))
 		return rc;
-	return exec ? x->drv->cuGraphExecNodeSetParams(exec, c, &hp) : x->drv->cuGraphNodeSetParams(c, &hp);
+	if (!exec)
+		return x->drv->cuGraphNodeSetParams(c, &hp);
+	/* Kept for an enable to come; only a new entry can fail, and without
+	 * one an enable takes the graph's pair. */
+	pair_note(x, exec_id, c, (CUDA_HOST_NODE_PARAMS *)&hp.host);
+	/* A copy disabled there keeps its companion idle until enabled. */
+	if (!x->drv->cuGraphNodeGetEnabled(exec, n, &on) && !on)
+		hp.host.fn = idle;
+	return x->drv->cuGraphExecNodeSetParams(exec, c, &hp);
 }
 
 CUgraphNode vc_cu_graph_bounce_end(struct vc_cu_session *x, CUgraphNode n, bool from)
@@ -232,23 +303,21 @@ void vc_cu_graph_bounce_list(struct vc_cu_session *x, CUgraphNode *from, CUgraph
 	*n = k;
 }
 
-/* What a disabled copy's companion runs. */
-static void CUDA_CB idle(void *arg)
-{
-	(void)arg;
-}
-
-int vc_cu_graph_bounce_enable(struct vc_cu_session *x, CUgraphExec exec, CUgraphNode n, bool on)
+int vc_cu_graph_bounce_enable(struct vc_cu_session *x, CUgraphExec exec, uint64_t exec_id, CUgraphNode n, bool on)
 {
 	CUgraphNode c = vc_cu_graph_bounce_companion(x, n);
 	CUDA_HOST_NODE_PARAMS hp = {.fn = idle};
+	const struct vc_cu_bounce_pair *p;
 	CUgraphNodeParams np;
 	int rc;
 
 	if (!c)
 		return 0;
-	/* Enabled again: the parameters the graph's node has. */
-	if (on && (rc = x->drv->cuGraphHostNodeGetParams(c, &hp)))
+	/* Enabled again: the pair last set in this executable graph, else
+	 * the one its node in the graph has. */
+	if (on && (p = pair_of(x->graphs, exec_id, c)))
+		hp = p->hp;
+	else if (on && (rc = x->drv->cuGraphHostNodeGetParams(c, &hp)))
 		return rc;
 	memset(&np, 0, sizeof(np));
 	np.type = CU_GRAPH_NODE_TYPE_HOST;

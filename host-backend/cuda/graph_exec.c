@@ -123,6 +123,7 @@ int vc_cu_manual_cuGraphExecDestroy(struct vc_cu_session *x, const uint8_t *p, u
 	if ((rc = x->drv->cuGraphExecDestroy(exec)))
 		return rc;
 	vc_cu_forget(x, VC_H_CUGRAPHEXEC, rq.a);
+	vc_cu_graph_bounce_forget(x, rq.a);
 	for (uint32_t i = 0; g && i < g->ncharges; i++)
 		if (g->charges[i].exec == rq.a) {
 			vc_cu_quota_refund(x, g->charges[i].bytes);
@@ -147,6 +148,8 @@ int vc_cu_manual_cuGraphExecUpdate_v2(struct vc_cu_session *x, const uint8_t *p,
 		return rc;
 	memset(&info, 0, sizeof(info));
 	rc = x->drv->cuGraphExecUpdate_v2(exec, graph, &info);
+	if (rc == 0)
+		vc_cu_graph_bounce_forget(x, rq.a); /* its companions run the update graph's pairs */
 	rp.v0 = (uint64_t)info.result;
 	rp.v1 = (uint64_t)rc;
 	/* The nodes at fault are the update graph's (ids it may not have shown yet). */

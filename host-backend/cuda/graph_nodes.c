@@ -395,7 +395,7 @@ int vc_cu_manual_vcGraphNode(struct vc_cu_session *x, const uint8_t *p, uint32_t
 		if ((rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.node, &node)))
 			break;
 		if (memcpy_node)
-			rc = vc_cu_graph_bounce_set(x, NULL, node, &np, bounce ? rq.b.src.kind : 0,
+			rc = vc_cu_graph_bounce_set(x, NULL, 0, node, &np, bounce ? rq.b.src.kind : 0,
 						    bounce ? rq.b.cdst.kind : 0, rq.b.cookie);
 		else
 			rc = x->drv->cuGraphNodeSetParams(node, &np);
@@ -405,7 +405,7 @@ int vc_cu_manual_vcGraphNode(struct vc_cu_session *x, const uint8_t *p, uint32_t
 		    (rc = vc_cu_lookup(x, VC_H_CUGRAPHNODE, rq.node, &node)))
 			break;
 		if (memcpy_node)
-			rc = vc_cu_graph_bounce_set(x, graph, node, &np, bounce ? rq.b.src.kind : 0,
+			rc = vc_cu_graph_bounce_set(x, graph, rq.graph, node, &np, bounce ? rq.b.src.kind : 0,
 						    bounce ? rq.b.cdst.kind : 0, rq.b.cookie);
 		else
 			rc = x->drv->cuGraphExecNodeSetParams(graph, node, &np);

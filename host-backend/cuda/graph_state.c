@@ -427,6 +427,7 @@ void vc_cu_graph_fini(struct vc_cu_session *x)
 	free(g->charges);
 	free(g->ranges);
 	free(g->dot);
+	free(g->pairs);
 	free(g);
 	x->graphs = NULL;
 }

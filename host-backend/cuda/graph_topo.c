@@ -184,7 +184,7 @@ int vc_cu_manual_cuGraphNodeSetEnabled(struct vc_cu_session *x, const uint8_t *p
 		return rc;
 	if ((rc = x->drv->cuGraphNodeSetEnabled(exec, node, (unsigned)rq.v0)))
 		return rc;
-	return vc_cu_graph_bounce_enable(x, exec, node, rq.v0 != 0);
+	return vc_cu_graph_bounce_enable(x, exec, rq.a, node, rq.v0 != 0);
 }
 
 int vc_cu_manual_cuGraphNodeFindInClone(struct vc_cu_session *x, const uint8_t *p, uint32_t len,

@@ -582,12 +582,24 @@ START_TEST(pageable_copies)
 	CK(cuStreamSynchronize(s));
 	ck_assert_uint_eq(alt[5], 5 * 1000u + 5);
 	ck_assert_uint_eq(r.out[5], 4 * 1000u + 5);
+	/* set while disabled: nothing written until enabled, then where set */
+	CK(cuGraphNodeSetEnabled(ge, d2h, 0));
+	CK(cuGraphExecMemcpyNodeSetParams(ge, d2h, &c2, g_ctx));
+	alt[5] = 0;
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_uint_eq(alt[5], 0);
+	CK(cuGraphNodeSetEnabled(ge, d2h, 1));
+	CK(cuGraphLaunch(ge, s));
+	CK(cuStreamSynchronize(s));
+	ck_assert_uint_eq(alt[5], 7 * 1000u + 5);
+	ck_assert_uint_eq(r.out[5], 4 * 1000u + 5);
 	copy_params(&c2, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_HOST, r.out, 0, 256);
 	CK(cuGraphExecMemcpyNodeSetParams(ge, d2h, &c2, g_ctx));
 	CK(cuGraphMemcpyNodeSetParams(d2h, &c2));
 	CK(cuGraphLaunch(ge, s));
 	CK(cuStreamSynchronize(s));
-	check_run(&r, 6);
+	check_run(&r, 8);
 	copy_params(&c2, CU_MEMORYTYPE_DEVICE, NULL, d, CU_MEMORYTYPE_DEVICE, NULL, d, 16);
 	ck_assert_int_eq(cuGraphMemcpyNodeSetParams(d2h, &c2), CUDA_ERROR_NOT_SUPPORTED);
 	ck_assert_int_eq(cuGraphExecMemcpyNodeSetParams(ge, d2h, &c2, g_ctx), CUDA_ERROR_NOT_SUPPORTED);
@@ -602,7 +614,7 @@ START_TEST(pageable_copies)
 	CK(cuGraphInstantiate(&gce, gc, 0));
 	CK(cuGraphLaunch(gce, s));
 	CK(cuStreamSynchronize(s));
-	check_run(&r, 7);
+	check_run(&r, 9);
 
 	/* edges added from a copy out and into a copy in, as the guest sees them */
 	CK(cuGraphAddEmptyNode(&e1, gc, &cd2h, 1));
@@ -621,7 +633,7 @@ START_TEST(pageable_copies)
 	ck_assert_int_eq(times_in(v, n, e2), 1);
 	CK(cuGraphLaunch(gce, s)); /* the executable clone is the graph as it was */
 	CK(cuStreamSynchronize(s));
-	check_run(&r, 8);
+	check_run(&r, 10);
 	/* a copy out cannot turn into a copy in (the graph's shape would change) */
 	ck_assert_int_eq(cuGraphMemcpyNodeSetParams(d2h, &c), CUDA_ERROR_NOT_SUPPORTED);
 	/* a copy out goes with its host node: the nodes after it are roots */
