@@ -16,7 +16,7 @@
  * stream reaches them, and hold the stream until they return (hostfn.c), so
  * the order is the native copy's.
  *
- * Memcpy nodes added by hand with pageable memory take a bounce the same
+ * Memcpy nodes built by hand with pageable memory take a bounce the same
  * way (graph.c): the host runs their pair in a host node beside the copy.
  * A node's parameters read back name the program's memory, not the bounce.
  *

@@ -208,8 +208,15 @@ err:
 	return rc;
 }
 
-CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, const void *host, CUdeviceptr dev,
-			       size_t x, size_t y, size_t z, size_t pitch, size_t height)
+/*
+ * One side of a graph copy into @w: device memory, or page-locked memory of
+ * ours (a graph may run long after the call: only memory the host can reach
+ * then will do; the host checks the extent). The program's pageable memory
+ * is left to a bounce: its address into *@pageable. Managed memory is the
+ * device's (its pages move): never bounced.
+ */
+static CUresult side(struct vc_cu_copy_side *w, CUmemorytype type, const void *host, CUdeviceptr dev, size_t x,
+		     size_t y, size_t z, size_t pitch, size_t height, void **pageable)
 {
 	uint64_t off;
 
@@ -232,62 +239,43 @@ CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, con
 		host = (const void *)(uintptr_t)dev;
 		/* fall through */
 	case CU_MEMORYTYPE_HOST:
-		/* A graph may run long after this call: only memory the host
-		 * can reach then will do. The host checks the extent. */
-		if (!vc_cu_mem_pinned(host, 1, &off))
+		if (vc_cu_mem_pinned(host, 1, &off)) {
+			w->kind = VC_CU_MEM_PINNED;
+			w->addr = off;
+			return CUDA_SUCCESS;
+		}
+		if (!host || (vc_cu_managed_any() && vc_cu_managed_has((uint64_t)(uintptr_t)host, 1)))
 			return CUDA_ERROR_NOT_SUPPORTED;
-		w->kind = VC_CU_MEM_PINNED;
-		w->addr = off;
+		*pageable = (void *)(uintptr_t)host;
 		return CUDA_SUCCESS;
 	default:
 		return CUDA_ERROR_NOT_SUPPORTED; /* CUDA arrays */
 	}
 }
 
-/* The program's pageable memory on a side of @type, else NULL. Managed memory
- * is the device's (its pages move), never bounced. */
-static void *pageable(CUmemorytype type, const void *host, CUdeviceptr dev)
-{
-	uint64_t off;
-
-	if (type == CU_MEMORYTYPE_UNIFIED) {
-		if (vc_cu_mem_is_device(dev, 1))
-			return NULL;
-		host = (const void *)(uintptr_t)dev;
-	} else if (type != CU_MEMORYTYPE_HOST) {
-		return NULL;
-	}
-	if (!host || vc_cu_mem_pinned(host, 1, &off) ||
-	    (vc_cu_managed_any() && vc_cu_managed_has((uint64_t)(uintptr_t)host, 1)))
-		return NULL;
-	return (void *)(uintptr_t)host;
-}
-
 /*
- * Side @w of a copy of @c's extent naming pageable memory at @host: a bounce
- * buffer of the pinned pool (capcopy.c) holding the bytes from the first the
- * copy touches to the last, and the cookie of the pair that moves them
- * (@out: device to host) into *@cookie.
+ * Side @w of copy @c naming pageable memory at @host: a bounce buffer of the
+ * pinned pool (capcopy.c) holding the bytes from the first the copy touches
+ * to the last, and the cookie of the pair that moves them (@out: device to
+ * host) into *@cookie.
  */
-static CUresult bounce(struct vc_cu_copy_side *w, const CUDA_MEMCPY3D *c, void *host, size_t x, size_t y, size_t z,
-		       size_t pitch, size_t pheight, int out, uint64_t *cookie)
+static CUresult bounce(struct vc_cu_copy_side *w, const CUDA_MEMCPY3D *c, void *host, int out, uint64_t *cookie)
 {
-	uint64_t span, rows, planes;
+	uint64_t span, rows, planes, poff;
 	CUhostFn fn;
-	uint64_t poff;
 	void *data;
 	int movable;
 	CUresult rc;
 
-	if (x || y || z)
+	if (w->x || w->y || w->z)
 		return CUDA_ERROR_NOT_SUPPORTED; /* the bounce starts at the program's pointer */
-	if (!c->WidthInBytes || !c->Height || !c->Depth || (c->Height > 1 && pitch < c->WidthInBytes) ||
-	    (c->Depth > 1 && (pitch < c->WidthInBytes || pheight < c->Height)))
+	if (!c->WidthInBytes || !c->Height || !c->Depth || (c->Height > 1 && w->pitch < c->WidthInBytes) ||
+	    (c->Depth > 1 && (w->pitch < c->WidthInBytes || w->height < c->Height)))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (__builtin_mul_overflow((uint64_t)c->Height - 1, (uint64_t)pitch, &rows) ||
-	    __builtin_mul_overflow((uint64_t)c->Depth - 1, (uint64_t)pitch, &planes) ||
-	    __builtin_mul_overflow(planes, (uint64_t)pheight, &planes) ||
-	    __builtin_add_overflow(rows, planes, &span) || __builtin_add_overflow(span, c->WidthInBytes, &span))
+	if (__builtin_mul_overflow((uint64_t)c->Height - 1, w->pitch, &rows) ||
+	    __builtin_mul_overflow((uint64_t)c->Depth - 1, w->pitch, &planes) ||
+	    __builtin_mul_overflow(planes, w->height, &planes) || __builtin_add_overflow(rows, planes, &span) ||
+	    __builtin_add_overflow(span, c->WidthInBytes, &span))
 		return CUDA_ERROR_INVALID_VALUE;
 	/* Every byte of the bounce goes back to the program: a copy out of
 	 * the device must write all of its span. */
@@ -303,9 +291,6 @@ static CUresult bounce(struct vc_cu_copy_side *w, const CUDA_MEMCPY3D *c, void *
 		return CUDA_ERROR_NOT_SUPPORTED; /* the bounces' bound */
 	if (rc || (rc = vc_cu_graph_pair_cookie(fn, data, cookie)))
 		return rc;
-	memset(w, 0, sizeof(*w));
-	w->pitch = pitch;
-	w->height = pheight;
 	w->kind = VC_CU_MEM_BOUNCE;
 	w->addr = poff;
 	return CUDA_SUCCESS;
@@ -314,24 +299,20 @@ static CUresult bounce(struct vc_cu_copy_side *w, const CUDA_MEMCPY3D *c, void *
 CUresult vc_cu_graph_copy_sides(const CUDA_MEMCPY3D *c, struct vc_cu_copy_side *src, struct vc_cu_copy_side *dst,
 				uint64_t *cookie)
 {
-	void *ps = pageable(c->srcMemoryType, c->srcHost, c->srcDevice);
-	void *pd = pageable(c->dstMemoryType, c->dstHost, c->dstDevice);
+	void *ps = NULL, *pd = NULL;
 	CUresult rc;
 
 	*cookie = 0;
+	if ((rc = side(src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY, c->srcZ,
+		       c->srcPitch, c->srcHeight, &ps)) ||
+	    (rc = side(dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY, c->dstZ,
+		       c->dstPitch, c->dstHeight, &pd)))
+		return rc;
+	if (c->srcLOD || c->dstLOD)
+		return CUDA_ERROR_INVALID_VALUE;
 	if (ps && pd)
 		return CUDA_ERROR_NOT_SUPPORTED; /* one bounce per copy */
-	rc = ps ? bounce(src, c, ps, c->srcXInBytes, c->srcY, c->srcZ, c->srcPitch, c->srcHeight, 0, cookie)
-		: vc_cu_graph_copy_side(src, c->srcMemoryType, c->srcHost, c->srcDevice, c->srcXInBytes, c->srcY,
-					c->srcZ, c->srcPitch, c->srcHeight);
-	if (rc)
-		return rc;
-	rc = pd ? bounce(dst, c, pd, c->dstXInBytes, c->dstY, c->dstZ, c->dstPitch, c->dstHeight, 1, cookie)
-		: vc_cu_graph_copy_side(dst, c->dstMemoryType, c->dstHost, c->dstDevice, c->dstXInBytes, c->dstY,
-					c->dstZ, c->dstPitch, c->dstHeight);
-	if (rc)
-		return rc;
-	return c->srcLOD || c->dstLOD ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+	return ps || pd ? bounce(ps ? src : dst, c, ps ? ps : pd, !ps, cookie) : CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuGraphAddMemcpyNode(CUgraphNode *phGraphNode, CUgraph hGraph, const CUgraphNode *dependencies,

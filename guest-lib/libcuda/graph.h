@@ -14,18 +14,12 @@
 #define VC_GID(h) ((uint64_t)(uintptr_t)(h))
 
 /**
- * vc_cu_graph_copy_side() - one side of a graph copy: device memory, or
- * page-locked memory of ours (host memory elsewhere: CUDA_ERROR_NOT_SUPPORTED,
- * a graph may run long after the call, when staged bytes would be gone).
- */
-CUresult vc_cu_graph_copy_side(struct vc_cu_copy_side *w, CUmemorytype type, const void *host, CUdeviceptr dev,
-			       size_t x, size_t y, size_t z, size_t pitch, size_t height);
-
-/**
- * vc_cu_graph_copy_sides() - both sides of graph copy @c into @src and @dst.
- * Pageable memory on one side becomes a bounce buffer (VC_CU_MEM_BOUNCE)
- * whose host pair's cookie goes into *@cookie (else 0); on both sides,
- * CUDA_ERROR_NOT_SUPPORTED. The host decides whether the node may have one.
+ * vc_cu_graph_copy_sides() - both sides of graph copy @c into @src and @dst:
+ * device memory, or page-locked memory of ours (a graph may run long after
+ * the call, when staged bytes would be gone). The program's pageable memory
+ * on one side becomes a bounce buffer (VC_CU_MEM_BOUNCE) whose host pair's
+ * cookie goes into *@cookie (else 0); on both sides, CUDA_ERROR_NOT_SUPPORTED.
+ * The host decides whether the node may have one.
  */
 CUresult vc_cu_graph_copy_sides(const CUDA_MEMCPY3D *c, struct vc_cu_copy_side *src, struct vc_cu_copy_side *dst,
 				uint64_t *cookie);

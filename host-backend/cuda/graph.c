@@ -127,11 +127,8 @@ int vc_cu_manual_cuStreamGetCaptureInfo_v3(struct vc_cu_session *x, const uint8_
 			return CUDA_ERROR_NOT_SUPPORTED;
 		d = (struct vc_cu_capture_dep *)out->data;
 		for (size_t i = 0; i < ndeps; i++) {
-			CUgraphNode n = deps[i];
-			size_t one = 1;
-
-			vc_cu_graph_bounce_list(x, NULL, &n, NULL, &one, false); /* a companion as its copy */
-			if ((rc = vc_cu_graph_publish_node(x, graph_id, n, &d[i].node)))
+			/* a companion as its copy */
+			if ((rc = vc_cu_graph_publish_node(x, graph_id, vc_cu_graph_bounce_rep(x, deps[i]), &d[i].node)))
 				return rc;
 			if (edges)
 				memcpy(d[i].edge, &edges[i], sizeof(d[i].edge));

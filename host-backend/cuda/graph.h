@@ -95,6 +95,9 @@ int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, uint64_t e
  */
 CUgraphNode vc_cu_graph_bounce_end(struct vc_cu_session *x, CUgraphNode n, bool from);
 
+/** vc_cu_graph_bounce_rep() - the copy a companion @n stands beside, or @n itself. */
+CUgraphNode vc_cu_graph_bounce_rep(struct vc_cu_session *x, CUgraphNode n);
+
 /** vc_cu_graph_bounce_companion() - the companion host node of copy @n, or NULL. */
 CUgraphNode vc_cu_graph_bounce_companion(struct vc_cu_session *x, CUgraphNode n);
 

@@ -61,12 +61,10 @@ static uint32_t bounce_dir(struct vc_cu_session *x, CUgraphNode n)
 	return vc_cu_graph_host_bounce(&hp);
 }
 
-/* Has this session added a copy with a bounce? */
+/* Has this session added a copy with a bounce? (Its graph state is not made for the question.) */
 static bool any(struct vc_cu_session *x)
 {
-	struct vc_cu_graphs *g = vc_cu_graph_state(x);
-
-	return g && g->bounced;
+	return x->graphs && x->graphs->bounced;
 }
 
 /*
@@ -133,6 +131,14 @@ static uint32_t copy_dir(uint32_t src_kind, uint32_t dst_kind)
 	return src_kind == VC_CU_MEM_BOUNCE ? VC_CU_BOUNCE_IN : dst_kind == VC_CU_MEM_BOUNCE ? VC_CU_BOUNCE_OUT : 0;
 }
 
+/* A companion's parameters: the guest's pair @cookie, its record marked @dir. */
+static int companion_params(struct vc_cu_session *x, uint64_t cookie, uint32_t dir, CUgraphNodeParams *hp)
+{
+	memset(hp, 0, sizeof(*hp));
+	hp->type = CU_GRAPH_NODE_TYPE_HOST;
+	return vc_cu_graph_host_params(x, cookie, dir, (CUDA_HOST_NODE_PARAMS *)&hp->host);
+}
+
 int vc_cu_graph_bounce_add(struct vc_cu_session *x, CUgraph graph, const CUgraphNode *deps, size_t ndeps,
 			   const CUgraphNodeParams *np, uint32_t src_kind, uint32_t dst_kind, uint64_t cookie,
 			   CUgraphNode *node)
@@ -150,9 +156,7 @@ int vc_cu_graph_bounce_add(struct vc_cu_session *x, CUgraph graph, const CUgraph
 		return CUDA_ERROR_NOT_SUPPORTED; /* the guest sends one bounce at most */
 	if (!g)
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	memset(&hp, 0, sizeof(hp));
-	hp.type = CU_GRAPH_NODE_TYPE_HOST;
-	if ((rc = vc_cu_graph_host_params(x, cookie, dir, (CUDA_HOST_NODE_PARAMS *)&hp.host)))
+	if ((rc = companion_params(x, cookie, dir, &hp)))
 		return rc;
 	if (dir == VC_CU_BOUNCE_IN) {
 		if ((rc = x->drv->cuGraphAddNode_v2(&host, graph, ndeps ? deps : NULL, NULL, ndeps, &hp)))
@@ -242,9 +246,7 @@ int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, uint64_t e
 		return exec ? x->drv->cuGraphExecNodeSetParams(exec, n, np) : x->drv->cuGraphNodeSetParams(n, np);
 	if (!c || !dir || src_kind == dst_kind || bounce_dir(x, c) != dir)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	memset(&hp, 0, sizeof(hp));
-	hp.type = CU_GRAPH_NODE_TYPE_HOST;
-	if ((rc = vc_cu_graph_host_params(x, cookie, dir, (CUDA_HOST_NODE_PARAMS *)&hp.host)))
+	if ((rc = companion_params(x, cookie, dir, &hp)))
 		return rc;
 	if ((rc = exec ? x->drv->cuGraphExecNodeSetParams(exec, n, np) : x->drv->cuGraphNodeSetParams(n, np)))
 		return rc;
@@ -257,6 +259,11 @@ int vc_cu_graph_bounce_set(struct vc_cu_session *x, CUgraphExec exec, uint64_t e
 	if (!x->drv->cuGraphNodeGetEnabled(exec, n, &on) && !on)
 		hp.host.fn = idle;
 	return x->drv->cuGraphExecNodeSetParams(exec, c, &hp);
+}
+
+CUgraphNode vc_cu_graph_bounce_rep(struct vc_cu_session *x, CUgraphNode n)
+{
+	return n && any(x) ? rep(x, n) : n;
 }
 
 CUgraphNode vc_cu_graph_bounce_end(struct vc_cu_session *x, CUgraphNode n, bool from)
