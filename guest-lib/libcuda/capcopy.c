@@ -20,7 +20,8 @@
  * way (graph.c): the host runs their pair in a host node beside the copy.
  * A node's parameters read back name the program's memory, not the bounce.
  *
- * A bounce belongs to its (address, length, direction): the same copy
+ * A bounce belongs to its (address, length, direction, and for a copy out
+ * of the device the rows it writes, when not all): the same copy
  * captured again, in a loop or in another graph, takes the same one, and
  * copies of one stream through it stay in stream order. Bounces are kept for
  * the process's life, as graphs and executable graphs that use them can live
@@ -42,6 +43,7 @@ struct bounce {
 	void *host;
 	uint64_t n;
 	int out;
+	struct vc_cu_capcopy_rows rows; /* out of the device: the bytes written (width 0: all n) */
 	uint64_t poff;
 	uint8_t *pin;
 };
@@ -51,12 +53,22 @@ static struct bounce *g_b[CAPCOPY_N];
 static unsigned g_n;
 static uint64_t g_bytes;
 
-/* When the graph reaches a captured copy out: the bounce to the program. */
+/* When the graph reaches a copy out: the bytes it wrote, bounce to program. */
 static void CUDA_CB copy_out(void *arg)
 {
 	const struct bounce *b = arg;
+	const struct vc_cu_capcopy_rows *r = &b->rows;
 
-	memcpy(b->host, b->pin, b->n);
+	if (!r->width) {
+		memcpy(b->host, b->pin, b->n);
+		return;
+	}
+	for (uint64_t z = 0; z < r->depth; z++)
+		for (uint64_t y = 0; y < r->height; y++) {
+			uint64_t off = r->first + z * r->plane + y * r->pitch;
+
+			memcpy((uint8_t *)b->host + off, b->pin + off, r->width);
+		}
 }
 
 /* When the graph reaches a captured copy in: the program's bytes to the bounce. */
@@ -67,17 +79,22 @@ static void CUDA_CB copy_in(void *arg)
 	memcpy(b->pin, b->host, b->n);
 }
 
-CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUhostFn *fn, void **data)
+CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, const struct vc_cu_capcopy_rows *rows, uint64_t *poff,
+			   CUhostFn *fn, void **data)
 {
 	uint64_t size = (n + 4095) & ~4095ull, devptr;
+	struct vc_cu_capcopy_rows all = {0};
 	CUresult rc = CUDA_SUCCESS;
 	struct bounce *b = NULL;
 
 	if (!host || !n)
 		return CUDA_ERROR_INVALID_VALUE;
+	if (out && rows)
+		all = *rows;
 	pthread_mutex_lock(&g_mu);
 	for (unsigned i = 0; i < g_n && !b; i++)
-		if (g_b[i]->host == host && g_b[i]->n == n && g_b[i]->out == out)
+		if (g_b[i]->host == host && g_b[i]->n == n && g_b[i]->out == out &&
+		    !memcmp(&g_b[i]->rows, &all, sizeof(all)))
 			b = g_b[i];
 	if (!b) {
 		rc = CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED;
@@ -98,6 +115,7 @@ CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUho
 		b->host = host;
 		b->n = n;
 		b->out = out;
+		b->rows = all;
 		g_b[g_n++] = b;
 		g_bytes += size;
 		rc = CUDA_SUCCESS;

@@ -255,38 +255,43 @@ static CUresult side(struct vc_cu_copy_side *w, CUmemorytype type, const void *h
 
 /*
  * Side @w of copy @c naming pageable memory at @host: a bounce buffer of the
- * pinned pool (capcopy.c) holding the bytes from the first the copy touches
- * to the last, and the cookie of the pair that moves them (@out: device to
- * host) into *@cookie.
+ * pinned pool (capcopy.c) holding the bytes from @host to the last the copy
+ * touches (offsets, pitches and planes stay the copy's), and the cookie of
+ * the pair that moves them (@out: device to host, only the rows the copy
+ * writes) into *@cookie.
  */
 static CUresult bounce(struct vc_cu_copy_side *w, const CUDA_MEMCPY3D *c, void *host, int out, uint64_t *cookie)
 {
-	uint64_t span, rows, planes, poff;
+	struct vc_cu_capcopy_rows r = {.width = c->WidthInBytes, .height = c->Height, .depth = c->Depth,
+				       .pitch = w->pitch};
+	uint64_t n, last, poff;
 	CUhostFn fn;
 	void *data;
 	int movable;
 	CUresult rc;
 
-	if (w->x || w->y || w->z)
-		return CUDA_ERROR_NOT_SUPPORTED; /* the bounce starts at the program's pointer */
-	if (!c->WidthInBytes || !c->Height || !c->Depth || (c->Height > 1 && w->pitch < c->WidthInBytes) ||
-	    (c->Depth > 1 && (w->pitch < c->WidthInBytes || w->height < c->Height)))
+	if (!c->WidthInBytes || !c->Height || !c->Depth ||
+	    ((c->Height > 1 || c->Depth > 1) && w->pitch < w->x + c->WidthInBytes) ||
+	    (c->Depth > 1 && w->height < w->y + c->Height))
 		return CUDA_ERROR_INVALID_VALUE;
-	if (__builtin_mul_overflow((uint64_t)c->Height - 1, w->pitch, &rows) ||
-	    __builtin_mul_overflow((uint64_t)c->Depth - 1, w->pitch, &planes) ||
-	    __builtin_mul_overflow(planes, w->height, &planes) || __builtin_add_overflow(rows, planes, &span) ||
-	    __builtin_add_overflow(span, c->WidthInBytes, &span))
+	/* The first byte: x + y * pitch + z * pitch * height; the last rows
+	 * and planes on from it. */
+	if (__builtin_mul_overflow(w->pitch, w->height, &r.plane) ||
+	    __builtin_mul_overflow(w->y, w->pitch, &r.first) || __builtin_mul_overflow(w->z, r.plane, &n) ||
+	    __builtin_add_overflow(r.first, n, &r.first) || __builtin_add_overflow(r.first, w->x, &r.first) ||
+	    __builtin_mul_overflow((uint64_t)c->Height - 1, w->pitch, &last) ||
+	    __builtin_mul_overflow((uint64_t)c->Depth - 1, r.plane, &n) || __builtin_add_overflow(last, n, &last) ||
+	    __builtin_add_overflow(last, c->WidthInBytes, &last) || __builtin_add_overflow(last, r.first, &n))
 		return CUDA_ERROR_INVALID_VALUE;
-	/* Every byte of the bounce goes back to the program: a copy out of
-	 * the device must write all of its span. */
-	if (out && span != (uint64_t)c->WidthInBytes * c->Height * c->Depth)
-		return CUDA_ERROR_NOT_SUPPORTED;
 	/* Memory the library's thread can read (out of the device: write)
 	 * when the graph runs: a device address the guest does not know
 	 * (unified addressing) is not taken for the program's pages. */
-	if (vc_cu_host_classify(host, span, out ? 0 : CU_MEMHOSTREGISTER_READ_ONLY, &movable))
+	if (vc_cu_host_classify(host, n, out ? 0 : CU_MEMHOSTREGISTER_READ_ONLY, &movable))
 		return CUDA_ERROR_NOT_SUPPORTED;
-	rc = vc_cu_capcopy_get(host, span, out, &poff, &fn, &data);
+	/* Out of the device, only the bytes the copy writes go back: all of
+	 * them when they are the whole bounce. */
+	rc = vc_cu_capcopy_get(host, n, out, r.first || n != r.width * r.height * r.depth ? &r : NULL, &poff, &fn,
+			       &data);
 	if (rc == CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED)
 		return CUDA_ERROR_NOT_SUPPORTED; /* the bounces' bound */
 	if (rc || (rc = vc_cu_graph_pair_cookie(fn, data, cookie)))

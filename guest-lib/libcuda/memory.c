@@ -344,7 +344,7 @@ static CUresult captured(const struct copy *c, void *host, size_t n)
 	void *data;
 	CUresult rc;
 
-	if ((rc = vc_cu_capcopy_get(host, n, out, &poff, &fn, &data)))
+	if ((rc = vc_cu_capcopy_get(host, n, out, NULL, &poff, &fn, &data)))
 		return rc;
 	if (!out && (rc = cuLaunchHostFunc(c->stream, fn, data)))
 		return rc;

@@ -171,14 +171,23 @@ CUresult vc_cu_capture_unsafe(void);
  */
 int vc_cu_capture_active(CUstream s);
 
+/* The bytes of a bounce that a copy out of the device writes: @depth planes
+ * of @height rows of @width bytes from byte @first, rows @pitch and planes
+ * @plane bytes apart. */
+struct vc_cu_capcopy_rows {
+	uint64_t first, width, height, depth, pitch, plane;
+};
+
 /**
  * vc_cu_capcopy_get() - the page-locked bounce buffer that stands in for
- * @n bytes of pageable memory at @host in a captured copy (@out: the copy is
- * device to host): its pinned-pool offset in *@poff, and the host function
- * (*@fn, *@data) that moves the bytes between it and @host when the graph
- * runs; CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED past the bound (capcopy.c).
+ * @n bytes of pageable memory at @host in a captured copy or a copy node
+ * (@out: the copy is device to host, writing @rows of them, NULL: all): its
+ * pinned-pool offset in *@poff, and the host function (*@fn, *@data) that
+ * moves the bytes between it and @host when the graph runs;
+ * CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED past the bound (capcopy.c).
  */
-CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, uint64_t *poff, CUhostFn *fn, void **data);
+CUresult vc_cu_capcopy_get(void *host, uint64_t n, int out, const struct vc_cu_capcopy_rows *rows, uint64_t *poff,
+			   CUhostFn *fn, void **data);
 
 /** vc_cu_capcopy_behind() - the program's memory behind bounce buffer @pin, or @pin itself. */
 const void *vc_cu_capcopy_behind(const void *pin);

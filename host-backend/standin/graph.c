@@ -208,9 +208,14 @@ static CUresult memset_set(struct snode *o, const CUDA_MEMSET_NODE_PARAMS_v2 *m)
 
 static CUresult memcpy_set(struct snode *o, const CUDA_MEMCPY3D *c)
 {
-	if (!c || c->Height != 1 || c->Depth != 1 || c->srcXInBytes || c->dstXInBytes || c->srcY || c->dstY ||
-	    c->srcZ || c->dstZ)
-		return CUDA_ERROR_NOT_SUPPORTED; /* the stand-in copies 1D only */
+	if (!c || !c->WidthInBytes || !c->Height || !c->Depth)
+		return CUDA_ERROR_INVALID_VALUE;
+	/* rows and planes within their pitches, as the driver asks */
+	if ((c->Height > 1 || c->Depth > 1) && (c->srcPitch < c->srcXInBytes + c->WidthInBytes ||
+						c->dstPitch < c->dstXInBytes + c->WidthInBytes))
+		return CUDA_ERROR_INVALID_VALUE;
+	if (c->Depth > 1 && (c->srcHeight < c->srcY + c->Height || c->dstHeight < c->dstY + c->Height))
+		return CUDA_ERROR_INVALID_VALUE;
 	o->copy = *c;
 	return CUDA_SUCCESS;
 }

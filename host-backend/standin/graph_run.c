@@ -109,15 +109,30 @@ out:
 	return rc;
 }
 
+/* One row of copy @c: plane @z, row @y. */
+static CUresult copy_row(const CUDA_MEMCPY3D *c, size_t y, size_t z)
+{
+	size_t so = c->srcXInBytes + (c->srcY + y) * c->srcPitch + (c->srcZ + z) * c->srcPitch * c->srcHeight;
+	size_t d = c->dstXInBytes + (c->dstY + y) * c->dstPitch + (c->dstZ + z) * c->dstPitch * c->dstHeight;
+
+	if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
+		return vc_si_htod(c->dstDevice + d, (const uint8_t *)c->srcHost + so, c->WidthInBytes);
+	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_HOST)
+		return vc_si_dtoh((uint8_t *)c->dstHost + d, c->srcDevice + so, c->WidthInBytes);
+	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
+		return vc_si_dtod(c->dstDevice + d, c->srcDevice + so, c->WidthInBytes);
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* A copy node: row by row (offsets, pitches and planes as the driver takes them). */
 static CUresult run_copy(const CUDA_MEMCPY3D *c)
 {
-	if (c->srcMemoryType == CU_MEMORYTYPE_HOST && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
-		return vc_si_htod(c->dstDevice, c->srcHost, c->WidthInBytes);
-	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_HOST)
-		return vc_si_dtoh(c->dstHost, c->srcDevice, c->WidthInBytes);
-	if (c->srcMemoryType == CU_MEMORYTYPE_DEVICE && c->dstMemoryType == CU_MEMORYTYPE_DEVICE)
-		return vc_si_dtod(c->dstDevice, c->srcDevice, c->WidthInBytes);
-	return CUDA_ERROR_NOT_SUPPORTED;
+	CUresult rc = CUDA_SUCCESS;
+
+	for (size_t z = 0; z < c->Depth && rc == CUDA_SUCCESS; z++)
+		for (size_t y = 0; y < c->Height && rc == CUDA_SUCCESS; y++)
+			rc = copy_row(c, y, z);
+	return rc;
 }
 
 /* Memory writes are made; waits and barriers have nothing to wait for here. */

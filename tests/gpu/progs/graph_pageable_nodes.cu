@@ -1,7 +1,8 @@
 // Memcpy nodes built by hand on the program's pageable memory: a graph
 // copies a malloc'd input in (1D, and 2D rows with gaps between them), sums
 // it on the device, copies the sum into a stack variable and reads that in a
-// host node right after, as cuda-samples' manual graphs do; one copy comes
+// host node right after, as cuda-samples' manual graphs do, and copies the
+// rows back out into a pitched buffer from an offset; one copy comes
 // through cudaGraphAddNode. The graph, a clone of it and a disabled copy are
 // launched with the input changed between launches; every result is checked
 // against the CPU, and the graph's nodes, edges and copy parameters are
@@ -85,6 +86,17 @@ int main(void)
     CK(cudaGraphAddNode(&n_out, g, &n_k, NULL, 1, &np));
     cudaHostNodeParams hp = {look, &sn};
     CK(cudaGraphAddHostNode(&n_host, g, &n_out, 1, &hp));
+    // the rows back out into a pitched malloc'd buffer, from column 4 of row
+    // 1 on: the bytes between the rows are never written
+    int *back = (int *)malloc((H + 1) * P * sizeof(int));
+    cudaMemcpy3DParms pb = {};
+    pb.srcPtr = make_cudaPitchedPtr(drows, W * sizeof(int), W, H);
+    pb.dstPtr = make_cudaPitchedPtr(back, P * sizeof(int), P, H + 1);
+    pb.dstPos = make_cudaPos(4 * sizeof(int), 1, 0);
+    pb.extent = make_cudaExtent(W * sizeof(int), H, 1);
+    pb.kind = cudaMemcpyDeviceToHost;
+    cudaGraphNode_t n_back;
+    CK(cudaGraphAddMemcpyNode(&n_back, g, &n_rows, 1, &pb));
 
     size_t count = 0, edges = 0, roots = 0;
     CK(cudaGraphGetNodes(g, NULL, &count));
@@ -104,7 +116,7 @@ int main(void)
     CK(cudaGraphClone(&gc, g));
     CK(cudaGraphInstantiate(&gce, gc, 0));
 
-    int ok = 1;
+    int ok = 1, back_ok = 1;
     for (int l = 0; l < 6; l++) {
         unsigned long long want = 0;
         for (int i = 0; i < n; i++) {
@@ -123,16 +135,25 @@ int main(void)
         if (l == 5)
             CK(cudaGraphNodeSetEnabled(ge, n_out, 1));
         result = 12345;
+        for (int i = 0; i < (H + 1) * P; i++)
+            back[i] = -7;
         CK(cudaGraphLaunch(l % 2 ? gce : ge, s));
         CK(cudaStreamSynchronize(s));
+        for (int i = 0; i < (H + 1) * P; i++) {
+            int r = i / P - 1, c = i % P - 4;
+            int want = r >= 0 && c >= 0 && c < W ? rows[r * P + c] : -7;
+            if (back[i] != want)
+                back_ok = 0;
+        }
         unsigned long long expect = disabled ? 12345 : want;
         printf("launch %d (%s%s): host node saw %s, variable %llu\n", l, l % 2 ? "clone" : "graph",
                disabled ? ", copy out disabled" : "", sn.got == expect ? "the sum" : "something else", result);
         if (sn.got != expect || result != 0)
             ok = 0;
     }
-    printf("host node runs=%d\n", sn.runs);
+    printf("host node runs=%d, rows back with gaps kept: %d\n", sn.runs, back_ok);
     EXPECT(ok && sn.runs == 6, "results differ from the CPU's");
+    EXPECT(back_ok, "the rows copied back differ, or a gap between them was written");
 
     CK(cudaGraphExecDestroy(gce));
     CK(cudaGraphExecDestroy(ge));
@@ -144,5 +165,6 @@ int main(void)
     CK(cudaStreamDestroy(s));
     free(in);
     free(rows);
+    free(back);
     return finish();
 }
