@@ -159,8 +159,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	uint8_t opt;
 
 	if (!g_base) {
+		/* With a pinned pool (2 MiB), so that page-locked copies,
+		 * registrations and graph copies through it (bounces among
+		 * them) are fuzzed once an input names the pool's base. */
 		struct vc_layout_req r = {.ring_size = 64u << 10, .slot_count = 4, .slot_size = 1024,
-					  .chunk_size = 4096, .arena_size = 4 * 4096};
+					  .chunk_size = 4096, .arena_size = 4 * 4096, .pinned_size = 2u << 20};
 
 		if (vc_layout_compute(&r, &g_l))
 			abort();

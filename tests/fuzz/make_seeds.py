@@ -635,7 +635,8 @@ def main():
     g, n1, n2, ex = handle_id(H_GRAPH, 1), handle_id(H_GRAPHNODE, 2), handle_id(H_GRAPHNODE, 3), \
         handle_id(H_GRAPHEXEC, 4)
     split_seed("graph_nodes", 4096,
-               s.gen("cuGraphCreate", flags=0)
+               s.cmd("vcPinnedBase", struct.pack(PINNED_BASE, CTX0, 0), REPLY, 1)  # the pool, for the bounce
+               + s.gen("cuGraphCreate", flags=0)
                + s.cmd("vcGraphNode", graph_node(0, g, 0, 5), REPLY, 1)
                + s.cmd("vcGraphNode", graph_node(0, g, 0, 2, deps=[n1], dst=a, width=64, value=7), REPLY, 1)
                + s.cmd("vcGraphNode", graph_node(3, 0, n2, 2), REPLY, 1)
