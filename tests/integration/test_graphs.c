@@ -75,6 +75,20 @@ static int times_in(const CUgraphNode *v, size_t n, CUgraphNode node)
 	return k;
 }
 
+/* The one node @node depends on (@dependents: the one depending on it); there must be one. */
+static CUgraphNode only_neighbour(CUgraphNode node, int dependents)
+{
+	CUgraphNode v[8];
+	size_t n = 8;
+
+	if (dependents)
+		CK(cuGraphNodeGetDependentNodes(node, v, NULL, &n));
+	else
+		CK(cuGraphNodeGetDependencies(node, v, NULL, &n));
+	ck_assert_uint_eq(n, 1);
+	return v[0];
+}
+
 static uint32_t word(const uint8_t *p, size_t i)
 {
 	uint32_t v;
@@ -533,18 +547,9 @@ START_TEST(pageable_copies)
 	for (size_t i = 0; i < n; i++)
 		ck_assert((from[i] == fill && to[i] == h2d) || (from[i] == h2d && to[i] == d2h) ||
 			  (from[i] == d2h && to[i] == look));
-	n = 8;
-	CK(cuGraphNodeGetDependencies(h2d, v, NULL, &n));
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_eq(v[0], fill);
-	n = 8;
-	CK(cuGraphNodeGetDependentNodes(d2h, v, NULL, &n));
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_eq(v[0], look);
-	n = 8;
-	CK(cuGraphNodeGetDependencies(look, v, NULL, &n));
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_eq(v[0], d2h);
+	ck_assert_ptr_eq(only_neighbour(h2d, 0), fill);
+	ck_assert_ptr_eq(only_neighbour(d2h, 1), look);
+	ck_assert_ptr_eq(only_neighbour(look, 0), d2h);
 	/* parameters read back name the program's memory */
 	CK(cuGraphMemcpyNodeGetParams(d2h, &got));
 	ck_assert_int_eq(got.dstMemoryType, CU_MEMORYTYPE_HOST);
@@ -622,10 +627,7 @@ START_TEST(pageable_copies)
 	n = 8;
 	CK(cuGraphGetEdges(gc, NULL, NULL, NULL, &n));
 	ck_assert_uint_eq(n, 5);
-	n = 8;
-	CK(cuGraphNodeGetDependencies(e1, v, NULL, &n));
-	ck_assert_uint_eq(n, 1);
-	ck_assert_ptr_eq(v[0], cd2h);
+	ck_assert_ptr_eq(only_neighbour(e1, 0), cd2h);
 	n = 8;
 	CK(cuGraphNodeGetDependencies(ch2d, v, NULL, &n));
 	ck_assert_uint_eq(n, 2);
