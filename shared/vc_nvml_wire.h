@@ -128,6 +128,10 @@ enum vc_nv_query {
 	VC_NV_BUS_WIDTH,            /* nvmlDeviceGetMemoryBusWidth */
 	VC_NV_P2P_STATUS,           /* nvmlDeviceGetP2PStatus(this device, the session's device arg1,
 				       arg0 caps index): status */
+	VC_NV_FIELD,                /* nvmlDeviceGetFieldValues of one field (arg0 fieldId, arg1
+				       scopeId): status the field's nvmlReturn (the call's own code
+				       when the call fails); v[0] the value's 8 bytes (nvmlValue_t),
+				       v[1] valueType, v[2] timestamp, v[3] latencyUsec */
 	VC_NV_QUERY_END_
 };
 

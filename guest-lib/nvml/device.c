@@ -9,7 +9,8 @@
  * device has), used what the VM's processes hold, free what is left of
  * the quota and of the device. Processes: the VM's processes with a CUDA
  * session (pids as the guest's kernel knows them) and the device memory
- * each holds; no graphics or MPS processes exist in a guest.
+ * each holds; no graphics or MPS processes exist in a guest. NVLink
+ * fabric: none the VM can use (state NOT_SUPPORTED).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -351,3 +352,55 @@ nvmlReturn_t nvmlDeviceGetRunningProcessDetailList(nvmlDevice_t device, nvmlProc
 VC_NVML_CONSTANT(nvmlDeviceGetMaxMigDeviceCount, unsigned int, 0)
 VC_NVML_CONSTANT(nvmlDeviceIsMigDeviceHandle, unsigned int, 0)
 VC_NVML_CONSTANT(nvmlDeviceGetVirtualizationMode, nvmlGpuVirtualizationMode_t, 0)
+
+/* ---- NVLink fabric ---------------------------------------------------------------- */
+
+/* A VM's GPU belongs to no NVLink fabric the VM could use: its peers,
+ * IMEX channels and Fabric Manager are the host's. NVML's answer for a GPU
+ * without one is success with state NOT_SUPPORTED (XLA and NCCL read the
+ * state; an error makes XLA log its query as failed), so that is the
+ * answer: no cluster UUID, clique or health of the host's. */
+static nvmlReturn_t no_fabric(nvmlDevice_t device, const void *out)
+{
+	unsigned idx;
+	nvmlReturn_t rc = vc_nvml_device(device, &idx);
+
+	if (rc)
+		return rc;
+	return out ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
+{
+	nvmlReturn_t rc = no_fabric(device, gpuFabricInfo);
+
+	if (rc)
+		return rc;
+	memset(gpuFabricInfo, 0, sizeof(*gpuFabricInfo));
+	gpuFabricInfo->status = NVML_SUCCESS;
+	gpuFabricInfo->state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo)
+{
+	nvmlReturn_t rc = no_fabric(device, gpuFabricInfo);
+	unsigned int version;
+	size_t size;
+
+	if (rc)
+		return rc;
+	version = gpuFabricInfo->version;
+	if (version == nvmlGpuFabricInfo_v3)
+		size = sizeof(nvmlGpuFabricInfo_v3_t);
+	else if (version == nvmlGpuFabricInfo_v2)
+		size = sizeof(nvmlGpuFabricInfo_v2_t);
+	else
+		return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	/* Only the caller's version's bytes: a v2 struct is shorter. */
+	memset(gpuFabricInfo, 0, size);
+	gpuFabricInfo->version = version;
+	gpuFabricInfo->status = NVML_SUCCESS;
+	gpuFabricInfo->state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
+	return NVML_SUCCESS;
+}

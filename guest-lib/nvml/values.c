@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * values.c - the guest NVML's queries that only the host's NVML can answer
- * (utilisation, temperature, power, clocks, modes, PCIe link, ECC): each
+ * (utilisation, temperature, power, clocks, modes, PCIe link, ECC, field
+ * values): each
  * is one vcNvmlValue of the server, which calls the same entry point of the
  * host's NVML for the VM's GPU (host-backend/nvml/host_nvml.c) and hands
  * back its nvmlReturn_t and outputs. A host without NVML answers
@@ -212,5 +213,42 @@ nvmlReturn_t nvmlDeviceGetTemperatureV(nvmlDevice_t device, nvmlTemperature_t *t
 	if ((rc = value(device, VC_NV_TEMPERATURE, temperature->sensorType, 0, &rp)))
 		return rc;
 	temperature->temperature = (int)rp.v[0];
+	return NVML_SUCCESS;
+}
+
+/*
+ * Field values: each field one query of the host's NVML for the VM's GPU
+ * (NCCL asks one NVLink's state at a time; monitors ask a few dozen
+ * fields), so every field gets the host's own code and value. The call
+ * succeeds when the device and the array are good; a field the host lacks
+ * says so in its nvmlReturn, as natively. A failure of the transport fails
+ * the call.
+ */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values)
+{
+	unsigned idx;
+	nvmlReturn_t rc = vc_nvml_device(device, &idx);
+
+	if (rc)
+		return rc;
+	if (!values || valuesCount < 0)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	for (int i = 0; i < valuesCount; i++) {
+		struct vc_nv_req_value rq = {.dev = (int32_t)idx, .query = VC_NV_FIELD,
+					     .arg = {values[i].fieldId, values[i].scopeId}};
+		struct vc_nv_rep_value rp;
+		nvmlFieldValue_t *f = &values[i];
+
+		rc = vc_nvml_call(VC_CU_vcNvmlValue, &rq, sizeof(rq), &rp, sizeof(rp), NULL, 0, NULL);
+		if (rc)
+			return rc;
+		f->nvmlReturn = (nvmlReturn_t)rp.status;
+		if (rp.status != NVML_SUCCESS)
+			continue;
+		memcpy(&f->value, &rp.v[0], sizeof(f->value));
+		f->valueType = (nvmlValueType_t)rp.v[1];
+		f->timestamp = (long long)rp.v[2];
+		f->latencyUsec = (long long)rp.v[3];
+	}
 	return NVML_SUCCESS;
 }

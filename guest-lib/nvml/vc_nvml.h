@@ -220,6 +220,69 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *c
 nvmlReturn_t nvmlDeviceIsMigDeviceHandle(nvmlDevice_t device, unsigned int *isMigDevice);
 nvmlReturn_t nvmlDeviceGetVirtualizationMode(nvmlDevice_t device, nvmlGpuVirtualizationMode_t *pVirtualMode);
 
+/* Field values (values.c): each field is one query of the host's NVML. */
+typedef unsigned int nvmlValueType_t; /* NVML_VALUE_TYPE_DOUBLE 0 ... SIGNED_INT 5 */
+typedef union nvmlValue_st {
+	double dVal;
+	int siVal;
+	unsigned int uiVal;
+	unsigned long ulVal;
+	unsigned long long ullVal;
+	signed long long sllVal;
+} nvmlValue_t;
+static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t as in nvml.h");
+typedef struct nvmlFieldValue_st {
+	unsigned int fieldId;
+	unsigned int scopeId;
+	long long timestamp;
+	long long latencyUsec;
+	nvmlValueType_t valueType;
+	nvmlReturn_t nvmlReturn;
+	nvmlValue_t value;
+} nvmlFieldValue_t;
+static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t as in nvml.h");
+#define NVML_FI_DEV_NVLINK_LINK_COUNT 91
+#define NVML_FI_DEV_NVLINK_GET_STATE 165
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values);
+
+/* NVLink fabric membership (device.c): a VM's GPU is in no fabric it can
+ * use, as a GPU without NVSwitch: state NVML_GPU_FABRIC_STATE_NOT_SUPPORTED. */
+#define NVML_GPU_FABRIC_UUID_LEN 16
+#define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
+#define NVML_GPU_FABRIC_STATE_COMPLETED 3
+typedef unsigned char nvmlGpuFabricState_t;
+typedef struct {
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+} nvmlGpuFabricInfo_t;
+static_assert(sizeof(nvmlGpuFabricInfo_t) == 28, "nvmlGpuFabricInfo_t as in nvml.h");
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+	unsigned int healthMask;
+} nvmlGpuFabricInfo_v2_t;
+static_assert(sizeof(nvmlGpuFabricInfo_v2_t) == 36, "nvmlGpuFabricInfo_v2_t as in nvml.h");
+typedef struct {
+	unsigned int version;
+	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
+	nvmlReturn_t status;
+	unsigned int cliqueId;
+	nvmlGpuFabricState_t state;
+	unsigned int healthMask;
+	unsigned char healthSummary;
+} nvmlGpuFabricInfo_v3_t;
+static_assert(sizeof(nvmlGpuFabricInfo_v3_t) == 40, "nvmlGpuFabricInfo_v3_t as in nvml.h");
+typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
+#define nvmlGpuFabricInfo_v2 NVML_STRUCT_VERSION(GpuFabricInfo, 2)
+#define nvmlGpuFabricInfo_v3 NVML_STRUCT_VERSION(GpuFabricInfo, 3)
+nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo);
+nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo);
+
 /* Not NVML's: marks this library as vcuda's (the server refuses to load it
  * as the host's NVML). Returns 1. */
 int vcNvmlGuestLibrary(void);

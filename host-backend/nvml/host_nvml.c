@@ -8,7 +8,8 @@
  * opaque pointer, enums int-sized, outputs unsigned int or unsigned long
  * long, nvmlUtilization_t two unsigned ints, nvmlBAR1Memory_t three
  * unsigned long longs, nvmlPciInfo_t 68 bytes with its ids at offsets 28
- * and 32).
+ * and 32, nvmlFieldValue_t 40 bytes: fieldId, scopeId, timestamp,
+ * latencyUsec, valueType, nvmlReturn, an 8-byte value).
  *
  * Never the guest's own library: a server started with the guest's
  * directory in its library path would otherwise load the vcuda
@@ -17,6 +18,7 @@
  */
 #include "nvml/host_nvml.h"
 
+#include <assert.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -35,8 +37,18 @@ typedef int (*fn_ull)(ndev_t, unsigned long long *);
 typedef int (*fn_buf)(ndev_t, void *);
 typedef int (*fn_dstr)(ndev_t, char *, unsigned);
 typedef int (*fn_p2p)(ndev_t, ndev_t, unsigned, unsigned *);
+typedef int (*fn_fields)(ndev_t, int, void *);
 
-enum shape { U1 = 1, U2, A_U1, A2_ULL, ULL, UTIL, BAR1, PCI, STR };
+/* nvmlFieldValue_t as nvml.h lays it out. */
+struct field_value {
+	uint32_t field_id, scope_id;
+	int64_t timestamp, latency_us;
+	int32_t value_type, ret;
+	uint64_t value;
+};
+static_assert(sizeof(struct field_value) == 40, "nvmlFieldValue_t");
+
+enum shape { U1 = 1, U2, A_U1, A2_ULL, ULL, UTIL, BAR1, PCI, STR, FIELD };
 
 static const struct {
 	uint32_t q;
@@ -82,6 +94,7 @@ static const struct {
 	{VC_NV_BOARD_PART, STR, "nvmlDeviceGetBoardPartNumber"},
 	{VC_NV_NUM_CORES, U1, "nvmlDeviceGetNumGpuCores"},
 	{VC_NV_BUS_WIDTH, U1, "nvmlDeviceGetMemoryBusWidth"},
+	{VC_NV_FIELD, FIELD, "nvmlDeviceGetFieldValues"},
 };
 
 static const char *g_lib;
@@ -197,6 +210,7 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 	unsigned u[2] = {0};
 	unsigned long long ull[3] = {0};
 	unsigned char pci[68] = {0}; /* nvmlPciInfo_t (v3) */
+	struct field_value fv = {.field_id = arg[0], .scope_id = arg[1]};
 	void *fp = NULL;
 	ndev_t d;
 	size_t i;
@@ -235,6 +249,12 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 	case BAR1: CALL(fn_buf, d, ull); break;
 	case PCI: CALL(fn_buf, d, pci); break;
 	case STR: CALL(fn_dstr, d, out->s, (unsigned)sizeof(out->s)); break;
+	/* One field a call: the field's own code is its status. */
+	case FIELD:
+		CALL(fn_fields, d, 1, &fv);
+		if (rc == VC_NVML_SUCCESS)
+			rc = fv.ret;
+		break;
 	}
 #undef CALL
 	out->status = rc;
@@ -262,6 +282,12 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 	}
 	case STR:
 		out->s[sizeof(out->s) - 1] = 0;
+		break;
+	case FIELD:
+		out->v[0] = fv.value;
+		out->v[1] = (uint32_t)fv.value_type;
+		out->v[2] = (uint64_t)fv.timestamp;
+		out->v[3] = (uint64_t)fv.latency_us;
 		break;
 	}
 }

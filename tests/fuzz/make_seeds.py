@@ -576,6 +576,10 @@ def main():
          # peer-to-peer status (VC_NV_P2P_STATUS): with itself, then with a device that is not one
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 40, 0, 0), REPLY, 1)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 40, 1, 7), REPLY, 1)
+         # field values (VC_NV_FIELD): NVLink link count, link 5's state, a field that is not one
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 41, 91, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 41, 165, 5), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 41, 0xFFFFFFFF, 0xFFFFFFFF), REPLY, 1)
          + s.retain() + s.alloc(4096)
          + s.cmd("vcNvmlMemory", struct.pack(NV_DEV, 0, 0, 0), REPLY, 1))
     seed("hostfn_console", s.retain()

@@ -472,6 +472,84 @@ START_TEST(p2p_status_is_the_hosts)
 }
 END_TEST
 
+/* Field values are the host NVML's, field by field; the call itself
+ * succeeds for a good device and array. Without a host NVML (the CI
+ * stand-in) every field says NOT_SUPPORTED. */
+START_TEST(field_values_are_the_hosts)
+{
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	nvmlFieldValue_t v[3];
+	nvmlDevice_t d = dev0();
+	int host = nvmlSystemGetDriverVersion(drv, sizeof(drv)) == NVML_SUCCESS;
+
+	memset(v, 0, sizeof(v));
+	v[0].fieldId = NVML_FI_DEV_NVLINK_LINK_COUNT;
+	v[1].fieldId = NVML_FI_DEV_NVLINK_GET_STATE;
+	v[1].scopeId = 0;
+	v[2].fieldId = 60000; /* no such field */
+	for (int i = 0; i < 3; i++)
+		v[i].nvmlReturn = (nvmlReturn_t)77;
+	ck_assert_int_eq(nvmlDeviceGetFieldValues(d, 3, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetFieldValues(NULL, 3, v), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetFieldValues((nvmlDevice_t)v, 3, v), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(v[0].nvmlReturn, 77);
+	OK(nvmlDeviceGetFieldValues(d, 0, v));
+	ck_assert_int_eq(v[0].nvmlReturn, 77);
+	OK(nvmlDeviceGetFieldValues(d, 3, v));
+	for (int i = 0; i < 3; i++) {
+		ck_assert_int_ne(v[i].nvmlReturn, 77);
+		if (!host)
+			ck_assert_int_eq(v[i].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+		else if (v[i].nvmlReturn == NVML_SUCCESS)
+			ck_assert_int_gt(v[i].timestamp, 0);
+	}
+	ck_assert_int_ne(v[2].nvmlReturn, NVML_SUCCESS);
+	/* the scope goes with its field: another link, its own answer */
+	v[1].scopeId = 1;
+	OK(nvmlDeviceGetFieldValues(d, 1, &v[1]));
+	OK(nvmlShutdown());
+	ck_assert_int_eq(nvmlDeviceGetFieldValues(d, 1, v), NVML_ERROR_UNINITIALIZED);
+}
+END_TEST
+
+/* A VM's GPU is in no NVLink fabric it can use: success, state
+ * NOT_SUPPORTED, nothing of the host's; the caller's version is kept and
+ * only its bytes are written. */
+START_TEST(no_nvlink_fabric)
+{
+	nvmlGpuFabricInfo_t f1;
+	nvmlGpuFabricInfoV_t f;
+	nvmlDevice_t d = dev0();
+
+	memset(&f, 0xab, sizeof(f));
+	f.version = nvmlGpuFabricInfo_v3;
+	OK(nvmlDeviceGetGpuFabricInfoV(d, &f));
+	ck_assert_uint_eq(f.version, nvmlGpuFabricInfo_v3);
+	ck_assert_int_eq(f.state, NVML_GPU_FABRIC_STATE_NOT_SUPPORTED);
+	ck_assert_int_eq(f.status, NVML_SUCCESS);
+	ck_assert_uint_eq(f.cliqueId, 0);
+	ck_assert_uint_eq(f.clusterUuid[0] | f.clusterUuid[15], 0);
+	ck_assert_uint_eq(f.healthMask, 0);
+	ck_assert_uint_eq(f.healthSummary, 0);
+	memset(&f, 0xab, sizeof(f));
+	f.version = nvmlGpuFabricInfo_v2;
+	OK(nvmlDeviceGetGpuFabricInfoV(d, &f));
+	ck_assert_int_eq(f.state, NVML_GPU_FABRIC_STATE_NOT_SUPPORTED);
+	ck_assert_uint_eq(f.healthMask, 0);
+	ck_assert_uint_eq(f.healthSummary, 0xab); /* past a v2 struct: untouched */
+	f.version = 1;
+	ck_assert_int_eq(nvmlDeviceGetGpuFabricInfoV(d, &f), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	ck_assert_int_eq(nvmlDeviceGetGpuFabricInfoV(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetGpuFabricInfoV(NULL, &f), NVML_ERROR_INVALID_ARGUMENT);
+	memset(&f1, 0xab, sizeof(f1));
+	OK(nvmlDeviceGetGpuFabricInfo(d, &f1));
+	ck_assert_int_eq(f1.state, NVML_GPU_FABRIC_STATE_NOT_SUPPORTED);
+	ck_assert_uint_eq(f1.cliqueId, 0);
+	ck_assert_int_eq(nvmlDeviceGetGpuFabricInfo(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlShutdown());
+}
+END_TEST
+
 START_TEST(unserved_calls_are_not_supported)
 {
 	typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
@@ -530,6 +608,8 @@ int main(void)
 	tcase_add_test(t, nvidia_smi_table);
 	tcase_add_test(t, event_sets_mig_and_mode);
 	tcase_add_test(t, unserved_calls_are_not_supported);
+	tcase_add_test(t, field_values_are_the_hosts);
+	tcase_add_test(t, no_nvlink_fabric);
 	suite_add_tcase(s, t);
 	t = tcase_create("quota");
 	tcase_set_timeout(t, 30);

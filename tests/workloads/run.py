@@ -68,6 +68,12 @@ WORKLOADS = [
     ("linalg-libs", ["torch_breadth.py", "linalg"], {}, 0, "main"),
     ("graphed-callables", ["torch_breadth.py", "graphed"], {}, 0, "main"),
     ("profiler-cpu", ["torch_breadth.py", "profiler"], {}, 0, "main"),
+    ("fp8-gemm", ["torch_hopper.py", "fp8"], {}, 0, "main"),
+    ("triton-tma", ["torch_hopper.py", "tma"], {}, 0, "main"),
+    ("compile-max-autotune", ["torch_hopper.py", "autotune"], {}, 1e-2, "main"),
+    ("flex-attention", ["torch_hopper.py", "flex"], {}, 1e-3, "main"),
+    ("sdpa-cudnn", ["torch_hopper.py", "cudnn-sdpa"], {}, 1e-3, "main"),
+    ("jax-pallas", ["jax_pallas.py"], {}, 1e-5, "main"),
 ]
 
 
