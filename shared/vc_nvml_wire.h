@@ -132,6 +132,13 @@ enum vc_nv_query {
 				       scopeId): status the field's nvmlReturn (the call's own code
 				       when the call fails); v[0] the value's 8 bytes (nvmlValue_t),
 				       v[1] valueType, v[2] timestamp, v[3] latencyUsec */
+	VC_NV_NVLINK_STATE,         /* nvmlDeviceGetNvLinkState(arg0 link) */
+	VC_NV_NVLINK_VERSION,       /* nvmlDeviceGetNvLinkVersion(arg0 link) */
+	VC_NV_NVLINK_CAP,           /* nvmlDeviceGetNvLinkCapability(arg0 link, arg1 capability) */
+	VC_NV_NVLINK_REMOTE_TYPE,   /* nvmlDeviceGetNvLinkRemoteDeviceType(arg0 link) */
+	VC_NV_NVLINK_REMOTE_PCI,    /* nvmlDeviceGetNvLinkRemotePciInfo_v2(arg0 link): v[0] domain,
+				       v[1] bus, v[2] device, v[3] pciDeviceId | pciSubSystemId << 32,
+				       s busId (32 bytes), then busIdLegacy (16) */
 	VC_NV_QUERY_END_
 };
 

@@ -169,9 +169,31 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
 	return nvmlDeviceGetPciInfo_v3(device, pci);
 }
 
-nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci)
+void vc_nvml_pci_v1(const nvmlPciInfo_t *pci, nvmlPciInfo_v1_t *out)
 {
-	return nvmlDeviceGetPciInfo_v3(device, pci);
+	memset(out, 0, sizeof(*out));
+	memcpy(out->busId, pci->busIdLegacy, sizeof(out->busId));
+	out->busId[sizeof(out->busId) - 1] = 0;
+	out->domain = pci->domain;
+	out->bus = pci->bus;
+	out->device = pci->device;
+	out->pciDeviceId = pci->pciDeviceId;
+	out->pciSubSystemId = pci->pciSubSystemId;
+}
+
+/* The unversioned name writes the first layout, as NVML's does: a program
+ * built against an old nvml.h passes only that much room. */
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_v1_t *pci)
+{
+	nvmlPciInfo_t full;
+	nvmlReturn_t rc;
+
+	if (!pci)
+		return nvmlDeviceGetPciInfo_v3(device, NULL);
+	if ((rc = nvmlDeviceGetPciInfo_v3(device, &full)))
+		return rc;
+	vc_nvml_pci_v1(&full, pci);
+	return NVML_SUCCESS;
 }
 
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor)

@@ -2,7 +2,7 @@
 /*
  * values.c - the guest NVML's queries that only the host's NVML can answer
  * (utilisation, temperature, power, clocks, modes, PCIe link, ECC, field
- * values): each
+ * values, NVLink links): each
  * is one vcNvmlValue of the server, which calls the same entry point of the
  * host's NVML for the VM's GPU (host-backend/nvml/host_nvml.c) and hands
  * back its nvmlReturn_t and outputs. A host without NVML answers
@@ -250,5 +250,69 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvml
 		f->timestamp = (long long)rp.v[2];
 		f->latencyUsec = (long long)rp.v[3];
 	}
+	return NVML_SUCCESS;
+}
+
+/*
+ * NVLink, link by link, as the host's NVML sees the VM's GPU: NCCL finds
+ * its peers this way (a link that can carry P2P, is up, and whose far end
+ * is another of the process's GPUs or an NVSwitch), and without the links
+ * it takes the GPUs for PCIe peers and moves data through host memory.
+ * Counters, utilisation and every setter stay refused.
+ */
+VALUE_A_U1(nvmlDeviceGetNvLinkState, VC_NV_NVLINK_STATE, unsigned int)
+VALUE_A_U1(nvmlDeviceGetNvLinkVersion, VC_NV_NVLINK_VERSION, unsigned int)
+VALUE_A_U1(nvmlDeviceGetNvLinkRemoteDeviceType, VC_NV_NVLINK_REMOTE_TYPE, unsigned int)
+
+nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, unsigned int capability,
+					   unsigned int *capResult);
+nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, unsigned int capability,
+					   unsigned int *capResult)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_NVLINK_CAP, link, capability, &rp);
+
+	if (rc)
+		return rc;
+	if (!capResult)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*capResult = (unsigned int)rp.v[0];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_NVLINK_REMOTE_PCI, link, 0, &rp);
+
+	if (rc)
+		return rc;
+	if (!pci)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(pci, 0, sizeof(*pci));
+	pci->domain = (unsigned int)rp.v[0];
+	pci->bus = (unsigned int)rp.v[1];
+	pci->device = (unsigned int)rp.v[2];
+	pci->pciDeviceId = (unsigned int)rp.v[3];
+	pci->pciSubSystemId = (unsigned int)(rp.v[3] >> 32);
+	rp.s[sizeof(pci->busId) - 1] = 0;
+	memcpy(pci->busId, rp.s, sizeof(pci->busId));
+	rp.s[sizeof(pci->busId) + sizeof(pci->busIdLegacy) - 1] = 0;
+	memcpy(pci->busIdLegacy, rp.s + sizeof(pci->busId), sizeof(pci->busIdLegacy));
+	return NVML_SUCCESS;
+}
+
+/* The unversioned name NCCL looks up writes the first layout, as NVML's
+ * does (where NCCL reads a bus id it finds none, natively too). */
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link, nvmlPciInfo_v1_t *pci)
+{
+	nvmlPciInfo_t full;
+	nvmlReturn_t rc;
+
+	if (!pci)
+		return nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, NULL);
+	if ((rc = nvmlDeviceGetNvLinkRemotePciInfo_v2(device, link, &full)))
+		return rc;
+	vc_nvml_pci_v1(&full, pci);
 	return NVML_SUCCESS;
 }

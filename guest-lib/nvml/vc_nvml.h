@@ -75,6 +75,20 @@ typedef struct nvmlPciInfo_st {
 } nvmlPciInfo_t;
 static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t as in nvml.h");
 
+/* The first layout, which the unversioned nvmlDeviceGetPciInfo and
+ * nvmlDeviceGetNvLinkRemotePciInfo still write: a program built against an
+ * old nvml.h passes this much room. */
+typedef struct {
+	char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]; /* the legacy form */
+	unsigned int domain;
+	unsigned int bus;
+	unsigned int device;
+	unsigned int pciDeviceId;
+	unsigned int pciSubSystemId;
+	unsigned int reserved[4];
+} nvmlPciInfo_v1_t;
+static_assert(sizeof(nvmlPciInfo_v1_t) == 52, "nvmlPciInfo_t of the first nvml.h");
+
 typedef struct nvmlMemory_st {
 	unsigned long long total, free, used;
 } nvmlMemory_t;
@@ -166,7 +180,7 @@ nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int len
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length);
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci);
 nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci);
-nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetPciInfo(nvmlDevice_t device, nvmlPciInfo_v1_t *pci);
 nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int *major, int *minor);
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory);
 nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *memory);
@@ -244,6 +258,16 @@ static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t as in nvml.h");
 #define NVML_FI_DEV_NVLINK_LINK_COUNT 91
 #define NVML_FI_DEV_NVLINK_GET_STATE 165
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values);
+
+/* NVLink links (values.c), the host NVML's answers for the VM's GPU. */
+#define NVML_NVLINK_CAP_P2P_SUPPORTED 0
+nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link, unsigned int *isActive);
+nvmlReturn_t nvmlDeviceGetNvLinkVersion(nvmlDevice_t device, unsigned int link, unsigned int *version);
+nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, unsigned int capability,
+					   unsigned int *capResult);
+nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link, unsigned int *type);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci);
+nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int link, nvmlPciInfo_v1_t *pci);
 
 /* NVLink fabric membership (device.c): a VM's GPU is in no fabric it can
  * use, as a GPU without NVSwitch: state NVML_GPU_FABRIC_STATE_NOT_SUPPORTED. */

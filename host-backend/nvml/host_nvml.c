@@ -32,6 +32,8 @@ typedef int (*fn_handle)(const char *, ndev_t *);
 typedef int (*fn_u1)(ndev_t, unsigned *);
 typedef int (*fn_u2)(ndev_t, unsigned *, unsigned *);
 typedef int (*fn_a_u1)(ndev_t, unsigned, unsigned *);
+typedef int (*fn_a2_u1)(ndev_t, unsigned, unsigned, unsigned *);
+typedef int (*fn_a_buf)(ndev_t, unsigned, void *);
 typedef int (*fn_a2_ull)(ndev_t, unsigned, unsigned, unsigned long long *);
 typedef int (*fn_ull)(ndev_t, unsigned long long *);
 typedef int (*fn_buf)(ndev_t, void *);
@@ -48,7 +50,7 @@ struct field_value {
 };
 static_assert(sizeof(struct field_value) == 40, "nvmlFieldValue_t");
 
-enum shape { U1 = 1, U2, A_U1, A2_ULL, ULL, UTIL, BAR1, PCI, STR, FIELD };
+enum shape { U1 = 1, U2, A_U1, A2_U1, A2_ULL, ULL, UTIL, BAR1, PCI, A_PCI, STR, FIELD };
 
 static const struct {
 	uint32_t q;
@@ -95,6 +97,11 @@ static const struct {
 	{VC_NV_NUM_CORES, U1, "nvmlDeviceGetNumGpuCores"},
 	{VC_NV_BUS_WIDTH, U1, "nvmlDeviceGetMemoryBusWidth"},
 	{VC_NV_FIELD, FIELD, "nvmlDeviceGetFieldValues"},
+	{VC_NV_NVLINK_STATE, A_U1, "nvmlDeviceGetNvLinkState"},
+	{VC_NV_NVLINK_VERSION, A_U1, "nvmlDeviceGetNvLinkVersion"},
+	{VC_NV_NVLINK_CAP, A2_U1, "nvmlDeviceGetNvLinkCapability"},
+	{VC_NV_NVLINK_REMOTE_TYPE, A_U1, "nvmlDeviceGetNvLinkRemoteDeviceType"},
+	{VC_NV_NVLINK_REMOTE_PCI, A_PCI, "nvmlDeviceGetNvLinkRemotePciInfo_v2"},
 };
 
 static const char *g_lib;
@@ -244,6 +251,8 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 	case U2: CALL(fn_u2, d, &u[0], &u[1]); break;
 	case UTIL: CALL(fn_buf, d, u); break;
 	case A_U1: CALL(fn_a_u1, d, arg[0], &u[0]); break;
+	case A2_U1: CALL(fn_a2_u1, d, arg[0], arg[1], &u[0]); break;
+	case A_PCI: CALL(fn_a_buf, d, arg[0], pci); break;
 	case A2_ULL: CALL(fn_a2_ull, d, arg[0], arg[1], &ull[0]); break;
 	case ULL: CALL(fn_ull, d, &ull[0]); break;
 	case BAR1: CALL(fn_buf, d, ull); break;
@@ -263,7 +272,7 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 		return;
 	}
 	switch (g_table[i].shape) {
-	case U1: case U2: case UTIL: case A_U1:
+	case U1: case U2: case UTIL: case A_U1: case A2_U1:
 		out->v[0] = u[0];
 		out->v[1] = u[1];
 		break;
@@ -278,6 +287,20 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 		memcpy(&sub, pci + 32, 4);
 		out->v[0] = id;
 		out->v[1] = sub;
+		break;
+	}
+	case A_PCI: { /* busIdLegacy, domain, bus, device at 16, ids at 28 and 32, busId at 36 */
+		uint32_t w[5];
+
+		memcpy(w, pci + 16, sizeof(w));
+		out->v[0] = w[0];
+		out->v[1] = w[1];
+		out->v[2] = w[2];
+		out->v[3] = w[3] | (uint64_t)w[4] << 32;
+		memcpy(out->s, pci + 36, 32);
+		out->s[31] = 0;
+		memcpy(out->s + 32, pci, 16);
+		out->s[47] = 0;
 		break;
 	}
 	case STR:

@@ -580,6 +580,11 @@ def main():
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 41, 91, 0), REPLY, 1)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 41, 165, 5), REPLY, 1)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 41, 0xFFFFFFFF, 0xFFFFFFFF), REPLY, 1)
+         # NVLink links (VC_NV_NVLINK_STATE .. _REMOTE_PCI): link 0, a link past the last
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 42, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 44, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 46, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 46, 0xFFFFFFFF, 0), REPLY, 1)
          + s.retain() + s.alloc(4096)
          + s.cmd("vcNvmlMemory", struct.pack(NV_DEV, 0, 0, 0), REPLY, 1))
     seed("hostfn_console", s.retain()

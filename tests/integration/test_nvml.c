@@ -512,6 +512,75 @@ START_TEST(field_values_are_the_hosts)
 }
 END_TEST
 
+/* The unversioned PCI query writes the first, 52-byte layout (what a
+ * program built against an old nvml.h passes), the _v3 one 68 bytes. */
+START_TEST(unversioned_pci_info_is_the_first_layout)
+{
+	unsigned char b[80];
+	nvmlPciInfo_t v3;
+	nvmlDevice_t d = dev0();
+	int end;
+
+	OK(nvmlDeviceGetPciInfo_v3(d, &v3));
+	memset(b, 0xee, sizeof(b));
+	OK(nvmlDeviceGetPciInfo(d, (nvmlPciInfo_v1_t *)b));
+	for (end = sizeof(b); end > 0 && b[end - 1] == 0xee; end--)
+		;
+	ck_assert_int_eq(end, (int)sizeof(nvmlPciInfo_v1_t));
+	ck_assert_str_eq((const char *)b, v3.busIdLegacy);
+	ck_assert_uint_eq(((nvmlPciInfo_v1_t *)b)->bus, v3.bus);
+	ck_assert_int_eq(nvmlDeviceGetPciInfo(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlShutdown());
+}
+END_TEST
+
+/* NVLink links are the host NVML's, link by link; without a host NVML
+ * each answers NOT_SUPPORTED and writes nothing. */
+START_TEST(nvlink_links_are_the_hosts)
+{
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+	unsigned st = 77, ver = 77, cap = 77, type = 77;
+	nvmlPciInfo_t pci;
+	nvmlDevice_t d = dev0();
+	int host = nvmlSystemGetDriverVersion(drv, sizeof(drv)) == NVML_SUCCESS;
+	nvmlReturn_t rs, rv, rc, rt, rp;
+
+	ck_assert_int_ne(nvmlDeviceGetNvLinkState(d, 0, NULL), NVML_SUCCESS);
+	ck_assert_int_eq(nvmlDeviceGetNvLinkState(NULL, 0, &st), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetNvLinkRemotePciInfo_v2((nvmlDevice_t)&st, 0, &pci), NVML_ERROR_INVALID_ARGUMENT);
+	memset(&pci, 0x5a, sizeof(pci));
+	rs = nvmlDeviceGetNvLinkState(d, 0, &st);
+	rv = nvmlDeviceGetNvLinkVersion(d, 0, &ver);
+	rc = nvmlDeviceGetNvLinkCapability(d, 0, NVML_NVLINK_CAP_P2P_SUPPORTED, &cap);
+	rt = nvmlDeviceGetNvLinkRemoteDeviceType(d, 0, &type);
+	rp = nvmlDeviceGetNvLinkRemotePciInfo_v2(d, 0, &pci);
+	if (!host) {
+		ck_assert_int_eq(rs, NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(rv, NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(rc, NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(rt, NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_int_eq(rp, NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_uint_eq(st + ver + cap + type, 4 * 77);
+		ck_assert_int_eq((unsigned char)pci.busId[0], 0x5a);
+	} else {
+		/* A link that is up says so the same way each time it is asked. */
+		if (rs == NVML_SUCCESS)
+			ck_assert_uint_le(st, 1);
+		if (rp == NVML_SUCCESS) {
+			nvmlPciInfo_v1_t v1;
+
+			ck_assert_uint_lt(strnlen(pci.busId, sizeof(pci.busId)), sizeof(pci.busId));
+			ck_assert_int_eq(nvmlDeviceGetNvLinkRemotePciInfo(d, 0, &v1), NVML_SUCCESS);
+			ck_assert_uint_eq(v1.domain, pci.domain);
+			ck_assert_str_eq(v1.busId, pci.busIdLegacy);
+		}
+	}
+	/* the link number goes to the host as it is: one past NVML's 18 */
+	ck_assert_int_ne(nvmlDeviceGetNvLinkState(d, 18, &st), NVML_SUCCESS);
+	OK(nvmlShutdown());
+}
+END_TEST
+
 /* A VM's GPU is in no NVLink fabric it can use: success, state
  * NOT_SUPPORTED, nothing of the host's; the caller's version is kept and
  * only its bytes are written. */
@@ -556,7 +625,7 @@ START_TEST(unserved_calls_are_not_supported)
 	typedef nvmlReturn_t (*set_fn)(nvmlDevice_t, unsigned);
 	static const char *const needed[] = {"nvmlInit_v2", "nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetCount_v2",
 					     "nvmlDeviceGetMemoryInfo_v2", "nvmlDeviceGetComputeRunningProcesses_v3",
-					     "nvmlDeviceGetNvLinkState", "nvmlDeviceSetPersistenceMode",
+					     "nvmlDeviceGetNvLinkErrorCounter", "nvmlDeviceSetPersistenceMode",
 					     "nvmlEventSetCreate", "nvmlInternalGetExportTable"};
 	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
 	nvmlUtilization_t u;
@@ -568,7 +637,7 @@ START_TEST(unserved_calls_are_not_supported)
 
 	for (size_t i = 0; i < sizeof(needed) / sizeof(needed[0]); i++)
 		ck_assert_msg(dlsym(RTLD_DEFAULT, needed[i]) != NULL, "%s not exported", needed[i]);
-	p = dlsym(RTLD_DEFAULT, "nvmlDeviceGetNvLinkState");
+	p = dlsym(RTLD_DEFAULT, "nvmlDeviceGetNvLinkErrorCounter");
 	memcpy(&ls, &p, sizeof(p));
 	ck_assert_int_eq(ls(d, 0, &st), NVML_ERROR_NOT_SUPPORTED);
 	p = dlsym(RTLD_DEFAULT, "nvmlDeviceSetPersistenceMode");
@@ -610,6 +679,8 @@ int main(void)
 	tcase_add_test(t, unserved_calls_are_not_supported);
 	tcase_add_test(t, field_values_are_the_hosts);
 	tcase_add_test(t, no_nvlink_fabric);
+	tcase_add_test(t, nvlink_links_are_the_hosts);
+	tcase_add_test(t, unversioned_pci_info_is_the_first_layout);
 	suite_add_tcase(s, t);
 	t = tcase_create("quota");
 	tcase_set_timeout(t, 30);

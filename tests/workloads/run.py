@@ -74,6 +74,7 @@ WORKLOADS = [
     ("flex-attention", ["torch_hopper.py", "flex"], {}, 1e-3, "main"),
     ("sdpa-cudnn", ["torch_hopper.py", "cudnn-sdpa"], {}, 1e-3, "main"),
     ("jax-pallas", ["jax_pallas.py"], {}, 1e-5, "main"),
+    ("multi-gpu", ["torch_multigpu.py"], {}, 1e-5, "main"),
 ]
 
 

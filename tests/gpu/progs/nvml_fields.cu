@@ -1,7 +1,8 @@
 // NVML as frameworks ask it beside CUDA: the device of CUDA ordinal 0 found
 // by its PCI bus id, field values of the kind NCCL and XLA read (NVLink link
 // count, each link's state and version, C2C links) and an unknown field in
-// one call, and the NVLink fabric state XLA asks on Hopper. libnvidia-ml.so.1
+// one call, each NVLink's state, version, P2P capability and far end as NCCL
+// reads them, and the NVLink fabric state XLA asks on Hopper. libnvidia-ml.so.1
 // is loaded at run time, as frameworks do: through vcuda it is the guest's.
 // The fields are the GPU's own and do not move while the program runs, so
 // the output is the same natively and through vcuda; the fabric state is
@@ -48,6 +49,9 @@ typedef int (*init_fn)(void);
 typedef int (*by_bus_fn)(const char *, nvmlDevice_t *);
 typedef int (*fields_fn)(nvmlDevice_t, int, nvmlFieldValue_t *);
 typedef int (*fabric_fn)(nvmlDevice_t, nvmlGpuFabricInfoV_t *);
+typedef int (*link_fn)(nvmlDevice_t, unsigned, unsigned *);
+typedef int (*cap_fn)(nvmlDevice_t, unsigned, unsigned, unsigned *);
+typedef int (*remote_fn)(nvmlDevice_t, unsigned, void *);
 
 template <typename T> static T sym(void *h, const char *name)
 {
@@ -129,6 +133,45 @@ int main(void)
     EXPECT(rc == 0 && one.nvmlReturn == v[3].nvmlReturn, "one field: %d / %d", rc, one.nvmlReturn);
     EXPECT(fields(d, 1, NULL) == 2, "NULL values not INVALID_ARGUMENT");
     printf("answered_gt_0=%d\n", answered > 0);
+
+    // Link by link, as NCCL builds its topology: P2P capability, state,
+    // far end (nvmlPciInfo_t: busId at offset 36), and the version.
+    link_fn state = sym<link_fn>(h, "nvmlDeviceGetNvLinkState");
+    link_fn version = sym<link_fn>(h, "nvmlDeviceGetNvLinkVersion");
+    cap_fn cap = sym<cap_fn>(h, "nvmlDeviceGetNvLinkCapability");
+    remote_fn remote = sym<remote_fn>(h, "nvmlDeviceGetNvLinkRemotePciInfo");
+    int up = 0;
+    for (unsigned l = 0; l < LINKS; l++) {
+        unsigned st = 9, ver = 0, p2p = 9;
+        unsigned char pci[68];
+        memset(pci, 0, sizeof pci);
+        int rs = state(d, l, &st), rv = version(d, l, &ver), rc2 = cap(d, l, 0, &p2p), rr = remote(d, l, pci);
+        printf("link %u: state %d/%u version %d/%u p2p %d/%u remote %d/%.32s\n", l, rs, rs ? 9 : st, rv, rv ? 0 : ver,
+               rc2, rc2 ? 9 : p2p, rr, rr ? "-" : (const char *)pci + 36);
+        up += rs == 0 && st == 1;
+    }
+    printf("links_up=%d\n", up);
+    // The layouts: the unversioned names write the first nvmlPciInfo_t
+    // (52 bytes: legacy bus id, ids, reserved words), the _v2/_v3 names
+    // the 68-byte one; bytes past what is written keep their 0xEE.
+    remote_fn remote2 = sym<remote_fn>(h, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    typedef int (*pci_fn)(nvmlDevice_t, void *);
+    pci_fn pci0 = sym<pci_fn>(h, "nvmlDeviceGetPciInfo");
+    pci_fn pci3 = sym<pci_fn>(h, "nvmlDeviceGetPciInfo_v3");
+    const char *names[] = {"remote link 0", "remote_v2 link 0", "pci", "pci_v3"};
+    for (int k = 0; k < 4; k++) {
+        unsigned char b[80];
+        memset(b, 0xEE, sizeof b);
+        int r = k == 0 ? remote(d, 0, b) : k == 1 ? remote2(d, 0, b) : k == 2 ? pci0(d, b) : pci3(d, b);
+        int end = (int)sizeof b;
+        while (end > 0 && b[end - 1] == 0xEE)
+            end--;
+        if (r)
+            printf("%s: %d\n", names[k], r);
+        else
+            printf("%s: %d, written %d, [0] %.16s, [36] %.32s\n", names[k], r, end, (const char *)b,
+                   end > 36 ? (const char *)b + 36 : "-");
+    }
 
     nvmlGpuFabricInfoV_t fi;
     memset(&fi, 0, sizeof fi);
