@@ -145,7 +145,8 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 		return rc;
 	if (!pci)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	memset(pci, 0, sizeof(*pci));
+	/* Each field, and each string up to its NUL, as NVML writes them. */
+	pci->pciDeviceId = pci->pciSubSystemId = 0;
 	pci->domain = (unsigned)info->pci_domain;
 	pci->bus = (unsigned)info->pci_bus;
 	pci->device = (unsigned)info->pci_device;
@@ -171,14 +172,12 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v2(nvmlDevice_t device, nvmlPciInfo_t *pci)
 
 void vc_nvml_pci_v1(const nvmlPciInfo_t *pci, nvmlPciInfo_v1_t *out)
 {
-	memset(out, 0, sizeof(*out));
-	memcpy(out->busId, pci->busIdLegacy, sizeof(out->busId));
-	out->busId[sizeof(out->busId) - 1] = 0;
+	/* As NVML: the string up to its NUL, the four words after it. */
+	snprintf(out->busId, sizeof(out->busId), "%s", pci->busIdLegacy);
 	out->domain = pci->domain;
 	out->bus = pci->bus;
 	out->device = pci->device;
 	out->pciDeviceId = pci->pciDeviceId;
-	out->pciSubSystemId = pci->pciSubSystemId;
 }
 
 /* The unversioned name writes the first layout, as NVML's does: a program

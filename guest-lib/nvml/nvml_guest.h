@@ -76,7 +76,7 @@ nvmlReturn_t vc_nvml_procs(nvmlDevice_t device, struct vc_nv_proc **out, unsigne
 		return NVML_SUCCESS;                                               \
 	}
 
-/** vc_nvml_pci_v1() - @pci in the first layout, into @out (its 52 bytes only). */
+/** vc_nvml_pci_v1() - @pci in the first layout, into @out: the bytes NVML writes there. */
 void vc_nvml_pci_v1(const nvmlPciInfo_t *pci, nvmlPciInfo_v1_t *out);
 
 /** vc_nvml_copy_str() - copy @s into @buf of @len bytes; NVML_ERROR_INSUFFICIENT_SIZE if it does not fit. */

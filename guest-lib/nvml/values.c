@@ -289,16 +289,16 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
 		return rc;
 	if (!pci)
 		return NVML_ERROR_INVALID_ARGUMENT;
-	memset(pci, 0, sizeof(*pci));
+	/* Each field, and each string up to its NUL, as NVML writes them. */
 	pci->domain = (unsigned int)rp.v[0];
 	pci->bus = (unsigned int)rp.v[1];
 	pci->device = (unsigned int)rp.v[2];
 	pci->pciDeviceId = (unsigned int)rp.v[3];
 	pci->pciSubSystemId = (unsigned int)(rp.v[3] >> 32);
 	rp.s[sizeof(pci->busId) - 1] = 0;
-	memcpy(pci->busId, rp.s, sizeof(pci->busId));
+	memcpy(pci->busId, rp.s, strlen(rp.s) + 1);
 	rp.s[sizeof(pci->busId) + sizeof(pci->busIdLegacy) - 1] = 0;
-	memcpy(pci->busIdLegacy, rp.s + sizeof(pci->busId), sizeof(pci->busIdLegacy));
+	memcpy(pci->busIdLegacy, rp.s + sizeof(pci->busId), strlen(rp.s + sizeof(pci->busId)) + 1);
 	return NVML_SUCCESS;
 }
 

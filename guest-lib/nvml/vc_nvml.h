@@ -77,7 +77,8 @@ static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t as in nvml.h");
 
 /* The first layout, which the unversioned nvmlDeviceGetPciInfo and
  * nvmlDeviceGetNvLinkRemotePciInfo still write: a program built against an
- * old nvml.h passes this much room. */
+ * old nvml.h passes this much room. NVIDIA's library writes its bus id
+ * (up to the NUL), domain, bus, device and PCI device id, nothing more. */
 typedef struct {
 	char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]; /* the legacy form */
 	unsigned int domain;

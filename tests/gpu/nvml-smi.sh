@@ -120,7 +120,7 @@ grep -Eq "${hold_mib}MiB */ *${quota_mib}MiB" "$out/nvidia-smi.txt" ||
 grep -Eq "[[:space:]]$HOLDER[[:space:]].*${hold_mib}MiB" "$out/nvidia-smi.txt" ||
 	fail "the process table does not list the holder (pid $HOLDER) with ${hold_mib}MiB"
 q=$(LD_LIBRARY_PATH="$guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$smi" \
-	--query-gpu=memory.total,memory.used --format=csv,noheader,nounits 2>>"$out/nvidia-smi.stderr" | tr -d ' ')
+	--id=0 --query-gpu=memory.total,memory.used --format=csv,noheader,nounits 2>>"$out/nvidia-smi.stderr" | tr -d ' ')
 echo "nvidia-smi --query-gpu=memory.total,memory.used: $q"
 [ "$q" = "${quota_mib},${hold_mib}" ] || fail "--query-gpu says $q, expected ${quota_mib},${hold_mib}"
 

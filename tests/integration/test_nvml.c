@@ -512,8 +512,9 @@ START_TEST(field_values_are_the_hosts)
 }
 END_TEST
 
-/* The unversioned PCI query writes the first, 52-byte layout (what a
- * program built against an old nvml.h passes), the _v3 one 68 bytes. */
+/* The unversioned PCI query writes the first layout (what a program built
+ * against an old nvml.h passes room for): its bus id and four words, 32
+ * bytes, as NVML does; the _v3 one its strings up to their NULs. */
 START_TEST(unversioned_pci_info_is_the_first_layout)
 {
 	unsigned char b[80];
@@ -521,12 +522,17 @@ START_TEST(unversioned_pci_info_is_the_first_layout)
 	nvmlDevice_t d = dev0();
 	int end;
 
-	OK(nvmlDeviceGetPciInfo_v3(d, &v3));
+	memset(b, 0xee, sizeof(b));
+	OK(nvmlDeviceGetPciInfo_v3(d, (nvmlPciInfo_t *)b));
+	for (end = sizeof(b); end > 0 && b[end - 1] == 0xee; end--)
+		;
+	ck_assert_int_eq(end, 36 + (int)strlen((const char *)b + 36) + 1);
+	memcpy(&v3, b, sizeof(v3));
 	memset(b, 0xee, sizeof(b));
 	OK(nvmlDeviceGetPciInfo(d, (nvmlPciInfo_v1_t *)b));
 	for (end = sizeof(b); end > 0 && b[end - 1] == 0xee; end--)
 		;
-	ck_assert_int_eq(end, (int)sizeof(nvmlPciInfo_v1_t));
+	ck_assert_int_eq(end, 32);
 	ck_assert_str_eq((const char *)b, v3.busIdLegacy);
 	ck_assert_uint_eq(((nvmlPciInfo_v1_t *)b)->bus, v3.bus);
 	ck_assert_int_eq(nvmlDeviceGetPciInfo(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
