@@ -84,7 +84,7 @@ LIBCUDA_GEN += vc_cuda_opnames_gen
 # The guest's libnvidia-ml.so.1 (guest-lib/nvml): NVML over the same
 # transport client; every NVML entry point it does not serve is a generated
 # NOT_SUPPORTED stub (tools/gen/gen_nvml.py).
-NVML_SRC := guest-lib/nvml/nvml.c guest-lib/nvml/device.c guest-lib/nvml/values.c guest-lib/nvml/internal.c guest-lib/nvml/events.c
+NVML_SRC := guest-lib/nvml/nvml.c guest-lib/nvml/device.c guest-lib/nvml/values.c guest-lib/nvml/internal.c guest-lib/nvml/events.c guest-lib/nvml/confcompute.c
 
 obj = $(patsubst %.c,$(BUILD)/obj/%.o,$(1))
 

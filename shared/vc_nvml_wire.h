@@ -139,6 +139,30 @@ enum vc_nv_query {
 	VC_NV_NVLINK_REMOTE_PCI,    /* nvmlDeviceGetNvLinkRemotePciInfo_v2(arg0 link): v[0] domain,
 				       v[1] bus, v[2] device, v[3] pciDeviceId | pciSubSystemId << 32,
 				       s busId (32 bytes), then busIdLegacy (16) */
+	VC_NV_PCIE_REPLAY,          /* nvmlDeviceGetPcieReplayCounter */
+	VC_NV_PCIE_MAX_SPEED,       /* nvmlDeviceGetPcieLinkMaxSpeed */
+	VC_NV_PCIE_SPEED,           /* nvmlDeviceGetPcieSpeed */
+	VC_NV_PCIE_THROUGHPUT,      /* nvmlDeviceGetPcieThroughput(arg0 counter) */
+	VC_NV_NUM_FANS,             /* nvmlDeviceGetNumFans */
+	VC_NV_FAN_SPEED_OF,         /* nvmlDeviceGetFanSpeed_v2(arg0 fan) */
+	VC_NV_TARGET_FAN_SPEED,     /* nvmlDeviceGetTargetFanSpeed(arg0 fan) */
+	VC_NV_MIN_MAX_FAN,          /* nvmlDeviceGetMinMaxFanSpeed: min, max */
+	VC_NV_POWER_SOURCE,         /* nvmlDeviceGetPowerSource */
+	VC_NV_MULTI_GPU_BOARD,      /* nvmlDeviceGetMultiGpuBoard */
+	VC_NV_BOARD_ID,             /* nvmlDeviceGetBoardId */
+	VC_NV_BUS_TYPE,             /* nvmlDeviceGetBusType */
+	VC_NV_ADAPTIVE_CLOCK,       /* nvmlDeviceGetAdaptiveClockInfoStatus */
+	VC_NV_CLOCK_OF,             /* nvmlDeviceGetClock(arg0 clock type, arg1 clock id) */
+	VC_NV_MAX_BOOST_CLOCK,      /* nvmlDeviceGetMaxCustomerBoostClock(arg0 clock type) */
+	VC_NV_AUTO_BOOST,           /* nvmlDeviceGetAutoBoostedClocksEnabled: enabled, default */
+	VC_NV_GSP_MODE,             /* nvmlDeviceGetGspFirmwareMode: enabled, default */
+	VC_NV_JPG_UTIL,             /* nvmlDeviceGetJpgUtilization: util, period */
+	VC_NV_OFA_UTIL,             /* nvmlDeviceGetOfaUtilization: util, period */
+	VC_NV_ENCODER_CAPACITY,     /* nvmlDeviceGetEncoderCapacity(arg0 encoder type) */
+	VC_NV_ENCODER_STATS,        /* nvmlDeviceGetEncoderStats: sessions, fps, latency */
+	VC_NV_REMAPPED_ROWS,        /* nvmlDeviceGetRemappedRows: correctable, uncorrectable,
+				       pending, failed */
+	VC_NV_INFOROM_IMAGE,        /* nvmlDeviceGetInforomImageVersion: s */
 	VC_NV_QUERY_END_
 };
 

@@ -316,3 +316,80 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int 
 	vc_nvml_pci_v1(&full, pci);
 	return NVML_SUCCESS;
 }
+
+/* What monitors (nvitop, gpustat, DCGM's exporters, nvidia-smi -q) read
+ * besides: PCIe speed and traffic, fans, board and bus, clocks, the media
+ * engines, remapped memory rows, the InfoROM image. */
+VALUE_U1(nvmlDeviceGetPcieReplayCounter, VC_NV_PCIE_REPLAY, unsigned int)
+VALUE_U1(nvmlDeviceGetPcieLinkMaxSpeed, VC_NV_PCIE_MAX_SPEED, unsigned int)
+VALUE_U1(nvmlDeviceGetPcieSpeed, VC_NV_PCIE_SPEED, unsigned int)
+VALUE_A_U1(nvmlDeviceGetPcieThroughput, VC_NV_PCIE_THROUGHPUT, unsigned int)
+VALUE_U1(nvmlDeviceGetNumFans, VC_NV_NUM_FANS, unsigned int)
+VALUE_A_U1(nvmlDeviceGetFanSpeed_v2, VC_NV_FAN_SPEED_OF, unsigned int)
+VALUE_A_U1(nvmlDeviceGetTargetFanSpeed, VC_NV_TARGET_FAN_SPEED, unsigned int)
+VALUE_U2(nvmlDeviceGetMinMaxFanSpeed, VC_NV_MIN_MAX_FAN, unsigned int)
+VALUE_U1(nvmlDeviceGetPowerSource, VC_NV_POWER_SOURCE, unsigned int)
+VALUE_U1(nvmlDeviceGetMultiGpuBoard, VC_NV_MULTI_GPU_BOARD, unsigned int)
+VALUE_U1(nvmlDeviceGetBoardId, VC_NV_BOARD_ID, unsigned int)
+VALUE_U1(nvmlDeviceGetBusType, VC_NV_BUS_TYPE, unsigned int)
+VALUE_U1(nvmlDeviceGetAdaptiveClockInfoStatus, VC_NV_ADAPTIVE_CLOCK, unsigned int)
+VALUE_A_U1(nvmlDeviceGetMaxCustomerBoostClock, VC_NV_MAX_BOOST_CLOCK, nvmlClockType_t)
+VALUE_U2(nvmlDeviceGetAutoBoostedClocksEnabled, VC_NV_AUTO_BOOST, nvmlEnableState_t)
+VALUE_U2(nvmlDeviceGetGspFirmwareMode, VC_NV_GSP_MODE, unsigned int)
+VALUE_U2(nvmlDeviceGetJpgUtilization, VC_NV_JPG_UTIL, unsigned int)
+VALUE_U2(nvmlDeviceGetOfaUtilization, VC_NV_OFA_UTIL, unsigned int)
+VALUE_A_U1(nvmlDeviceGetEncoderCapacity, VC_NV_ENCODER_CAPACITY, unsigned int)
+VALUE_STR(nvmlDeviceGetInforomImageVersion, VC_NV_INFOROM_IMAGE)
+
+nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int clockId,
+				unsigned int *clockMHz);
+nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int clockId,
+				unsigned int *clockMHz)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_CLOCK_OF, clockType, clockId, &rp);
+
+	if (rc)
+		return rc;
+	if (!clockMHz)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*clockMHz = (unsigned int)rp.v[0];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,
+				       unsigned int *averageLatency);
+nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,
+				       unsigned int *averageLatency)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_ENCODER_STATS, 0, 0, &rp);
+
+	if (rc)
+		return rc;
+	if (!sessionCount || !averageFps || !averageLatency)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*sessionCount = (unsigned int)rp.v[0];
+	*averageFps = (unsigned int)rp.v[1];
+	*averageLatency = (unsigned int)rp.v[2];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,
+				       unsigned int *isPending, unsigned int *failureOccurred);
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,
+				       unsigned int *isPending, unsigned int *failureOccurred)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_REMAPPED_ROWS, 0, 0, &rp);
+
+	if (rc)
+		return rc;
+	if (!corrRows || !uncRows || !isPending || !failureOccurred)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*corrRows = (unsigned int)rp.v[0];
+	*uncRows = (unsigned int)rp.v[1];
+	*isPending = (unsigned int)rp.v[2];
+	*failureOccurred = (unsigned int)rp.v[3];
+	return NVML_SUCCESS;
+}

@@ -308,6 +308,47 @@ typedef nvmlGpuFabricInfo_v3_t nvmlGpuFabricInfoV_t;
 nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo);
 nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo);
 
+/* Confidential computing (confcompute.c): off for a vcuda guest. */
+#define NVML_CC_SYSTEM_CPU_CAPS_NONE 0
+#define NVML_CC_SYSTEM_GPUS_CC_NOT_CAPABLE 0
+#define NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF 0
+#define NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE 0
+#define NVML_CC_SYSTEM_FEATURE_DISABLED 0
+#define NVML_CC_SYSTEM_MULTIGPU_NONE 0
+typedef struct nvmlConfComputeSystemCaps_st {
+	unsigned int cpuCaps;
+	unsigned int gpusCaps;
+} nvmlConfComputeSystemCaps_t;
+typedef struct nvmlConfComputeSystemState_st {
+	unsigned int environment;
+	unsigned int ccFeature;
+	unsigned int devToolsMode;
+} nvmlConfComputeSystemState_t;
+typedef struct {
+	unsigned int version;
+	unsigned int environment;
+	unsigned int ccFeature;
+	unsigned int devToolsMode;
+	unsigned int multiGpuMode;
+} nvmlSystemConfComputeSettings_v1_t;
+typedef nvmlSystemConfComputeSettings_v1_t nvmlSystemConfComputeSettings_t;
+static_assert(sizeof(nvmlSystemConfComputeSettings_t) == 20, "as in nvml.h");
+#define nvmlSystemConfComputeSettings_v1 NVML_STRUCT_VERSION(SystemConfComputeSettings, 1)
+nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state);
+nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t *settings);
+nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t *capabilities);
+
+/* Monitors' other values (values.c), the host NVML's answers. */
+nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, unsigned int counter, unsigned int *value);
+nvmlReturn_t nvmlDeviceGetMinMaxFanSpeed(nvmlDevice_t device, unsigned int *minSpeed, unsigned int *maxSpeed);
+nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int clockId,
+				unsigned int *clockMHz);
+nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,
+				       unsigned int *averageLatency);
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,
+				       unsigned int *isPending, unsigned int *failureOccurred);
+nvmlReturn_t nvmlDeviceGetInforomImageVersion(nvmlDevice_t device, char *version, unsigned int length);
+
 /* Not NVML's: marks this library as vcuda's (the server refuses to load it
  * as the host's NVML). Returns 1. */
 int vcNvmlGuestLibrary(void);

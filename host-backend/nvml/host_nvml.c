@@ -31,6 +31,8 @@ typedef int (*fn_str)(char *, unsigned);
 typedef int (*fn_handle)(const char *, ndev_t *);
 typedef int (*fn_u1)(ndev_t, unsigned *);
 typedef int (*fn_u2)(ndev_t, unsigned *, unsigned *);
+typedef int (*fn_u3)(ndev_t, unsigned *, unsigned *, unsigned *);
+typedef int (*fn_u4)(ndev_t, unsigned *, unsigned *, unsigned *, unsigned *);
 typedef int (*fn_a_u1)(ndev_t, unsigned, unsigned *);
 typedef int (*fn_a2_u1)(ndev_t, unsigned, unsigned, unsigned *);
 typedef int (*fn_a_buf)(ndev_t, unsigned, void *);
@@ -50,7 +52,7 @@ struct field_value {
 };
 static_assert(sizeof(struct field_value) == 40, "nvmlFieldValue_t");
 
-enum shape { U1 = 1, U2, A_U1, A2_U1, A2_ULL, ULL, UTIL, BAR1, PCI, A_PCI, STR, FIELD };
+enum shape { U1 = 1, U2, U3, U4, A_U1, A2_U1, A2_ULL, ULL, UTIL, BAR1, PCI, A_PCI, STR, FIELD };
 
 static const struct {
 	uint32_t q;
@@ -102,6 +104,29 @@ static const struct {
 	{VC_NV_NVLINK_CAP, A2_U1, "nvmlDeviceGetNvLinkCapability"},
 	{VC_NV_NVLINK_REMOTE_TYPE, A_U1, "nvmlDeviceGetNvLinkRemoteDeviceType"},
 	{VC_NV_NVLINK_REMOTE_PCI, A_PCI, "nvmlDeviceGetNvLinkRemotePciInfo_v2"},
+	{VC_NV_PCIE_REPLAY, U1, "nvmlDeviceGetPcieReplayCounter"},
+	{VC_NV_PCIE_MAX_SPEED, U1, "nvmlDeviceGetPcieLinkMaxSpeed"},
+	{VC_NV_PCIE_SPEED, U1, "nvmlDeviceGetPcieSpeed"},
+	{VC_NV_PCIE_THROUGHPUT, A_U1, "nvmlDeviceGetPcieThroughput"},
+	{VC_NV_NUM_FANS, U1, "nvmlDeviceGetNumFans"},
+	{VC_NV_FAN_SPEED_OF, A_U1, "nvmlDeviceGetFanSpeed_v2"},
+	{VC_NV_TARGET_FAN_SPEED, A_U1, "nvmlDeviceGetTargetFanSpeed"},
+	{VC_NV_MIN_MAX_FAN, U2, "nvmlDeviceGetMinMaxFanSpeed"},
+	{VC_NV_POWER_SOURCE, U1, "nvmlDeviceGetPowerSource"},
+	{VC_NV_MULTI_GPU_BOARD, U1, "nvmlDeviceGetMultiGpuBoard"},
+	{VC_NV_BOARD_ID, U1, "nvmlDeviceGetBoardId"},
+	{VC_NV_BUS_TYPE, U1, "nvmlDeviceGetBusType"},
+	{VC_NV_ADAPTIVE_CLOCK, U1, "nvmlDeviceGetAdaptiveClockInfoStatus"},
+	{VC_NV_CLOCK_OF, A2_U1, "nvmlDeviceGetClock"},
+	{VC_NV_MAX_BOOST_CLOCK, A_U1, "nvmlDeviceGetMaxCustomerBoostClock"},
+	{VC_NV_AUTO_BOOST, U2, "nvmlDeviceGetAutoBoostedClocksEnabled"},
+	{VC_NV_GSP_MODE, U2, "nvmlDeviceGetGspFirmwareMode"},
+	{VC_NV_JPG_UTIL, U2, "nvmlDeviceGetJpgUtilization"},
+	{VC_NV_OFA_UTIL, U2, "nvmlDeviceGetOfaUtilization"},
+	{VC_NV_ENCODER_CAPACITY, A_U1, "nvmlDeviceGetEncoderCapacity"},
+	{VC_NV_ENCODER_STATS, U3, "nvmlDeviceGetEncoderStats"},
+	{VC_NV_REMAPPED_ROWS, U4, "nvmlDeviceGetRemappedRows"},
+	{VC_NV_INFOROM_IMAGE, STR, "nvmlDeviceGetInforomImageVersion"},
 };
 
 static const char *g_lib;
@@ -214,7 +239,7 @@ int vc_host_nvml_p2p(const char *bus1, const char *bus2, uint32_t index, uint32_
 
 void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], struct vc_nv_rep_value *out)
 {
-	unsigned u[2] = {0};
+	unsigned u[4] = {0};
 	unsigned long long ull[3] = {0};
 	unsigned char pci[68] = {0}; /* nvmlPciInfo_t (v3) */
 	struct field_value fv = {.field_id = arg[0], .scope_id = arg[1]};
@@ -249,6 +274,8 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 	switch (g_table[i].shape) {
 	case U1: CALL(fn_u1, d, &u[0]); break;
 	case U2: CALL(fn_u2, d, &u[0], &u[1]); break;
+	case U3: CALL(fn_u3, d, &u[0], &u[1], &u[2]); break;
+	case U4: CALL(fn_u4, d, &u[0], &u[1], &u[2], &u[3]); break;
 	case UTIL: CALL(fn_buf, d, u); break;
 	case A_U1: CALL(fn_a_u1, d, arg[0], &u[0]); break;
 	case A2_U1: CALL(fn_a2_u1, d, arg[0], arg[1], &u[0]); break;
@@ -272,9 +299,9 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 		return;
 	}
 	switch (g_table[i].shape) {
-	case U1: case U2: case UTIL: case A_U1: case A2_U1:
-		out->v[0] = u[0];
-		out->v[1] = u[1];
+	case U1: case U2: case U3: case U4: case UTIL: case A_U1: case A2_U1:
+		for (int k = 0; k < 4; k++)
+			out->v[k] = u[k];
 		break;
 	case A2_ULL: case ULL: case BAR1:
 		for (int k = 0; k < 3; k++)

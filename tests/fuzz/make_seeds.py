@@ -585,6 +585,10 @@ def main():
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 44, 0, 0), REPLY, 1)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 46, 0, 0), REPLY, 1)
          + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 46, 0xFFFFFFFF, 0), REPLY, 1)
+         # monitors' values: a clock by type and id, remapped rows (four outputs), a string
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 60, 1, 0xFFFFFFFF), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 68, 0, 0), REPLY, 1)
+         + s.cmd("vcNvmlValue", struct.pack(NV_VALUE, 0, 0, 69, 0, 0), REPLY, 1)
          + s.retain() + s.alloc(4096)
          + s.cmd("vcNvmlMemory", struct.pack(NV_DEV, 0, 0, 0), REPLY, 1))
     seed("hostfn_console", s.retain()

@@ -587,6 +587,67 @@ START_TEST(nvlink_links_are_the_hosts)
 }
 END_TEST
 
+/* Confidential computing is off for a guest, whatever the host: a
+ * remoted GPU's work is in the clear in the host's worker. */
+START_TEST(confidential_computing_is_off)
+{
+	nvmlSystemConfComputeSettings_t cs;
+	nvmlConfComputeSystemState_t st;
+	nvmlConfComputeSystemCaps_t caps;
+
+	ck_assert_int_eq(nvmlSystemGetConfComputeState(&st), NVML_ERROR_UNINITIALIZED);
+	(void)dev0();
+	memset(&st, 0xab, sizeof(st));
+	OK(nvmlSystemGetConfComputeState(&st));
+	ck_assert_uint_eq(st.ccFeature, NVML_CC_SYSTEM_FEATURE_DISABLED);
+	ck_assert_uint_eq(st.environment, NVML_CC_SYSTEM_ENVIRONMENT_UNAVAILABLE);
+	ck_assert_uint_eq(st.devToolsMode, NVML_CC_SYSTEM_DEVTOOLS_MODE_OFF);
+	memset(&cs, 0xab, sizeof(cs));
+	cs.version = nvmlSystemConfComputeSettings_v1;
+	OK(nvmlSystemGetConfComputeSettings(&cs));
+	ck_assert_uint_eq(cs.version, nvmlSystemConfComputeSettings_v1);
+	ck_assert_uint_eq(cs.ccFeature, NVML_CC_SYSTEM_FEATURE_DISABLED);
+	ck_assert_uint_eq(cs.multiGpuMode, NVML_CC_SYSTEM_MULTIGPU_NONE);
+	cs.version = 2;
+	ck_assert_int_eq(nvmlSystemGetConfComputeSettings(&cs), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	ck_assert_int_eq(nvmlSystemGetConfComputeSettings(NULL), NVML_ERROR_INVALID_ARGUMENT);
+	OK(nvmlSystemGetConfComputeCapabilities(&caps));
+	ck_assert_uint_eq(caps.gpusCaps, NVML_CC_SYSTEM_GPUS_CC_NOT_CAPABLE);
+	OK(nvmlShutdown());
+}
+END_TEST
+
+/* The monitors' values: the host's answers when it has an NVML, each
+ * NOT_SUPPORTED (nothing written) without one; bad arguments refused. */
+START_TEST(monitor_values_are_the_hosts)
+{
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], img[64];
+	unsigned a = 77, b = 77, c = 77, e = 77;
+	nvmlDevice_t d = dev0();
+	int host = nvmlSystemGetDriverVersion(drv, sizeof(drv)) == NVML_SUCCESS;
+	nvmlReturn_t r[5];
+
+	strcpy(img, "untouched");
+	r[0] = nvmlDeviceGetPcieThroughput(d, 0, &a);
+	r[1] = nvmlDeviceGetMinMaxFanSpeed(d, &b, &c);
+	r[2] = nvmlDeviceGetClock(d, 0, 0, &e);
+	r[3] = nvmlDeviceGetRemappedRows(d, &a, &b, &c, &e);
+	r[4] = nvmlDeviceGetInforomImageVersion(d, img, sizeof(img));
+	for (int i = 0; i < 5; i++)
+		if (!host)
+			ck_assert_int_eq(r[i], NVML_ERROR_NOT_SUPPORTED);
+	if (!host) {
+		ck_assert_uint_eq(a + b + c + e, 4 * 77);
+		ck_assert_str_eq(img, "untouched");
+	} else if (r[3] == NVML_SUCCESS) {
+		ck_assert_uint_le(c, 1); /* pending: a boolean */
+	}
+	ck_assert_int_eq(nvmlDeviceGetClock(NULL, 0, 0, &e), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_ne(nvmlDeviceGetRemappedRows(d, &a, &b, NULL, &e), NVML_SUCCESS);
+	OK(nvmlShutdown());
+}
+END_TEST
+
 /* A VM's GPU is in no NVLink fabric it can use: success, state
  * NOT_SUPPORTED, nothing of the host's; the caller's version is kept and
  * only its bytes are written. */
@@ -687,6 +748,8 @@ int main(void)
 	tcase_add_test(t, no_nvlink_fabric);
 	tcase_add_test(t, nvlink_links_are_the_hosts);
 	tcase_add_test(t, unversioned_pci_info_is_the_first_layout);
+	tcase_add_test(t, confidential_computing_is_off);
+	tcase_add_test(t, monitor_values_are_the_hosts);
 	suite_add_tcase(s, t);
 	t = tcase_create("quota");
 	tcase_set_timeout(t, 30);
