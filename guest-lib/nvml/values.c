@@ -55,6 +55,21 @@ static nvmlReturn_t value(nvmlDevice_t device, uint32_t q, uint32_t a0, uint32_t
 		return NVML_SUCCESS;                                               \
 	}
 
+/* Two enum arguments, one unsigned int out. */
+#define VALUE_A2_U1(name, q, atype, btype)                                             \
+	nvmlReturn_t name(nvmlDevice_t device, atype a, btype b, unsigned int *out);   \
+	nvmlReturn_t name(nvmlDevice_t device, atype a, btype b, unsigned int *out)    \
+	{                                                                              \
+		struct vc_nv_rep_value rp;                                             \
+		nvmlReturn_t rc = value(device, q, (uint32_t)a, (uint32_t)b, &rp);     \
+		if (rc)                                                                \
+			return rc;                                                     \
+		if (!out)                                                              \
+			return NVML_ERROR_INVALID_ARGUMENT;                            \
+		*out = (unsigned int)rp.v[0];                                          \
+		return NVML_SUCCESS;                                                   \
+	}
+
 /* Two unsigned ints out. */
 #define VALUE_U2(name, q, type)                                                    \
 	nvmlReturn_t name(nvmlDevice_t device, type *a, type *b);                  \
@@ -264,21 +279,7 @@ VALUE_A_U1(nvmlDeviceGetNvLinkState, VC_NV_NVLINK_STATE, unsigned int)
 VALUE_A_U1(nvmlDeviceGetNvLinkVersion, VC_NV_NVLINK_VERSION, unsigned int)
 VALUE_A_U1(nvmlDeviceGetNvLinkRemoteDeviceType, VC_NV_NVLINK_REMOTE_TYPE, unsigned int)
 
-nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, unsigned int capability,
-					   unsigned int *capResult);
-nvmlReturn_t nvmlDeviceGetNvLinkCapability(nvmlDevice_t device, unsigned int link, unsigned int capability,
-					   unsigned int *capResult)
-{
-	struct vc_nv_rep_value rp;
-	nvmlReturn_t rc = value(device, VC_NV_NVLINK_CAP, link, capability, &rp);
-
-	if (rc)
-		return rc;
-	if (!capResult)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*capResult = (unsigned int)rp.v[0];
-	return NVML_SUCCESS;
-}
+VALUE_A2_U1(nvmlDeviceGetNvLinkCapability, VC_NV_NVLINK_CAP, unsigned int, unsigned int)
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci)
 {
@@ -341,21 +342,7 @@ VALUE_U2(nvmlDeviceGetOfaUtilization, VC_NV_OFA_UTIL, unsigned int)
 VALUE_A_U1(nvmlDeviceGetEncoderCapacity, VC_NV_ENCODER_CAPACITY, unsigned int)
 VALUE_STR(nvmlDeviceGetInforomImageVersion, VC_NV_INFOROM_IMAGE)
 
-nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int clockId,
-				unsigned int *clockMHz);
-nvmlReturn_t nvmlDeviceGetClock(nvmlDevice_t device, nvmlClockType_t clockType, unsigned int clockId,
-				unsigned int *clockMHz)
-{
-	struct vc_nv_rep_value rp;
-	nvmlReturn_t rc = value(device, VC_NV_CLOCK_OF, clockType, clockId, &rp);
-
-	if (rc)
-		return rc;
-	if (!clockMHz)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	*clockMHz = (unsigned int)rp.v[0];
-	return NVML_SUCCESS;
-}
+VALUE_A2_U1(nvmlDeviceGetClock, VC_NV_CLOCK_OF, nvmlClockType_t, unsigned int)
 
 nvmlReturn_t nvmlDeviceGetEncoderStats(nvmlDevice_t device, unsigned int *sessionCount, unsigned int *averageFps,
 				       unsigned int *averageLatency);

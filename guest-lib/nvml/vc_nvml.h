@@ -274,7 +274,6 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo(nvmlDevice_t device, unsigned int 
  * use, as a GPU without NVSwitch: state NVML_GPU_FABRIC_STATE_NOT_SUPPORTED. */
 #define NVML_GPU_FABRIC_UUID_LEN 16
 #define NVML_GPU_FABRIC_STATE_NOT_SUPPORTED 0
-#define NVML_GPU_FABRIC_STATE_COMPLETED 3
 typedef unsigned char nvmlGpuFabricState_t;
 typedef struct {
 	unsigned char clusterUuid[NVML_GPU_FABRIC_UUID_LEN];
