@@ -49,3 +49,17 @@ nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t *c
 	capabilities->gpusCaps = NVML_CC_SYSTEM_GPUS_CC_NOT_CAPABLE;
 	return NVML_SUCCESS;
 }
+
+/* No memory of a guest's is protected: none in use, none free. */
+nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory)
+{
+	unsigned idx;
+	nvmlReturn_t rc = vc_nvml_device(device, &idx);
+
+	if (rc)
+		return rc;
+	if (!memory)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	memset(memory, 0, sizeof(*memory));
+	return NVML_SUCCESS;
+}

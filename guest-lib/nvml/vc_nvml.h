@@ -336,6 +336,7 @@ static_assert(sizeof(nvmlSystemConfComputeSettings_t) == 20, "as in nvml.h");
 nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state);
 nvmlReturn_t nvmlSystemGetConfComputeSettings(nvmlSystemConfComputeSettings_t *settings);
 nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t *capabilities);
+nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory);
 
 /* Monitors' other values (values.c), the host NVML's answers. */
 nvmlReturn_t nvmlDeviceGetPcieThroughput(nvmlDevice_t device, unsigned int counter, unsigned int *value);

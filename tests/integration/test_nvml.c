@@ -594,9 +594,11 @@ START_TEST(confidential_computing_is_off)
 	nvmlSystemConfComputeSettings_t cs;
 	nvmlConfComputeSystemState_t st;
 	nvmlConfComputeSystemCaps_t caps;
+	nvmlMemory_t mem;
+	nvmlDevice_t d;
 
 	ck_assert_int_eq(nvmlSystemGetConfComputeState(&st), NVML_ERROR_UNINITIALIZED);
-	(void)dev0();
+	d = dev0();
 	memset(&st, 0xab, sizeof(st));
 	OK(nvmlSystemGetConfComputeState(&st));
 	ck_assert_uint_eq(st.ccFeature, NVML_CC_SYSTEM_FEATURE_DISABLED);
@@ -613,6 +615,10 @@ START_TEST(confidential_computing_is_off)
 	ck_assert_int_eq(nvmlSystemGetConfComputeSettings(NULL), NVML_ERROR_INVALID_ARGUMENT);
 	OK(nvmlSystemGetConfComputeCapabilities(&caps));
 	ck_assert_uint_eq(caps.gpusCaps, NVML_CC_SYSTEM_GPUS_CC_NOT_CAPABLE);
+	memset(&mem, 0xab, sizeof(mem));
+	OK(nvmlDeviceGetConfComputeProtectedMemoryUsage(d, &mem));
+	ck_assert_uint_eq(mem.total + mem.used + mem.free, 0);
+	ck_assert_int_eq(nvmlDeviceGetConfComputeProtectedMemoryUsage(NULL, &mem), NVML_ERROR_INVALID_ARGUMENT);
 	OK(nvmlShutdown());
 }
 END_TEST
