@@ -8,8 +8,6 @@
  * then nvmlSystemGetConfComputeState) and keeps its transports as they are
  * when the answer is off; the answer does not depend on the host.
  */
-#include <string.h>
-
 #include "nvml_guest.h"
 
 nvmlReturn_t nvmlSystemGetConfComputeState(nvmlConfComputeSystemState_t *state)
@@ -51,15 +49,4 @@ nvmlReturn_t nvmlSystemGetConfComputeCapabilities(nvmlConfComputeSystemCaps_t *c
 }
 
 /* No memory of a guest's is protected: none in use, none free. */
-nvmlReturn_t nvmlDeviceGetConfComputeProtectedMemoryUsage(nvmlDevice_t device, nvmlMemory_t *memory)
-{
-	unsigned idx;
-	nvmlReturn_t rc = vc_nvml_device(device, &idx);
-
-	if (rc)
-		return rc;
-	if (!memory)
-		return NVML_ERROR_INVALID_ARGUMENT;
-	memset(memory, 0, sizeof(*memory));
-	return NVML_SUCCESS;
-}
+VC_NVML_CONSTANT(nvmlDeviceGetConfComputeProtectedMemoryUsage, nvmlMemory_t, ((nvmlMemory_t){0}))

@@ -381,36 +381,19 @@ VC_NVML_CONSTANT(nvmlDeviceGetVirtualizationMode, nvmlGpuVirtualizationMode_t, 0
  * without one is success with state NOT_SUPPORTED (XLA and NCCL read the
  * state; an error makes XLA log its query as failed), so that is the
  * answer: no cluster UUID, clique or health of the host's. */
-static nvmlReturn_t no_fabric(nvmlDevice_t device, const void *out)
-{
-	unsigned idx;
-	nvmlReturn_t rc = vc_nvml_device(device, &idx);
-
-	if (rc)
-		return rc;
-	return out ? NVML_SUCCESS : NVML_ERROR_INVALID_ARGUMENT;
-}
-
-nvmlReturn_t nvmlDeviceGetGpuFabricInfo(nvmlDevice_t device, nvmlGpuFabricInfo_t *gpuFabricInfo)
-{
-	nvmlReturn_t rc = no_fabric(device, gpuFabricInfo);
-
-	if (rc)
-		return rc;
-	memset(gpuFabricInfo, 0, sizeof(*gpuFabricInfo));
-	gpuFabricInfo->status = NVML_SUCCESS;
-	gpuFabricInfo->state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED;
-	return NVML_SUCCESS;
-}
+VC_NVML_CONSTANT(nvmlDeviceGetGpuFabricInfo, nvmlGpuFabricInfo_t,
+		 ((nvmlGpuFabricInfo_t){.status = NVML_SUCCESS, .state = NVML_GPU_FABRIC_STATE_NOT_SUPPORTED}))
 
 nvmlReturn_t nvmlDeviceGetGpuFabricInfoV(nvmlDevice_t device, nvmlGpuFabricInfoV_t *gpuFabricInfo)
 {
-	nvmlReturn_t rc = no_fabric(device, gpuFabricInfo);
-	unsigned int version;
+	unsigned int idx, version;
+	nvmlReturn_t rc = vc_nvml_device(device, &idx);
 	size_t size;
 
 	if (rc)
 		return rc;
+	if (!gpuFabricInfo)
+		return NVML_ERROR_INVALID_ARGUMENT;
 	version = gpuFabricInfo->version;
 	if (version == nvmlGpuFabricInfo_v3)
 		size = sizeof(nvmlGpuFabricInfo_v3_t);
