@@ -101,7 +101,8 @@ SERVER_BIN := $(BUILD)/bin/vcuda-server
 UNIT_TESTS := $(BUILD)/tests/test_ring $(BUILD)/tests/test_decode $(BUILD)/tests/test_threads \
               $(BUILD)/tests/test_exptab $(BUILD)/tests/test_handles $(BUILD)/tests/test_image \
               $(BUILD)/tests/test_fill $(BUILD)/tests/test_fatbin $(BUILD)/tests/test_crew \
-              $(BUILD)/tests/test_guestmem $(BUILD)/tests/test_optimes $(BUILD)/tests/test_place
+              $(BUILD)/tests/test_guestmem $(BUILD)/tests/test_optimes $(BUILD)/tests/test_place \
+              $(BUILD)/tests/test_fdbroker
 INTEG_BINS := $(BUILD)/tests/stress_client $(BUILD)/tests/bad_client $(BUILD)/demo/vcuda-demo \
               $(BUILD)/tests/test_vm_link $(BUILD)/vm/vm_guest_test $(BUILD)/vm/runas
 BENCH_BINS := $(BUILD)/bench/ring_bench

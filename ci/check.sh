@@ -32,7 +32,7 @@ step() {
 
 unit() { # VARIANT
 	local rc=0
-	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_place test_guestmem test_optimes test_threads test_exptab test_mgmt_place test_mgmt_proto test_mgmt_db; do
+	for t in test_ring test_decode test_handles test_image test_fill test_fatbin test_crew test_place test_guestmem test_optimes test_threads test_exptab test_fdbroker test_mgmt_place test_mgmt_proto test_mgmt_db; do
 		echo "== $t"
 		"build/$1/tests/$t" || rc=1
 	done

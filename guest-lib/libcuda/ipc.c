@@ -5,12 +5,15 @@
  * Remoted to the host, where each process is a session of its own worker and
  * the driver's IPC works between them. The handles the guest holds are
  * tokens of the server (shared/vc_cuda_vmm.h), not the driver's bytes; the
- * server honours a token only when one of its own sessions made it.
- * File-descriptor and Windows shareable handles are refused with
- * CUDA_ERROR_NOT_SUPPORTED: the driver's descriptor would live in the host's
- * worker, out of reach of any process in the VM.
+ * server honours a token only when one of its own sessions made it. A
+ * file descriptor the program gets is a memfd holding such a token (the
+ * driver's descriptor stays on the host, with the server); Windows handles
+ * are refused with CUDA_ERROR_NOT_SUPPORTED.
  */
+#include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "vc_cuda_vmm.h"
 #include "vc_cu_guest.h"
@@ -97,19 +100,72 @@ CUresult CUDAAPI cuIpcOpenEventHandle(CUevent *phEvent, CUipcEventHandle handle)
 
 /* ---- shareable handles --------------------------------------------------------------- */
 
-/* FABRIC travels as a token; a descriptor or a Windows handle cannot cross. */
+/*
+ * FABRIC travels as the token itself. A POSIX file descriptor is a sealed
+ * memfd of this process holding the token after a header: the program
+ * passes it to another process as it would the driver's (SCM_RIGHTS, or
+ * pidfd_getfd), and the importer's library reads the token back. A Windows
+ * handle cannot exist here.
+ */
+static const char FD_MAGIC[8] = {'v', 'c', 'u', 'd', 'a', 'S', 'H', '1'};
+
 static CUresult shareable(CUmemAllocationHandleType t)
 {
 	switch (t) {
 	case CU_MEM_HANDLE_TYPE_FABRIC:
-		return CUDA_SUCCESS;
 	case CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR:
+		return CUDA_SUCCESS;
 	case CU_MEM_HANDLE_TYPE_WIN32:
 	case CU_MEM_HANDLE_TYPE_WIN32_KMT:
 		return vc_cu_state() ? CUDA_ERROR_NOT_SUPPORTED : CUDA_ERROR_NOT_INITIALIZED;
 	default:
 		return CUDA_ERROR_INVALID_VALUE;
 	}
+}
+
+/* Hand the token in @rp out as handle type @t at @out. */
+static CUresult give(CUmemAllocationHandleType t, const struct vc_cu_rep_ipc *rp, void *out)
+{
+	uint8_t b[sizeof(FD_MAGIC) + sizeof(rp->token)];
+	int fd;
+
+	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+		memcpy(out, rp->token, sizeof(CUmemFabricHandle));
+		return CUDA_SUCCESS;
+	}
+	memcpy(b, FD_MAGIC, sizeof(FD_MAGIC));
+	memcpy(b + sizeof(FD_MAGIC), rp->token, sizeof(rp->token));
+	fd = memfd_create("vcuda-shareable", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if (pwrite(fd, b, sizeof(b), 0) != (ssize_t)sizeof(b) ||
+	    fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+		close(fd);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	memcpy(out, &fd, sizeof(fd));
+	return CUDA_SUCCESS;
+}
+
+/* The token behind handle @h of type @t into @rq. A descriptor that is not
+ * one of ours (not a sealed memfd with the header) is CUDA_ERROR_INVALID_VALUE. */
+static CUresult take(CUmemAllocationHandleType t, const void *h, struct vc_cu_req_ipc *rq)
+{
+	uint8_t b[sizeof(FD_MAGIC) + sizeof(rq->token) + 1];
+	int fd = (int)(intptr_t)h, seals;
+
+	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+		if (!h)
+			return CUDA_ERROR_INVALID_VALUE;
+		memcpy(rq->token, h, sizeof(CUmemFabricHandle));
+		return CUDA_SUCCESS;
+	}
+	seals = fd < 0 ? -1 : fcntl(fd, F_GET_SEALS);
+	if (seals < 0 || !(seals & F_SEAL_WRITE) ||
+	    pread(fd, b, sizeof(b), 0) != (ssize_t)(sizeof(b) - 1) || memcmp(b, FD_MAGIC, sizeof(FD_MAGIC)))
+		return CUDA_ERROR_INVALID_VALUE;
+	memcpy(rq->token, b + sizeof(FD_MAGIC), sizeof(rq->token));
+	return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle, CUmemGenericAllocationHandle handle,
@@ -123,8 +179,7 @@ CUresult CUDAAPI cuMemExportToShareableHandle(void *shareableHandle, CUmemGeneri
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = shareable(handleType)) || (rc = ipc(VC_CU_cuMemExportToShareableHandle, &rq, &rp)))
 		return rc;
-	memcpy(shareableHandle, rp.token, sizeof(CUmemFabricHandle));
-	return CUDA_SUCCESS;
+	return give(handleType, &rp, shareableHandle);
 }
 
 CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *handle, void *osHandle,
@@ -134,12 +189,10 @@ CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *ha
 	struct vc_cu_rep_ipc rp;
 	CUresult rc;
 
-	if (!handle || !osHandle)
+	if (!handle)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = shareable(shHandleType)))
-		return rc;
-	memcpy(rq.token, osHandle, sizeof(CUmemFabricHandle));
-	if ((rc = ipc(VC_CU_cuMemImportFromShareableHandle, &rq, &rp)))
+	if ((rc = shareable(shHandleType)) || (rc = take(shHandleType, osHandle, &rq)) ||
+	    (rc = ipc(VC_CU_cuMemImportFromShareableHandle, &rq, &rp)))
 		return rc;
 	*handle = rp.value;
 	return CUDA_SUCCESS;
@@ -156,8 +209,7 @@ CUresult CUDAAPI cuMemPoolExportToShareableHandle(void *handle_out, CUmemoryPool
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = shareable(handleType)) || (rc = ipc(VC_CU_cuMemPoolExportToShareableHandle, &rq, &rp)))
 		return rc;
-	memcpy(handle_out, rp.token, sizeof(CUmemFabricHandle));
-	return CUDA_SUCCESS;
+	return give(handleType, &rp, handle_out);
 }
 
 CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void *handle,
@@ -167,12 +219,10 @@ CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void
 	struct vc_cu_rep_ipc rp;
 	CUresult rc;
 
-	if (!pool_out || !handle)
+	if (!pool_out)
 		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = shareable(handleType)))
-		return rc;
-	memcpy(rq.token, handle, sizeof(CUmemFabricHandle));
-	if ((rc = ipc(VC_CU_cuMemPoolImportFromShareableHandle, &rq, &rp)))
+	if ((rc = shareable(handleType)) || (rc = take(handleType, handle, &rq)) ||
+	    (rc = ipc(VC_CU_cuMemPoolImportFromShareableHandle, &rq, &rp)))
 		return rc;
 	*pool_out = (CUmemoryPool)(uintptr_t)rp.value;
 	return CUDA_SUCCESS;

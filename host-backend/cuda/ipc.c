@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ipc.c - IPC between the processes of one VM: memory and event handles,
- * FABRIC shareable handles of allocations and pools, pool pointers, and
- * pool access.
+ * shareable handles of allocations and pools (FABRIC, POSIX file
+ * descriptors), pool pointers, and pool access.
  *
  * Every guest process is a session of its own worker, forked by the VM's
  * one listener, so the driver's own IPC works between them. The guest never
@@ -16,14 +16,23 @@
  * exported allocation (freed) or the exporting session; event entries live
  * as long as the session.
  *
- * Refused: file-descriptor and Windows shareable handles
- * (CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, _WIN32, _WIN32_KMT), with
- * CUDA_ERROR_NOT_SUPPORTED: the driver's descriptor lives in the host's
- * worker and cannot reach a process in the VM.
+ * A POSIX file-descriptor handle is the driver's descriptor, which lives in
+ * the exporting worker: it is given to the listener (resources/fdbroker.h)
+ * and its entry holds the broker's key, so that an importing worker fetches
+ * the descriptor, imports it and closes its copy. The listener keeps it
+ * until the allocation is gone in the exporter (its handles released and
+ * unmapped) or the exporter ends; natively a descriptor would keep the
+ * allocation alive until closed, so an import after that is refused here
+ * (CUDA_ERROR_INVALID_VALUE) where it would work natively. What imported
+ * it before holds it, as natively.
+ * Without a listener (an embedder of the session library) it is refused
+ * with CUDA_ERROR_NOT_SUPPORTED, as Windows handles always are.
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <unistd.h>
 
+#include "resources/fdbroker.h"
 #include "resources/ipc.h"
 #include "vc_cuda_vmm.h"
 #include "cuda/vmm.h"
@@ -182,7 +191,42 @@ int vc_cu_manual_cuIpcOpenEventHandle(struct vc_cu_session *x, const uint8_t *p,
 	return 0;
 }
 
-/* ---- shareable handles: FABRIC only ----------------------------------------------- */
+/* ---- shareable handles: FABRIC and POSIX file descriptors ---------------------------- */
+
+/* Whether shareable handles of type @t can cross between this server's
+ * sessions: FABRIC as bytes; a descriptor through the listener's broker. */
+static int crosses(int32_t t)
+{
+	if (t == CU_MEM_HANDLE_TYPE_FABRIC)
+		return 0;
+	if (t == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR && vc_fdbroker_available())
+		return 0;
+	return CUDA_ERROR_NOT_SUPPORTED;
+}
+
+/* Keep @fd, which the driver exported for @tag, with the listener (closing
+ * ours) and make its token. */
+static int put_fd(struct vc_cu_session *x, enum vc_ipc_kind kind, int fd, uint64_t tag, uint8_t *token)
+{
+	uint8_t key[VC_FDBROKER_KEY];
+	int rc = vc_fdbroker_put(fd, key);
+
+	close(fd);
+	if (rc)
+		return rc == -ENOSPC ? CUDA_ERROR_OUT_OF_MEMORY : CUDA_ERROR_OPERATING_SYSTEM;
+	return put(x, kind, key, sizeof(key), tag, token);
+}
+
+/* The descriptor behind a token of @kind, into *@fd (the caller closes it):
+ * an exporter's that still lives, of this server. */
+static int get_fd(enum vc_ipc_kind kind, const uint8_t *token, int *fd)
+{
+	uint8_t key[VC_FDBROKER_KEY];
+
+	if (vc_ipc_get(kind, token, key, sizeof(key), NULL) || vc_fdbroker_get(key, fd))
+		return CUDA_ERROR_INVALID_VALUE;
+	return 0;
+}
 
 int vc_cu_manual_cuMemExportToShareableHandle(struct vc_cu_session *x, const uint8_t *p, uint32_t len,
 					      struct vc_cu_out *out)
@@ -191,14 +235,18 @@ int vc_cu_manual_cuMemExportToShareableHandle(struct vc_cu_session *x, const uin
 	struct vc_cu_rep_ipc rp = {0};
 	CUmemFabricHandle fh;
 	uint64_t real;
-	int rc;
+	int fd = -1, rc;
 
 	TAKE(rq);
-	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_vmm_real(x, rq.handle, &real)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_vmm_real(x, rq.handle, &real)) || (rc = crosses(rq.type)))
 		return rc;
-	if (rq.type != CU_MEM_HANDLE_TYPE_FABRIC)
-		return CUDA_ERROR_NOT_SUPPORTED; /* a host descriptor cannot reach the VM */
-	if (vc_ipc_find(VC_IPC_FABRIC, real, rp.token)) {
+	if (rq.type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+		if (vc_ipc_find(VC_IPC_FD, real, rp.token) &&
+		    ((rc = x->drv->cuMemExportToShareableHandle(&fd, real, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+								 rq.flags)) ||
+		     (rc = put_fd(x, VC_IPC_FD, fd, real, rp.token))))
+			return rc;
+	} else if (vc_ipc_find(VC_IPC_FABRIC, real, rp.token)) {
 		if ((rc = x->drv->cuMemExportToShareableHandle(&fh, real, CU_MEM_HANDLE_TYPE_FABRIC, rq.flags)) ||
 		    (rc = put(x, VC_IPC_FABRIC, &fh, sizeof(fh), real, rp.token)))
 			return rc;
@@ -214,16 +262,23 @@ int vc_cu_manual_cuMemImportFromShareableHandle(struct vc_cu_session *x, const u
 	struct vc_cu_rep_ipc rp = {0};
 	CUmemFabricHandle fh;
 	CUmemGenericAllocationHandle h = 0;
-	int rc;
+	int fd, rc;
 
 	TAKE(rq);
-	if ((rc = vc_cu_enter(x, rq.ctx)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = crosses(rq.type)))
 		return rc;
-	if (rq.type != CU_MEM_HANDLE_TYPE_FABRIC)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (vc_ipc_get(VC_IPC_FABRIC, rq.token, &fh, sizeof(fh), NULL))
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = x->drv->cuMemImportFromShareableHandle(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC)))
+	if (rq.type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+		if ((rc = get_fd(VC_IPC_FD, rq.token, &fd)))
+			return rc;
+		rc = x->drv->cuMemImportFromShareableHandle(&h, (void *)(uintptr_t)fd,
+							    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+		close(fd);
+	} else {
+		if (vc_ipc_get(VC_IPC_FABRIC, rq.token, &fh, sizeof(fh), NULL))
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = x->drv->cuMemImportFromShareableHandle(&h, &fh, CU_MEM_HANDLE_TYPE_FABRIC);
+	}
+	if (rc)
 		return rc;
 	if ((rc = vc_cu_vmm_import(x, h, &rp.value))) {
 		x->drv->cuMemRelease(h);
@@ -239,19 +294,27 @@ int vc_cu_manual_cuMemPoolExportToShareableHandle(struct vc_cu_session *x, const
 	struct vc_cu_req_ipc rq;
 	struct vc_cu_rep_ipc rp = {0};
 	CUmemFabricHandle fh;
+	uint64_t tag;
 	void *pool;
-	int rc;
+	int fd = -1, rc;
 
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = vc_cu_lookup(x, VC_H_CUMEMORYPOOL, rq.handle, &pool)))
 		return rc;
 	if (!pool)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (rq.type != CU_MEM_HANDLE_TYPE_FABRIC)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (vc_ipc_find(VC_IPC_POOL, (uint64_t)(uintptr_t)pool, rp.token)) {
+	if ((rc = crosses(rq.type)))
+		return rc;
+	tag = (uint64_t)(uintptr_t)pool;
+	if (rq.type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+		if (vc_ipc_find(VC_IPC_POOLFD, tag, rp.token) &&
+		    ((rc = x->drv->cuMemPoolExportToShareableHandle(&fd, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR,
+								     rq.flags)) ||
+		     (rc = put_fd(x, VC_IPC_POOLFD, fd, tag, rp.token))))
+			return rc;
+	} else if (vc_ipc_find(VC_IPC_POOL, tag, rp.token)) {
 		if ((rc = x->drv->cuMemPoolExportToShareableHandle(&fh, pool, CU_MEM_HANDLE_TYPE_FABRIC, rq.flags)) ||
-		    (rc = put(x, VC_IPC_POOL, &fh, sizeof(fh), (uint64_t)(uintptr_t)pool, rp.token)))
+		    (rc = put(x, VC_IPC_POOL, &fh, sizeof(fh), tag, rp.token)))
 			return rc;
 	}
 	REPLY(rp);
@@ -265,16 +328,23 @@ int vc_cu_manual_cuMemPoolImportFromShareableHandle(struct vc_cu_session *x, con
 	struct vc_cu_rep_ipc rp = {0};
 	CUmemFabricHandle fh;
 	CUmemoryPool pool = NULL;
-	int rc;
+	int fd, rc;
 
 	TAKE(rq);
-	if ((rc = vc_cu_enter(x, rq.ctx)))
+	if ((rc = vc_cu_enter(x, rq.ctx)) || (rc = crosses(rq.type)))
 		return rc;
-	if (rq.type != CU_MEM_HANDLE_TYPE_FABRIC)
-		return CUDA_ERROR_NOT_SUPPORTED;
-	if (vc_ipc_get(VC_IPC_POOL, rq.token, &fh, sizeof(fh), NULL))
-		return CUDA_ERROR_INVALID_VALUE;
-	if ((rc = x->drv->cuMemPoolImportFromShareableHandle(&pool, &fh, CU_MEM_HANDLE_TYPE_FABRIC, rq.flags)))
+	if (rq.type == CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
+		if ((rc = get_fd(VC_IPC_POOLFD, rq.token, &fd)))
+			return rc;
+		rc = x->drv->cuMemPoolImportFromShareableHandle(&pool, (void *)(uintptr_t)fd,
+								CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, rq.flags);
+		close(fd);
+	} else {
+		if (vc_ipc_get(VC_IPC_POOL, rq.token, &fh, sizeof(fh), NULL))
+			return CUDA_ERROR_INVALID_VALUE;
+		rc = x->drv->cuMemPoolImportFromShareableHandle(&pool, &fh, CU_MEM_HANDLE_TYPE_FABRIC, rq.flags);
+	}
+	if (rc)
 		return rc;
 	if ((rc = vc_cu_publish(x, VC_H_CUMEMORYPOOL, pool, &rp.value))) {
 		x->drv->cuMemPoolDestroy(pool);

@@ -16,6 +16,8 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "resources/fdbroker.h"
+#include "resources/ipc.h"
 #include "vc_cuda_vmm.h"
 #include "cuda/vmm.h"
 
@@ -108,6 +110,20 @@ static int add_obj(struct vc_cu_vmm *v, uint64_t real, uint64_t size, uint64_t c
 	return 0;
 }
 
+/* Allocation @real is gone: its shareable handles go, and the descriptor
+ * the listener kept for it (cuda/ipc.c). */
+static void exports_gone(struct vc_cu_session *x, uint64_t real)
+{
+	uint8_t token[VC_IPC_TOKEN], key[VC_FDBROKER_KEY];
+
+	if (!x->vmm->nexported)
+		return;
+	if (!vc_ipc_find(VC_IPC_FD, real, token) && !vc_ipc_get(VC_IPC_FD, token, key, sizeof(key), NULL))
+		vc_fdbroker_drop(key);
+	vc_ipc_drop(VC_IPC_FD, real);
+	vc_ipc_drop(VC_IPC_FABRIC, real);
+}
+
 /* The memory of slot @idx is gone when no reference and no mapping is left. */
 static void settle(struct vc_cu_session *x, uint32_t idx)
 {
@@ -117,6 +133,7 @@ static void settle(struct vc_cu_session *x, uint32_t idx)
 	if (!o->real || o->refs || o->maps)
 		return;
 	vc_cu_quota_refund(x, o->charged);
+	exports_gone(x, o->real);
 	o->real = 0;
 	o->charged = 0;
 	o->next_free = v->free_head;

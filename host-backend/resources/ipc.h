@@ -31,6 +31,8 @@ enum vc_ipc_kind {
 	VC_IPC_FABRIC = 3,  /* CUmemFabricHandle of an allocation */
 	VC_IPC_POOL = 4,    /* CUmemFabricHandle of a memory pool */
 	VC_IPC_POOLPTR = 5, /* CUmemPoolPtrExportData */
+	VC_IPC_FD = 6,      /* an allocation's descriptor: the broker's key (fdbroker.h) */
+	VC_IPC_POOLFD = 7,  /* a memory pool's descriptor: the broker's key */
 };
 
 /**

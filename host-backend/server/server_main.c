@@ -29,6 +29,7 @@
 #include "core/handshake.h"
 #include "server/pending.h"
 #include "resources/gpushare.h"
+#include "resources/fdbroker.h"
 #include "resources/ipc.h"
 #include "server/server_config.h"
 #include "vc_abi_hash.h"
@@ -87,6 +88,7 @@ static void reap(void)
 
 	while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
 		vc_ipc_reap(pid); /* its IPC handles went with it */
+		vc_fdbroker_reap(pid); /* and the descriptors it exported */
 		if (g_vm && vc_vm_link_reaped(g_vm, pid, status))
 			continue;
 		for (struct worker **pp = &g_workers; *pp; pp = &(*pp)->next) {
@@ -539,6 +541,10 @@ int main(int argc, char **argv)
 	g_acct = vc_acct_create();
 	if (!g_acct || vc_ipc_create())
 		return 1;
+	if ((rc = vc_fdbroker_create())) {
+		fprintf(stderr, "vcuda-server: cannot make the descriptor broker's socket: %s\n", strerror(-rc));
+		return 1;
+	}
 	/* No worker exists yet (fork orders these for them): plain stores. */
 	g_acct->quota[VC_ACCT_MEM] = g_cfg.mem_quota;
 	g_acct->quota[VC_ACCT_PINNED] = g_cfg.pinned_quota;
@@ -624,7 +630,7 @@ int main(int argc, char **argv)
 		       g_cfg.idle_timeout_s);
 
 	while (!g_quit) {
-		int npfd = 2, nvm = 0, nadm = 0, npend, timeout, vt;
+		int npfd = 2, nvm = 0, nadm = 0, nfdb, npend, timeout, vt;
 		char drain[64];
 		int pr;
 
@@ -642,6 +648,8 @@ int main(int argc, char **argv)
 			nadm = vc_admin_pollfds(g_admin, pfd + npfd, (int)pfd_cap - npfd);
 			npfd += nadm;
 		}
+		nfdb = vc_fdbroker_pollfd(&pfd[npfd]);
+		npfd += nfdb;
 		npend = vc_pending_pollfds(&g_pending, pfd + npfd, (int)pfd_cap - npfd);
 		npfd += npend;
 		vt = vc_pending_timeout_ms(&g_pending);
@@ -658,9 +666,11 @@ int main(int argc, char **argv)
 			vc_vm_link_handle(g_vm, pfd + 2, pr > 0 ? nvm : 0);
 		if (g_admin)
 			vc_admin_handle(g_admin, pfd + 2 + nvm, pr > 0 ? nadm : 0);
+		if (pr > 0 && nfdb && (pfd[2 + nvm + nadm].revents & POLLIN))
+			vc_fdbroker_handle();
 		/* Hellos first (and deadlines), then new connections: a client
 		 * that spoke is never dropped for one that has not yet. */
-		vc_pending_handle(&g_pending, pfd + 2 + nvm + nadm, pr > 0 ? npend : 0, on_hello, &lfd);
+		vc_pending_handle(&g_pending, pfd + 2 + nvm + nadm + nfdb, pr > 0 ? npend : 0, on_hello, &lfd);
 		if (pr <= 0 || lfd < 0 || !(pfd[1].revents & POLLIN))
 			continue;
 		/* No worker before the hello: a connection waits in the listener,
@@ -680,6 +690,7 @@ int main(int argc, char **argv)
 	vc_vm_link_destroy(g_vm);
 	g_vm = NULL; /* stop_all() reaps: nothing may reach the freed link */
 	stop_all();
+	vc_fdbroker_destroy();
 	vc_admin_destroy(g_admin);
 	vc_sched_detach();
 	if (lfd >= 0) {

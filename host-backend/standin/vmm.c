@@ -14,14 +14,20 @@
  *
  * IPC: handles are made (events only of CU_EVENT_INTERPROCESS |
  * CU_EVENT_DISABLE_TIMING, as the driver demands), but opening one is
- * CUDA_ERROR_NOT_SUPPORTED: the stand-in's memory is its worker's own RAM,
+ * CUDA_ERROR_NOT_SUPPORTED: cuMemAlloc's memory is its worker's own RAM,
  * which another worker cannot see. (The server's checks of tokens, which
- * come before the driver, are what CI tests.)
+ * come before the driver, are what CI tests.) A physical allocation made
+ * with CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR exports its memfd as the
+ * descriptor, and importing one in another worker maps the same pages, so
+ * that descriptors passed between workers are tested down to the bytes.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "standin/standin_priv.h"
@@ -33,6 +39,7 @@ struct sphys {
 	uint64_t size;
 	int fd;
 	uint32_t refs, maps;
+	int imported; /* another worker's memfd: its memory is not counted here */
 	CUmemAllocationProp prop;
 };
 
@@ -64,7 +71,8 @@ static void phys_settle(struct sphys *p)
 		if (g_phys[i] == p)
 			g_phys[i] = NULL;
 	close(p->fd);
-	g_mem.in_use -= p->size;
+	if (!p->imported)
+		g_mem.in_use -= p->size;
 	free(p);
 }
 
@@ -351,6 +359,82 @@ static CUresult s_retain(CUmemGenericAllocationHandle *h, void *addr)
 	return m ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 
+static CUresult s_export(void *out, CUmemGenericAllocationHandle h, CUmemAllocationHandleType t,
+			 unsigned long long flags)
+{
+	struct sphys *p;
+	int fd = -1, ok;
+
+	if (!out || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	pthread_mutex_lock(&g_mu);
+	p = phys_of(h);
+	ok = p && (p->prop.requestedHandleTypes & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR);
+	if (ok)
+		fd = fcntl(p->fd, F_DUPFD_CLOEXEC, 0);
+	pthread_mutex_unlock(&g_mu);
+	if (!ok)
+		return CUDA_ERROR_INVALID_VALUE; /* not made to be exported so */
+	if (fd < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(out, &fd, sizeof(fd));
+	return CUDA_SUCCESS;
+}
+
+/* Whether @fd is a stand-in allocation's memfd (its name says so). */
+static int standin_memfd(int fd)
+{
+	static const char want[] = "/memfd:vcuda-standin-vmm";
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	return n >= (ssize_t)(sizeof(want) - 1) && !memcmp(target, want, sizeof(want) - 1);
+}
+
+static CUresult s_import(CUmemGenericAllocationHandle *h, void *os, CUmemAllocationHandleType t)
+{
+	int fd = (int)(intptr_t)os;
+	struct sphys *p;
+	struct stat st;
+	uint32_t i;
+
+	if (!h)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (fd < 0 || !standin_memfd(fd) || fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size % GRAN)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!(p = calloc(1, sizeof(*p))))
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	if ((p->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0)) < 0) {
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	p->size = (uint64_t)st.st_size;
+	p->refs = 1;
+	p->imported = 1;
+	p->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+	p->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	p->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	pthread_mutex_lock(&g_mu);
+	for (i = 0; i < MAX_VMM && g_phys[i]; i++)
+		;
+	if (i < MAX_VMM)
+		g_phys[i] = p;
+	pthread_mutex_unlock(&g_mu);
+	if (i == MAX_VMM) {
+		close(p->fd);
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_props(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h)
 {
 	struct sphys *p;
@@ -446,6 +530,8 @@ void vc_si_fill_vmm(struct vc_cuda_driver *d)
 	d->cuMemGetAllocationGranularity = s_granularity;
 	d->cuMemRetainAllocationHandle = s_retain;
 	d->cuMemGetAllocationPropertiesFromHandle = s_props;
+	d->cuMemExportToShareableHandle = s_export;
+	d->cuMemImportFromShareableHandle = s_import;
 	d->cuIpcGetMemHandle = s_ipc_get_mem;
 	d->cuIpcOpenMemHandle_v2 = s_ipc_open_mem;
 	d->cuIpcCloseMemHandle = s_ipc_close_mem;

@@ -559,6 +559,17 @@ def main():
          + s.cmd("cuMemUnmap", struct.pack(VMM, CTX0, va, 2 << 20, 0, 0, 0, 0, 0, b""), REPLY, 1)
          + s.cmd("cuMemRelease", struct.pack(VMM, CTX0, 0, 0, 0, vh(0), 0, 0, 0, b""), REPLY, 1)
          + s.cmd("cuMemAddressFree", struct.pack(VMM, CTX0, va, 8 << 20, 0, 0, 0, 0, 0, b""), REPLY, 1))
+    # shareable handles of an allocation and a pool: a POSIX descriptor (type 1; refused where
+    # no listener brokers descriptors, as under the fuzzer), FABRIC (type 8), a forged token
+    seed("ipc-shareable", s.retain()
+         + s.cmd("cuMemCreate", struct.pack(VMM_CREATE, CTX0, 2 << 20, 0, 0, 0, DEVICE_PROP), REPLY, 1)
+         + s.cmd("cuMemExportToShareableHandle", struct.pack(IPC, CTX0, 0, vh(0), 0, 1, 0, b""), REPLY, 1)
+         + s.cmd("cuMemExportToShareableHandle", struct.pack(IPC, CTX0, 0, vh(0), 0, 8, 0, b""), REPLY, 1)
+         + s.cmd("cuMemImportFromShareableHandle", struct.pack(IPC, CTX0, 0, 0, 0, 1, 0, b"vcudaIPC\6"), REPLY, 1)
+         + s.cmd("cuMemImportFromShareableHandle", struct.pack(IPC, CTX0, 0, 0, 0, 8, 0, b"vcudaIPC\3"), REPLY, 1)
+         + s.cmd("cuMemPoolImportFromShareableHandle", struct.pack(IPC, CTX0, 0, 0, 0, 1, 0, b"vcudaIPC\7"),
+                 REPLY, 1)
+         + s.cmd("cuMemRelease", struct.pack(VMM, CTX0, 0, 0, 0, vh(0), 0, 0, 0, b""), REPLY, 1))
     split_seed("ipc", 4096,
                s.cmd("cuIpcGetMemHandle", struct.pack(IPC, CTX0, a, 0, 0, 0, 0, b""), REPLY, 1)
                + s.cmd("cuIpcOpenMemHandle_v2", struct.pack(IPC, CTX0, 0, 0, 1, 0, 0, b"vcudaIPC\1"), REPLY, 1)

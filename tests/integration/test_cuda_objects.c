@@ -18,6 +18,8 @@
 #include <string.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -957,6 +959,203 @@ START_TEST(ipc_handles_of_this_vm_only)
 }
 END_TEST
 
+/* ---- POSIX file-descriptor shareable handles between processes ----------------------- */
+
+/* One descriptor over unix socket @s (SCM_RIGHTS), with a byte @b. */
+static int send_fd(int s, int fd, char b)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = &b, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+
+	memset(ctl, 0, sizeof(ctl));
+	c = CMSG_FIRSTHDR(&m);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof(int));
+	return sendmsg(s, &m, 0) == 1 ? 0 : -1;
+}
+
+/* The descriptor sent over @s, or -1 (its byte into *@b). */
+static int recv_fd(int s, char *b)
+{
+	char ctl[CMSG_SPACE(sizeof(int))];
+	struct iovec iov = {.iov_base = b, .iov_len = 1};
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
+	struct cmsghdr *c;
+	int fd = -1;
+
+	if (recvmsg(s, &m, 0) != 1)
+		return -1;
+	c = CMSG_FIRSTHDR(&m);
+	if (c && c->cmsg_type == SCM_RIGHTS)
+		memcpy(&fd, CMSG_DATA(c), sizeof(int));
+	return fd;
+}
+
+/* Two granules of device memory exportable as a descriptor, mapped at *@va
+ * and set to @v; its handle in *@h. */
+static int fd_alloc(CUmemGenericAllocationHandle *h, CUdeviceptr *va, size_t *g, unsigned char v)
+{
+	CUmemAllocationProp prop = device_prop();
+	CUmemAccessDesc acc = {.location = prop.location, .flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE};
+
+	prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	return cuMemGetAllocationGranularity(g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM) ||
+	       cuMemCreate(h, 2 * *g, &prop, 0) || cuMemAddressReserve(va, 2 * *g, 0, 0, 0) ||
+	       cuMemMap(*va, 2 * *g, 0, *h, 0) || cuMemSetAccess(*va, 2 * *g, &acc, 1) ||
+	       cuMemsetD8(*va, v, 2 * *g) || cuCtxSynchronize();
+}
+
+/* In a child (before any CUDA in it), on the server at @sock (NULL: the
+ * fixture's): memory set to 0x5c exported as a descriptor, sent over @s
+ * with 'k' ('!' when a step failed); then, told 'c' over @s, whether its
+ * bytes became 0x3e (sent back as 'y' or 'n'); then a second allocation's
+ * descriptor sent after that allocation was released and unmapped. */
+static void fd_exporter(const char *sock, int s)
+{
+	CUmemGenericAllocationHandle h, h2;
+	CUdeviceptr va, va2;
+	CUcontext c;
+	size_t g = 0;
+	int fd = -1, fd2 = -1, ok;
+	char b = 0;
+
+	if (sock)
+		setenv("VCUDA_SOCKET", sock, 1);
+	ok = cuInit(0) == CUDA_SUCCESS && cuDevicePrimaryCtxRetain(&c, 0) == CUDA_SUCCESS &&
+	     cuCtxSetCurrent(c) == CUDA_SUCCESS && !fd_alloc(&h, &va, &g, 0x5c) &&
+	     cuMemExportToShareableHandle(&fd, h, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS;
+	if (send_fd(s, ok ? fd : 0, ok ? 'k' : '!') || !ok || read(s, &b, 1) != 1)
+		_exit(1);
+	if (fd >= 0)
+		close(fd);
+	{
+		unsigned char *back = malloc(2 * g);
+
+		ok = back && cuMemcpyDtoH(back, va, 2 * g) == CUDA_SUCCESS;
+		for (size_t i = 0; ok && i < 2 * g; i++)
+			ok = back[i] == 0x3e;
+		free(back);
+	}
+	(void)!write(s, ok ? "y" : "n", 1);
+	ok = !fd_alloc(&h2, &va2, &g, 0x77) &&
+	     cuMemExportToShareableHandle(&fd2, h2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0) == CUDA_SUCCESS &&
+	     cuMemUnmap(va2, 2 * g) == CUDA_SUCCESS && cuMemRelease(h2) == CUDA_SUCCESS;
+	send_fd(s, ok ? fd2 : 0, ok ? 'k' : '!');
+	(void)!read(s, &b, 1); /* hold the first allocation until the parent is done */
+	_exit(0);
+}
+
+START_TEST(ipc_fd_between_processes)
+{
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h;
+	CUmemoryPool pool;
+	CUcontext ctx;
+	CUdeviceptr va;
+	size_t g = 0;
+	char sock[64], b = 0;
+	int sv[2], so[2], fd, fd2, other, forged, pp[2];
+	pid_t c1, c2 = 0, srv;
+	static const char head[8] = {'v', 'c', 'u', 'd', 'a', 'S', 'H', '1'};
+	unsigned char junk[64];
+
+	snprintf(sock, sizeof(sock), "/tmp/vcuda-ipcfd-test-%d.sock", (int)getpid());
+	start_other_server(sock, &srv);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM, 0, so), 0);
+	/* CUDA only in the children first: each is a session of its own */
+	if ((c1 = fork()) == 0)
+		fd_exporter(NULL, sv[1]);
+	if (srv && (c2 = fork()) == 0)
+		fd_exporter(sock, so[1]);
+	fd = recv_fd(sv[0], &b);
+	ck_assert_int_eq(b, 'k');
+	ck_assert_int_ge(fd, 0);
+	other = -1;
+	if (srv) {
+		other = recv_fd(so[0], &b);
+		ck_assert_int_eq(b, 'k');
+	}
+	CK(cuInit(0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	CK(cuCtxSetCurrent(ctx));
+	/* the other process's memory, through its descriptor: its bytes, and
+	 * what is written here is what it reads */
+	CK(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)fd, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR));
+	close(fd);
+	{
+		CUmemAllocationProp prop = device_prop();
+
+		CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+		acc.location = prop.location;
+		acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	}
+	CK(cuMemAddressReserve(&va, 2 * g, 0, 0, 0));
+	CK(cuMemMap(va, 2 * g, 0, h, 0));
+	CK(cuMemSetAccess(va, 2 * g, &acc, 1));
+	expect_bytes(va, 0x5c, 2 * g);
+	CK(cuMemsetD8(va, 0x3e, 2 * g));
+	CK(cuCtxSynchronize());
+	ck_assert_int_eq(write(sv[0], "c", 1), 1);
+	ck_assert_int_eq(read(sv[0], &b, 1), 1);
+	ck_assert_int_eq(b, 'y');
+	/* an allocation released and unmapped by its exporter: gone */
+	fd2 = recv_fd(sv[0], &b);
+	ck_assert_int_eq(b, 'k');
+	{
+		CUmemGenericAllocationHandle h2;
+
+		ck_assert_int_eq(cuMemImportFromShareableHandle(&h2, (void *)(intptr_t)fd2,
+								CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+				 CUDA_ERROR_INVALID_VALUE);
+	}
+	close(fd2);
+	/* another server's (VM's) descriptor; a descriptor that is no handle;
+	 * one made to look like ours with a forged token */
+	if (srv) {
+		ck_assert_int_eq(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)other,
+								CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+				 CUDA_ERROR_INVALID_VALUE);
+		close(other);
+	}
+	ck_assert_int_eq(pipe(pp), 0);
+	ck_assert_int_eq(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)pp[0],
+							CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+			 CUDA_ERROR_INVALID_VALUE);
+	close(pp[0]);
+	close(pp[1]);
+	forged = memfd_create("forged", MFD_ALLOW_SEALING);
+	ck_assert_int_ge(forged, 0);
+	memset(junk, 0x42, sizeof(junk));
+	ck_assert_int_eq(write(forged, head, sizeof(head)), (ssize_t)sizeof(head));
+	ck_assert_int_eq(write(forged, junk, sizeof(junk)), (ssize_t)sizeof(junk));
+	ck_assert_int_eq(fcntl(forged, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK), 0);
+	ck_assert_int_eq(cuMemImportFromShareableHandle(&h, (void *)(intptr_t)forged,
+							CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR),
+			 CUDA_ERROR_INVALID_VALUE);
+	ck_assert_int_eq(cuMemPoolImportFromShareableHandle(&pool, (void *)(intptr_t)forged,
+							    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+			 CUDA_ERROR_INVALID_VALUE);
+	close(forged);
+	CK(cuMemUnmap(va, 2 * g));
+	CK(cuMemRelease(h));
+	CK(cuMemAddressFree(va, 2 * g));
+	ck_assert_int_eq(write(sv[0], "x", 1), 1);
+	waitpid(c1, NULL, 0);
+	if (srv) {
+		(void)!write(so[0], "xx", 2);
+		waitpid(c2, NULL, 0);
+		kill(srv, SIGTERM);
+		waitpid(srv, NULL, 0);
+		unlink(sock);
+	}
+}
+END_TEST
+
 /* ---- streams, launches, contexts, tensor maps ------------------------------------- */
 
 static uint32_t read32(CUdeviceptr d)
@@ -1652,6 +1851,7 @@ int main(void)
 	t = tcase_create("ipc"); /* no fixture: CUDA only after the children are forked */
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, ipc_handles_of_this_vm_only);
+	tcase_add_test(t, ipc_fd_between_processes);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

@@ -75,6 +75,8 @@ WORKLOADS = [
     ("sdpa-cudnn", ["torch_hopper.py", "cudnn-sdpa"], {}, 1e-3, "main"),
     ("jax-pallas", ["jax_pallas.py"], {}, 1e-5, "main"),
     ("multi-gpu", ["torch_multigpu.py"], {}, 1e-5, "main"),
+    ("ddp", ["torch_ddp.py"], {}, 1e-5, "main"),
+    ("ddp-legacy-ipc", ["torch_ddp.py"], {"NCCL_CUMEM_ENABLE": "0"}, 1e-5, "main"),
 ]
 
 

@@ -325,7 +325,7 @@ fn("cuMemGetAccess", SYNC)
 fn("cuMemGetAllocationGranularity", SYNC, manual=True)   # cached in the guest
 fn("cuMemRetainAllocationHandle", SYNC, manual=True)
 fn("cuMemGetAllocationPropertiesFromHandle", SYNC, manual=True)
-fn("cuMemExportToShareableHandle", SYNC, manual=True)    # FABRIC only (a host fd cannot cross)
+fn("cuMemExportToShareableHandle", SYNC, manual=True)    # FABRIC; POSIX fd through the listener
 fn("cuMemImportFromShareableHandle", SYNC, manual=True)
 fn("cuMemGetHandleForAddressRange", SYNC, local=True)    # refused: a host dma-buf fd
 fn("cuMemPoolExportToShareableHandle", SYNC, manual=True)
