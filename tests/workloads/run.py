@@ -62,6 +62,9 @@ WORKLOADS = [
     ("cupy-libs", ["cupy_libs.py"], {}, 1e-6, "main"),
     ("nccl-1rank", ["torch_nccl.py"], {}, 0, "main"),
     ("cuda-ipc", ["torch_breadth.py", "ipc"], {}, 0, "main"),
+    # the same with expandable segments: PyTorch shares them as cuMem POSIX descriptors
+    ("cuda-ipc-expandable", ["torch_breadth.py", "ipc"], {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"},
+     0, "main"),
     ("dataloader-pin", ["torch_breadth.py", "dataloader"], {}, 0, "main"),
     ("sdpa-flash", ["torch_breadth.py", "sdpa"], {}, 1e-3, "main"),
     ("bert-train", ["torch_breadth.py", "bert"], {}, 1e-3, "main"),
