@@ -78,6 +78,7 @@ WORKLOADS = [
     ("sdpa-cudnn", ["torch_hopper.py", "cudnn-sdpa"], {}, 1e-3, "main"),
     ("jax-pallas", ["jax_pallas.py"], {}, 1e-5, "main"),
     ("multi-gpu", ["torch_multigpu.py"], {}, 1e-5, "main"),
+    ("jax-multi-gpu", ["jax_multigpu.py"], {}, 1e-4, "main"),
     ("ddp", ["torch_ddp.py"], {}, 1e-5, "main"),
     ("ddp-legacy-ipc", ["torch_ddp.py"], {"NCCL_CUMEM_ENABLE": "0"}, 1e-5, "main"),
     ("ddp-shm", ["torch_ddp.py"], {"NCCL_P2P_DISABLE": "1"}, 1e-5, "main"),  # NCCL's shared-memory transport
