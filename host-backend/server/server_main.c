@@ -687,10 +687,12 @@ int main(int argc, char **argv)
 	free(pfd);
 	reap();
 	vc_log("shutting down: stopping %u sessions", g_nworkers + (g_vm ? vc_vm_link_workers(g_vm) : 0));
+	/* Before the workers stop: a worker letting go of an exported descriptor
+	 * is then refused at once, not left waiting for an answer. */
+	vc_fdbroker_destroy();
 	vc_vm_link_destroy(g_vm);
 	g_vm = NULL; /* stop_all() reaps: nothing may reach the freed link */
 	stop_all();
-	vc_fdbroker_destroy();
 	vc_admin_destroy(g_admin);
 	vc_sched_detach();
 	if (lfd >= 0) {
