@@ -147,16 +147,15 @@ static CUresult give(CUmemAllocationHandleType t, const struct vc_cu_rep_ipc *rp
 	return CUDA_SUCCESS;
 }
 
-/* The token behind handle @h of type @t into @rq. A descriptor that is not
- * one of ours (not a sealed memfd with the header) is CUDA_ERROR_INVALID_VALUE. */
+/* The token behind handle @h of type @t (not NULL unless a descriptor: 0 is
+ * one) into @rq. A descriptor that is not one of ours (not a sealed memfd
+ * with the header) is CUDA_ERROR_INVALID_VALUE. */
 static CUresult take(CUmemAllocationHandleType t, const void *h, struct vc_cu_req_ipc *rq)
 {
 	uint8_t b[sizeof(FD_MAGIC) + sizeof(rq->token) + 1];
 	int fd = (int)(intptr_t)h, seals;
 
 	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR) {
-		if (!h)
-			return CUDA_ERROR_INVALID_VALUE;
 		memcpy(rq->token, h, sizeof(CUmemFabricHandle));
 		return CUDA_SUCCESS;
 	}
@@ -189,7 +188,7 @@ CUresult CUDAAPI cuMemImportFromShareableHandle(CUmemGenericAllocationHandle *ha
 	struct vc_cu_rep_ipc rp;
 	CUresult rc;
 
-	if (!handle)
+	if (!handle || (!osHandle && shHandleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = shareable(shHandleType)) || (rc = take(shHandleType, osHandle, &rq)) ||
 	    (rc = ipc(VC_CU_cuMemImportFromShareableHandle, &rq, &rp)))
@@ -219,7 +218,7 @@ CUresult CUDAAPI cuMemPoolImportFromShareableHandle(CUmemoryPool *pool_out, void
 	struct vc_cu_rep_ipc rp;
 	CUresult rc;
 
-	if (!pool_out)
+	if (!pool_out || (!handle && handleType != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = shareable(handleType)) || (rc = take(handleType, handle, &rq)) ||
 	    (rc = ipc(VC_CU_cuMemPoolImportFromShareableHandle, &rq, &rp)))
