@@ -114,13 +114,12 @@ static int add_obj(struct vc_cu_vmm *v, uint64_t real, uint64_t size, uint64_t c
  * the listener kept for it (cuda/ipc.c). */
 static void exports_gone(struct vc_cu_session *x, uint64_t real)
 {
-	uint8_t token[VC_IPC_TOKEN], key[VC_FDBROKER_KEY];
+	uint8_t key[VC_FDBROKER_KEY];
 
 	if (!x->vmm->nexported)
 		return;
-	if (!vc_ipc_find(VC_IPC_FD, real, token) && !vc_ipc_get(VC_IPC_FD, token, key, sizeof(key), NULL))
+	if (!vc_ipc_take(VC_IPC_FD, real, key, sizeof(key)))
 		vc_fdbroker_drop(key);
-	vc_ipc_drop(VC_IPC_FD, real);
 	vc_ipc_drop(VC_IPC_FABRIC, real);
 }
 

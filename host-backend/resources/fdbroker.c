@@ -234,16 +234,19 @@ int vc_fdbroker_available(void)
 	return g_addrlen && getpid() != g_listener;
 }
 
-/* One request: @q (with @fd when >= 0) out, the answer into @a with any
- * descriptor into *@got. */
+/* One request: @q (with @fd when >= 0) out, the answer into @a with its
+ * descriptor into *@got (-1 when none; NULL: none is wanted, any closed). */
 static int request(const struct msg *q, int fd, struct msg *a, int *got)
 {
 	struct timeval tv = {.tv_sec = REP_WAIT_MS / 1000};
-	int s, nfds = 0, rc;
+	int s, nfds = 0, unwanted = -1, rc;
 	ssize_t n;
 
 	if (!vc_fdbroker_available())
 		return -ENOTCONN;
+	if (!got)
+		got = &unwanted;
+	*got = -1;
 	s = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return -errno;
@@ -255,7 +258,6 @@ static int request(const struct msg *q, int fd, struct msg *a, int *got)
 	}
 	if ((rc = vc_sock_send(s, q, sizeof(*q), fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0)))
 		goto out;
-	*got = -1;
 	n = vc_sock_recv(s, a, sizeof(*a), got, 1, &nfds, REP_WAIT_MS);
 	if (n < 0) {
 		rc = (int)n;
@@ -265,7 +267,7 @@ static int request(const struct msg *q, int fd, struct msg *a, int *got)
 			     !memcmp(a->key, q->key, VC_FDBROKER_KEY) && a->status <= 0
 		     ? a->status
 		     : -EPROTO;
-	if (rc && nfds == 1) {
+	if ((rc || got == &unwanted) && *got >= 0) {
 		close(*got);
 		*got = -1;
 	}
@@ -277,15 +279,13 @@ out:
 int vc_fdbroker_put(int fd, uint8_t key[VC_FDBROKER_KEY])
 {
 	struct msg q = {.magic = MAGIC, .op = OP_PUT}, a;
-	int none = -1, rc;
+	int rc;
 
 	if (fd < 0)
 		return -EBADF;
 	if (getrandom(q.key, sizeof(q.key), 0) != (ssize_t)sizeof(q.key))
 		return -EIO;
-	rc = request(&q, fd, &a, &none);
-	if (none >= 0)
-		close(none);
+	rc = request(&q, fd, &a, NULL);
 	if (rc == 0)
 		memcpy(key, q.key, VC_FDBROKER_KEY);
 	return rc;
@@ -294,7 +294,7 @@ int vc_fdbroker_put(int fd, uint8_t key[VC_FDBROKER_KEY])
 int vc_fdbroker_get(const uint8_t key[VC_FDBROKER_KEY], int *fd)
 {
 	struct msg q = {.magic = MAGIC, .op = OP_GET}, a;
-	int got = -1, rc;
+	int got, rc;
 
 	memcpy(q.key, key, VC_FDBROKER_KEY);
 	rc = request(&q, -1, &a, &got);
@@ -308,11 +308,7 @@ int vc_fdbroker_get(const uint8_t key[VC_FDBROKER_KEY], int *fd)
 int vc_fdbroker_drop(const uint8_t key[VC_FDBROKER_KEY])
 {
 	struct msg q = {.magic = MAGIC, .op = OP_DROP}, a;
-	int none = -1, rc;
 
 	memcpy(q.key, key, VC_FDBROKER_KEY);
-	rc = request(&q, -1, &a, &none);
-	if (none >= 0)
-		close(none);
-	return rc;
+	return request(&q, -1, &a, NULL);
 }

@@ -287,6 +287,29 @@ static void drop_where(int32_t owner, uint32_t kind, uint64_t tag)
 	unlock();
 }
 
+int vc_ipc_take(enum vc_ipc_kind kind, uint64_t tag, void *real, size_t n)
+{
+	int32_t me = (int32_t)getpid();
+	int rc = -ENOENT;
+
+	if (!g_tab || n > VC_IPC_REAL_MAX)
+		return -ENOENT;
+	lock();
+	for (uint32_t i = 0; i < VC_IPC_MAX; i++) {
+		struct entry *e = &g_tab->e[i];
+
+		if (e->live && e->owner == me && e->kind == (uint32_t)kind && e->tag == tag) {
+			memcpy(real, e->real, n);
+			e->live = 0;
+			memset(e->real, 0, sizeof(e->real));
+			rc = 0;
+			break;
+		}
+	}
+	unlock();
+	return rc;
+}
+
 void vc_ipc_drop(enum vc_ipc_kind kind, uint64_t tag)
 {
 	if (g_tab)

@@ -62,6 +62,12 @@ int vc_ipc_get(enum vc_ipc_kind kind, const uint8_t token[VC_IPC_TOKEN], void *r
  */
 int vc_ipc_find(enum vc_ipc_kind kind, uint64_t tag, uint8_t token[VC_IPC_TOKEN]);
 
+/**
+ * vc_ipc_take() - remove this process's live entry of @kind with @tag and
+ * give its first @n bytes of driver handle into @real. Returns 0 or -ENOENT.
+ */
+int vc_ipc_take(enum vc_ipc_kind kind, uint64_t tag, void *real, size_t n);
+
 /** vc_ipc_drop() - remove this process's entries of @kind with @tag (0 kind: any kind, any tag). */
 void vc_ipc_drop(enum vc_ipc_kind kind, uint64_t tag);
 

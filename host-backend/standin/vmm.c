@@ -179,12 +179,35 @@ static CUresult check_prop(const CUmemAllocationProp *prop)
 	return CUDA_SUCCESS;
 }
 
+/* Enter allocation @p (its memfd open) in the table, counted against the
+ * stand-in's memory unless imported, and hand it out as *@h; on failure it
+ * is closed and freed. */
+static CUresult enter_phys(struct sphys *p, CUmemGenericAllocationHandle *h)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&g_mu);
+	for (i = 0; i < MAX_VMM && g_phys[i]; i++)
+		;
+	if (i == MAX_VMM || (!p->imported && p->size > g_mem.limit - g_mem.in_use)) {
+		pthread_mutex_unlock(&g_mu);
+		close(p->fd);
+		free(p);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	if (!p->imported)
+		g_mem.in_use += p->size;
+	g_phys[i] = p;
+	pthread_mutex_unlock(&g_mu);
+	*h = (CUmemGenericAllocationHandle)(uintptr_t)p;
+	return CUDA_SUCCESS;
+}
+
 static CUresult s_create(CUmemGenericAllocationHandle *h, size_t size, const CUmemAllocationProp *prop,
 			 unsigned long long flags)
 {
 	struct sphys *p;
 	CUresult rc;
-	uint32_t i;
 
 	if (!h || !size || size % GRAN || flags)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -202,20 +225,7 @@ static CUresult s_create(CUmemGenericAllocationHandle *h, size_t size, const CUm
 	p->size = size;
 	p->refs = 1;
 	p->prop = *prop;
-	pthread_mutex_lock(&g_mu);
-	for (i = 0; i < MAX_VMM && g_phys[i]; i++)
-		;
-	if (i == MAX_VMM || size > g_mem.limit - g_mem.in_use) {
-		pthread_mutex_unlock(&g_mu);
-		close(p->fd);
-		free(p);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	g_mem.in_use += size;
-	g_phys[i] = p;
-	pthread_mutex_unlock(&g_mu);
-	*h = (CUmemGenericAllocationHandle)(uintptr_t)p;
-	return CUDA_SUCCESS;
+	return enter_phys(p, h);
 }
 
 static CUresult s_release(CUmemGenericAllocationHandle h)
@@ -400,7 +410,6 @@ static CUresult s_import(CUmemGenericAllocationHandle *h, void *os, CUmemAllocat
 	int fd = (int)(intptr_t)os;
 	struct sphys *p;
 	struct stat st;
-	uint32_t i;
 
 	if (!h)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -420,19 +429,7 @@ static CUresult s_import(CUmemGenericAllocationHandle *h, void *os, CUmemAllocat
 	p->prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
 	p->prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
 	p->prop.requestedHandleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
-	pthread_mutex_lock(&g_mu);
-	for (i = 0; i < MAX_VMM && g_phys[i]; i++)
-		;
-	if (i < MAX_VMM)
-		g_phys[i] = p;
-	pthread_mutex_unlock(&g_mu);
-	if (i == MAX_VMM) {
-		close(p->fd);
-		free(p);
-		return CUDA_ERROR_OUT_OF_MEMORY;
-	}
-	*h = (CUmemGenericAllocationHandle)(uintptr_t)p;
-	return CUDA_SUCCESS;
+	return enter_phys(p, h);
 }
 
 static CUresult s_props(CUmemAllocationProp *prop, CUmemGenericAllocationHandle h)
