@@ -274,6 +274,8 @@ $(patsubst %,$(BUILD)/obj/tests/integration/%.o,$(CUDA_SUITES)): CFLAGS += $(CHE
 $(BUILD)/obj/tests/integration/test_managed.o: CFLAGS += -Itests/lib
 $(BUILD)/obj/tests/integration/test_hostile_api.o: CFLAGS += -Itests/lib
 $(BUILD)/tests/test_hostile_api: $(BUILD)/obj/tests/lib/vt_admin.o
+# descriptors between test processes as the server passes them (SCM_RIGHTS)
+$(BUILD)/tests/test_cuda_objects: $(call obj,shared/vc_sock.c)
 $(patsubst %,$(BUILD)/tests/%,$(CUDA_SUITES)): $(BUILD)/tests/%: $(BUILD)/obj/tests/integration/%.o $(LIBCUDA)
 	@mkdir -p $(@D)
 	$(CC) $(LDFLAGS) -o $@ $(filter %.o,$^) -L$(BUILD)/guest -Wl,-rpath,'$$ORIGIN/../guest' -lcuda $(CHECK_LIBS) $(LDLIBS)

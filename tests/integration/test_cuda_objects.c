@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "cuda_fixture.h"
+#include "vc_sock.h"
 #include "../lib/vt_kernels.h"
 #include <cudaProfiler.h>
 #include <pthread.h>
@@ -961,38 +962,18 @@ END_TEST
 
 /* ---- POSIX file-descriptor shareable handles between processes ----------------------- */
 
-/* One descriptor over unix socket @s (SCM_RIGHTS), with a byte @b. */
+/* One descriptor over unix socket @s (shared/vc_sock.h), with a byte @b. */
 static int send_fd(int s, int fd, char b)
 {
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {.iov_base = &b, .iov_len = 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *c;
-
-	memset(ctl, 0, sizeof(ctl));
-	c = CMSG_FIRSTHDR(&m);
-	c->cmsg_level = SOL_SOCKET;
-	c->cmsg_type = SCM_RIGHTS;
-	c->cmsg_len = CMSG_LEN(sizeof(int));
-	memcpy(CMSG_DATA(c), &fd, sizeof(int));
-	return sendmsg(s, &m, 0) == 1 ? 0 : -1;
+	return vc_sock_send(s, &b, 1, &fd, 1);
 }
 
 /* The descriptor sent over @s, or -1 (its byte into *@b). */
 static int recv_fd(int s, char *b)
 {
-	char ctl[CMSG_SPACE(sizeof(int))];
-	struct iovec iov = {.iov_base = b, .iov_len = 1};
-	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl, .msg_controllen = sizeof(ctl)};
-	struct cmsghdr *c;
-	int fd = -1;
+	int fd = -1, n = 0;
 
-	if (recvmsg(s, &m, 0) != 1)
-		return -1;
-	c = CMSG_FIRSTHDR(&m);
-	if (c && c->cmsg_type == SCM_RIGHTS)
-		memcpy(&fd, CMSG_DATA(c), sizeof(int));
-	return fd;
+	return vc_sock_recv(s, b, 1, &fd, 1, &n, 10000) == 1 && n == 1 ? fd : -1;
 }
 
 /* Two granules of device memory exportable as a descriptor, mapped at *@va

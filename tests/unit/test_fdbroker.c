@@ -114,25 +114,42 @@ static void key_from(int in, uint8_t key[VC_FDBROKER_KEY])
 	ck_abort_msg("no key from the giver");
 }
 
-START_TEST(given_by_one_child_got_by_another)
+/* The listener's broker, and a giver of @text (dropping it when let go if
+ * @drop): its pid, its key into @key, the end that lets it go into *@hold. */
+static pid_t start_giver(const char *text, int drop, uint8_t key[VC_FDBROKER_KEY], int *hold)
 {
-	uint8_t key[VC_FDBROKER_KEY], none[VC_FDBROKER_KEY];
 	int k[2], h[2];
 	pid_t a;
 
 	ck_assert_int_eq(vc_fdbroker_create(), 0);
-	ck_assert(!vc_fdbroker_available()); /* the listener asks no one */
 	ck_assert_int_eq(pipe(k), 0);
 	ck_assert_int_eq(pipe(h), 0);
-	a = giver("the same file", k[1], h[0], 1);
+	a = giver(text, k[1], h[0], drop);
 	key_from(k[0], key);
+	*hold = h[1];
+	return a;
+}
+
+/* Let giver @a go through @hold; its exit status. */
+static int let_go(pid_t a, int hold)
+{
+	ck_assert_int_eq(write(hold, "x", 1), 1);
+	return serve_until(a);
+}
+
+START_TEST(given_by_one_child_got_by_another)
+{
+	uint8_t key[VC_FDBROKER_KEY], none[VC_FDBROKER_KEY];
+	int hold;
+	pid_t a = start_giver("the same file", 1, key, &hold);
+
+	ck_assert(!vc_fdbroker_available()); /* the listener asks no one */
 	ck_assert_int_eq(serve_until(getter(key, "the same file", 0)), 0);
 	ck_assert_int_eq(serve_until(getter(key, "the same file", 1)), 0); /* a stranger's drop */
 	memset(none, 0x5a, sizeof(none));
 	ck_assert_int_eq(serve_until(getter(none, "", 0)), 10 + ENOENT);
 	/* its giver takes it back: gone */
-	ck_assert_int_eq(write(h[1], "x", 1), 1);
-	ck_assert_int_eq(serve_until(a), 0);
+	ck_assert_int_eq(let_go(a, hold), 0);
 	ck_assert_int_eq(serve_until(getter(key, "the same file", 0)), 10 + ENOENT);
 	vc_fdbroker_destroy();
 }
@@ -141,16 +158,10 @@ END_TEST
 START_TEST(a_reaped_givers_are_gone)
 {
 	uint8_t key[VC_FDBROKER_KEY];
-	int k[2], h[2];
-	pid_t a;
+	int hold;
+	pid_t a = start_giver("kept while it lives", 0, key, &hold);
 
-	ck_assert_int_eq(vc_fdbroker_create(), 0);
-	ck_assert_int_eq(pipe(k), 0);
-	ck_assert_int_eq(pipe(h), 0);
-	a = giver("kept while it lives", k[1], h[0], 0);
-	key_from(k[0], key);
-	ck_assert_int_eq(write(h[1], "x", 1), 1);
-	ck_assert_int_eq(serve_until(a), 0);
+	ck_assert_int_eq(let_go(a, hold), 0);
 	/* it ended without dropping: kept until the listener reaps it */
 	ck_assert_int_eq(serve_until(getter(key, "kept while it lives", 0)), 0);
 	vc_fdbroker_reap(a);
@@ -162,14 +173,9 @@ END_TEST
 START_TEST(a_process_not_forked_by_the_listener_is_not_served)
 {
 	uint8_t key[VC_FDBROKER_KEY];
-	int k[2], h[2];
-	pid_t a, mid;
+	int hold;
+	pid_t a = start_giver("not for strangers", 0, key, &hold), mid;
 
-	ck_assert_int_eq(vc_fdbroker_create(), 0);
-	ck_assert_int_eq(pipe(k), 0);
-	ck_assert_int_eq(pipe(h), 0);
-	a = giver("not for strangers", k[1], h[0], 0);
-	key_from(k[0], key);
 	/* a grandchild: its parent is not the listener */
 	mid = fork();
 	if (mid == 0) {
@@ -182,8 +188,7 @@ START_TEST(a_process_not_forked_by_the_listener_is_not_served)
 		_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 9);
 	}
 	ck_assert_int_eq(serve_until(mid), 0);
-	ck_assert_int_eq(write(h[1], "x", 1), 1);
-	ck_assert_int_eq(serve_until(a), 0);
+	ck_assert_int_eq(let_go(a, hold), 0);
 	vc_fdbroker_reap(a);
 	vc_fdbroker_destroy();
 }
