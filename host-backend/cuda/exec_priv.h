@@ -310,6 +310,14 @@ int vc_cu_uobj_check(struct vc_cu_session *x, uint64_t object, uint64_t count, u
 int vc_cu_uobj_note(struct vc_cu_session *x, uint64_t object, uint64_t count, uint64_t how);
 
 /**
+ * vc_cu_ipc_pool_gone() - memory pool @pool (an id, still in the table) was
+ * destroyed: its shareable handles (FABRIC bytes, the listener's descriptor)
+ * go, so that a pool made later at the same address gets tokens of its own
+ * (cuda/ipc.c; cuMemPoolDestroy's host_post). Returns CUDA_SUCCESS.
+ */
+int vc_cu_ipc_pool_gone(struct vc_cu_session *x, uint64_t pool);
+
+/**
  * vc_cu_quota_covers() - is [@ptr, @ptr + @len) inside an allocation that
  * vc_cu_quota_note() recorded and that is still tracked? A cheap answer for
  * vc_cu_check_range(); false means "ask the driver".

@@ -21,7 +21,7 @@
  * and its entry holds the broker's key, so that an importing worker fetches
  * the descriptor, imports it and closes its copy. The listener keeps it
  * until the allocation is gone in the exporter (its handles released and
- * unmapped) or the exporter ends; natively a descriptor would keep the
+ * unmapped), the pool destroyed, or the exporter ends; natively a descriptor would keep the
  * allocation alive until closed, so an import after that is refused here
  * (CUDA_ERROR_INVALID_VALUE) where it would work natively. What imported
  * it before holds it, as natively.
@@ -462,6 +462,21 @@ void vc_cu_ipc_freed(struct vc_cu_session *x, uint64_t dptr)
 	}
 	if ((i = find_opened(v, dptr)) >= 0) /* an imported pool pointer, freed */
 		v->opened[i] = v->opened[--v->nopened];
+}
+
+int vc_cu_ipc_pool_gone(struct vc_cu_session *x, uint64_t pool)
+{
+	uint8_t key[VC_FDBROKER_KEY];
+	uint64_t tag;
+	void *real;
+
+	if (!x->vmm || !x->vmm->nexported || vc_cu_lookup(x, VC_H_CUMEMORYPOOL, pool, &real))
+		return CUDA_SUCCESS;
+	tag = (uint64_t)(uintptr_t)real;
+	if (!vc_ipc_take(VC_IPC_POOLFD, tag, key, sizeof(key)))
+		vc_fdbroker_drop(key);
+	vc_ipc_drop(VC_IPC_POOL, tag);
+	return CUDA_SUCCESS;
 }
 
 void vc_cu_ipc_fini(struct vc_cu_session *x)

@@ -1,8 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * pool.c - the CI stand-in's memory pools.
+ * pool.c - the CI stand-in's memory pools. A pool made for POSIX descriptors
+ * exports a memfd named for it; importing one makes a pool of its own (the
+ * stand-in's pool allocations are its worker's RAM, never shared).
  */
+#include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "standin/standin_priv.h"
 
@@ -12,10 +18,59 @@ static struct obj g_default_pool = {.tag = T_POOL};
 
 static CUresult s_pool_create(CUmemoryPool *p, const CUmemPoolProps *props)
 {
+	CUresult rc;
+
 	if (!p || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
 	    props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id != 0)
 		return CUDA_ERROR_INVALID_VALUE;
-	return vc_si_make(T_POOL, (void **)p);
+	if ((rc = vc_si_make(T_POOL, (void **)p)))
+		return rc;
+	((struct obj *)*p)->pool_handles = (unsigned)props->handleTypes;
+	return CUDA_SUCCESS;
+}
+
+static const char g_pool_name[] = "vcuda-standin-pool";
+
+static CUresult s_pool_export(void *out, CUmemoryPool p, CUmemAllocationHandleType t, unsigned long long flags)
+{
+	int fd;
+
+	if (!out || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_si_is(p, T_POOL))
+		return CUDA_ERROR_INVALID_HANDLE;
+	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	if (!(((struct obj *)p)->pool_handles & CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR))
+		return CUDA_ERROR_INVALID_VALUE; /* not made to be exported so */
+	if ((fd = memfd_create(g_pool_name, MFD_CLOEXEC)) < 0)
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	memcpy(out, &fd, sizeof(fd));
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_pool_import(CUmemoryPool *p, void *os, CUmemAllocationHandleType t, unsigned long long flags)
+{
+	char path[64], target[64];
+	int fd = (int)(intptr_t)os;
+	ssize_t n;
+	CUresult rc;
+
+	if (!p || flags)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
+		return CUDA_ERROR_NOT_SUPPORTED;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = fd < 0 ? -1 : readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return CUDA_ERROR_INVALID_VALUE;
+	target[n] = 0;
+	if (strncmp(target, "/memfd:", 7) || strncmp(target + 7, g_pool_name, sizeof(g_pool_name) - 1))
+		return CUDA_ERROR_INVALID_VALUE;
+	if ((rc = vc_si_make(T_POOL, (void **)p)))
+		return rc;
+	((struct obj *)*p)->pool_handles = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	return CUDA_SUCCESS;
 }
 
 static CUresult s_pool_destroy(CUmemoryPool p)
@@ -99,4 +154,6 @@ void vc_si_fill_pool(struct vc_cuda_driver *d)
 	d->cuDeviceGetDefaultMemPool = s_default_pool;
 	d->cuDeviceGetMemPool = s_default_pool;
 	d->cuMemAllocFromPoolAsync = s_alloc_pool;
+	d->cuMemPoolExportToShareableHandle = s_pool_export;
+	d->cuMemPoolImportFromShareableHandle = s_pool_import;
 }

@@ -54,6 +54,7 @@ struct obj {
 	struct sglobal *globals; /* modules and libraries: globals asked for so far */
 	uint64_t pool_threshold; /* pools: CU_MEMPOOL_ATTR_RELEASE_THRESHOLD */
 	int pool_int[3];         /* pools: the three int attributes, by attribute - 1 */
+	unsigned pool_handles;   /* pools: the shareable handle types they were made for */
 	/* graphs: their nodes in the order they were added; executable
 	 * graphs: their own copy of the graph (graph_run.c) */
 	struct obj **nodes;

@@ -1137,6 +1137,46 @@ START_TEST(ipc_fd_between_processes)
 }
 END_TEST
 
+/* A pool's descriptor names that pool only while it lives: once destroyed,
+ * the descriptor is refused, and a pool made afterwards (in the stand-in, at
+ * the same address) hands out descriptors of its own. */
+START_TEST(ipc_pool_fd_follows_the_pool)
+{
+	CUmemPoolProps props;
+	CUmemoryPool pool, imp;
+	CUcontext ctx;
+	int fd1 = -1, fd2 = -1;
+
+	CK(cuInit(0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, 0));
+	CK(cuCtxSetCurrent(ctx));
+	memset(&props, 0, sizeof(props));
+	props.allocType = CU_MEM_ALLOCATION_TYPE_PINNED;
+	props.handleTypes = CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR;
+	props.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+	props.location.id = 0;
+	CK(cuMemPoolCreate(&pool, &props));
+	CK(cuMemPoolExportToShareableHandle(&fd1, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+	ck_assert_int_ge(fd1, 0);
+	CK(cuMemPoolImportFromShareableHandle(&imp, (void *)(intptr_t)fd1, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+	CK(cuMemPoolDestroy(imp));
+	CK(cuMemPoolDestroy(pool));
+	ck_assert_int_eq(cuMemPoolImportFromShareableHandle(&imp, (void *)(intptr_t)fd1,
+							    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+			 CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemPoolCreate(&pool, &props));
+	CK(cuMemPoolExportToShareableHandle(&fd2, pool, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+	CK(cuMemPoolImportFromShareableHandle(&imp, (void *)(intptr_t)fd2, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0));
+	CK(cuMemPoolDestroy(imp));
+	ck_assert_int_eq(cuMemPoolImportFromShareableHandle(&imp, (void *)(intptr_t)fd1,
+							    CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR, 0),
+			 CUDA_ERROR_INVALID_VALUE);
+	CK(cuMemPoolDestroy(pool));
+	close(fd1);
+	close(fd2);
+}
+END_TEST
+
 /* ---- streams, launches, contexts, tensor maps ------------------------------------- */
 
 static uint32_t read32(CUdeviceptr d)
@@ -1833,6 +1873,7 @@ int main(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, ipc_handles_of_this_vm_only);
 	tcase_add_test(t, ipc_fd_between_processes);
+	tcase_add_test(t, ipc_pool_fd_follows_the_pool);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

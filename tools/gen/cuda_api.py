@@ -265,7 +265,7 @@ fn("cuGraphExecDestroy", SYNC, manual=True)  # refunds graph memory (graph_exec.
 # ---- memory pools ------------------------------------------------------------------
 fn("cuMemPoolTrimTo", SYNC)
 fn("cuMemPoolCreate", SYNC, manual=True)
-fn("cuMemPoolDestroy", SYNC, destroys="pool")
+fn("cuMemPoolDestroy", SYNC, destroys="pool", host_post=("vc_cu_ipc_pool_gone", ["pool"]))
 fn("cuMemPoolSetAttribute", SYNC, manual=True)
 fn("cuMemPoolGetAttribute", SYNC, manual=True)
 fn("cuDeviceSetMemPool", SYNC, ctx_free=True)
