@@ -223,6 +223,7 @@ static void init_once(void)
 		if (g_init_rc)
 			goto fail;
 		vc_cu_managed_attrs(g_state.dev[d].info.attrs, VC_CU_ATTR_MAX);
+		vc_cu_refused_attrs(g_state.dev[d].info.attrs, VC_CU_ATTR_MAX);
 	}
 	if (!g_state.device_count) {
 		g_init_rc = CUDA_ERROR_NO_DEVICE;

@@ -46,6 +46,15 @@ int vc_cu_current_device(void)
 	return dev;
 }
 
+int vc_cu_ctx_ordinal(uint64_t ctx)
+{
+	CUdevice d = 0;
+
+	if (!ctx || cuCtxGetDevice_v2(&d, (CUcontext)(uintptr_t)ctx) != CUDA_SUCCESS)
+		return 0;
+	return d;
+}
+
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)
 {
 	if (!pctx)

@@ -53,7 +53,7 @@ CUresult CUDAAPI cuIpcOpenMemHandle_v2(CUdeviceptr *pdptr, CUipcMemHandle handle
 	rc = ipc(VC_CU_cuIpcOpenMemHandle_v2, &rq, &rp);
 	if (rc != CUDA_SUCCESS)
 		return rc;
-	vc_cu_vmm_track(rp.value, rp.size);
+	vc_cu_vmm_track(rp.value, rp.size, vc_cu_ctx_ordinal(vc_cu_current())); /* the opener's device */
 	*pdptr = (CUdeviceptr)rp.value;
 	return CUDA_SUCCESS;
 }
@@ -252,7 +252,7 @@ CUresult CUDAAPI cuMemPoolImportPointer(CUdeviceptr *ptr_out, CUmemoryPool pool,
 	memcpy(rq.token, shareData, sizeof(rq.token));
 	if ((rc = ipc(VC_CU_cuMemPoolImportPointer, &rq, &rp)))
 		return rc;
-	vc_cu_vmm_track(rp.value, rp.size);
+	vc_cu_vmm_track(rp.value, rp.size, vc_cu_ctx_ordinal(vc_cu_current())); /* the opener's device */
 	*ptr_out = (CUdeviceptr)rp.value;
 	return CUDA_SUCCESS;
 }

@@ -38,6 +38,7 @@ struct range {
 	uint64_t devptr; /* pinned: its device address */
 	uint64_t pool_off; /* pinned: the pool offset of base */
 	int managed;    /* device memory that is managed (managed.c maps it here too) */
+	int dev;        /* the device whose memory it is; -1: its context's */
 };
 
 static struct range *g_r; /* sorted by base, non-overlapping */
@@ -80,7 +81,7 @@ static int track_range(uint64_t base, uint64_t size, enum kind k, unsigned flags
 	memmove(&g_r[i + 1], &g_r[i], (g_n - i) * sizeof(*g_r));
 	g_r[i] = (struct range){.base = base, .size = size ? size : 1, .ctx = vc_cu_current(),
 				.flags = flags, .kind = k, .owned = owned, .pinned = pinned, .devptr = devptr,
-				.pool_off = pool_off};
+				.pool_off = pool_off, .dev = -1};
 	g_n++;
 	pthread_mutex_unlock(&g_mu);
 	return 0;
@@ -128,8 +129,9 @@ static int lookup(uint64_t p, uint64_t n, struct range *out)
 	}
 	pthread_mutex_unlock(&g_mu);
 	/* Not an allocation: a VMM mapping, or memory opened through IPC (vmm.h). */
-	if (rc && !vc_cu_vmm_find(p, n, &out->base, &out->size)) {
+	if (rc && !vc_cu_vmm_find(p, n, &out->base, &out->size, &out->dev)) {
 		out->ctx = vc_cu_current();
+		out->managed = 0;
 		out->flags = 0;
 		out->kind = K_DEVICE;
 		out->owned = out->pinned = 0;
@@ -1072,7 +1074,10 @@ static CUresult attribute(void *data, CUpointer_attribute a, CUdeviceptr ptr, in
 		*(void **)data = known && (r->kind == K_HOST || r->managed) ? (void *)(uintptr_t)ptr : NULL;
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL:
-		*(int *)data = known ? 0 : -2;
+		/* The device the memory was allocated on (or a mapping's
+		 * memory is of), not device 0: PyTorch places a tensor made
+		 * from a bare pointer by it. */
+		*(int *)data = !known ? -2 : r->dev >= 0 ? r->dev : vc_cu_ctx_ordinal(r->ctx);
 		return CUDA_SUCCESS;
 	case CU_POINTER_ATTRIBUTE_IS_MANAGED:
 		*(int *)data = known && r->managed;

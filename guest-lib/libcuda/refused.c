@@ -13,7 +13,8 @@
  *    so no imported object can exist, and the calls on them answer what the
  *    driver answers for an invalid handle;
  *  - multicast objects and process checkpoints are refused by generated
- *    stubs (vc_cu_refused() here says why once under VCUDA_DEBUG).
+ *    stubs (vc_cu_refused() here says why once under VCUDA_DEBUG); a
+ *    device's multicast attribute answers 0 (vc_cu_refused_attrs()).
  *
  * The guest-local rules, the same for each call: before cuInit,
  * CUDA_ERROR_NOT_INITIALIZED; a NULL output or array the call needs,
@@ -53,6 +54,16 @@ int vc_cu_refused(const char *name, const char *reason, int err)
 	fprintf(stderr, "vcuda: %s is refused in a guest (%s); it answers %s\n", name, reason,
 		ename ? ename : "an error");
 	return err;
+}
+
+void vc_cu_refused_attrs(int32_t *attrs, int count)
+{
+	/* A device says it has no multicast: its calls are refused here, and
+	 * NCCL (NVLS), PyTorch's symmetric memory and vLLM ask this attribute
+	 * before they make a multicast object, whose refusal would end them
+	 * instead of taking them down their other path. */
+	if ((int)CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED < count)
+		attrs[CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED] = 0;
 }
 
 /* The common rule: initialised, @need (the pointers the call needs) set. */

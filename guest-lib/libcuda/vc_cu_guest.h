@@ -65,6 +65,12 @@ void vc_cu_set_current(uint64_t ctx);
 void vc_cu_ctx_device(uint64_t ctx, int dev);
 
 /** vc_cu_current_device() - the device of the calling thread's context (0 if unknown). */
+
+/**
+ * vc_cu_ctx_ordinal() - the ordinal of context @ctx's device (the host's
+ * answer, cached per context); 0 when @ctx is none or unknown.
+ */
+int vc_cu_ctx_ordinal(uint64_t ctx);
 int vc_cu_current_device(void);
 
 /**
@@ -129,6 +135,9 @@ int vc_cu_unsupported(const char *name);
  * with @reason named once on stderr when VCUDA_DEBUG is set (refused.c).
  */
 int vc_cu_refused(const char *name, const char *reason, int err);
+
+/** vc_cu_refused_attrs() - device attributes @attrs (@count of them) with the refused families' answered off. */
+void vc_cu_refused_attrs(int32_t *attrs, int count);
 
 /** vc_cu_debug() - whether VCUDA_DEBUG is set. */
 int vc_cu_debug(void);

@@ -19,6 +19,7 @@
 
 struct vrange {
 	uint64_t va, size;
+	int dev; /* the device whose memory it is; -1: not known */
 };
 
 static struct vrange *g_m; /* sorted by va, non-overlapping */
@@ -41,7 +42,7 @@ static size_t after(uint64_t p)
 	return lo;
 }
 
-int vc_cu_vmm_find(uint64_t p, uint64_t n, uint64_t *base, uint64_t *size)
+int vc_cu_vmm_find(uint64_t p, uint64_t n, uint64_t *base, uint64_t *size, int *dev)
 {
 	int rc = -1;
 	size_t i;
@@ -53,6 +54,7 @@ int vc_cu_vmm_find(uint64_t p, uint64_t n, uint64_t *base, uint64_t *size)
 
 		*base = g_m[i - 1].va;
 		*size = g_m[i - 1].size;
+		*dev = g_m[i - 1].dev;
 		/* A range may span mappings that follow each other. */
 		while (p + n > at && i < g_n && g_m[i].va == at)
 			at += g_m[i++].size;
@@ -62,7 +64,7 @@ int vc_cu_vmm_find(uint64_t p, uint64_t n, uint64_t *base, uint64_t *size)
 	return rc;
 }
 
-int vc_cu_vmm_track(uint64_t va, uint64_t size)
+int vc_cu_vmm_track(uint64_t va, uint64_t size, int dev)
 {
 	size_t i;
 
@@ -80,7 +82,7 @@ int vc_cu_vmm_track(uint64_t va, uint64_t size)
 	}
 	i = after(va);
 	memmove(&g_m[i + 1], &g_m[i], (g_n - i) * sizeof(*g_m));
-	g_m[i] = (struct vrange){.va = va, .size = size ? size : 1};
+	g_m[i] = (struct vrange){.va = va, .size = size ? size : 1, .dev = dev};
 	g_n++;
 	pthread_mutex_unlock(&g_mu);
 	return 0;
@@ -173,9 +175,10 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGene
 			  unsigned long long flags)
 {
 	struct vc_cu_req_vmm rq = {.ptr = ptr, .size = size, .offset = offset, .handle = handle, .flags = flags};
-	CUresult rc = call(VC_CU_cuMemMap, &rq, NULL, 0, NULL);
+	uint64_t dev = UINT64_MAX; /* the device whose memory it is, as the host says */
+	CUresult rc = call(VC_CU_cuMemMap, &rq, NULL, 0, &dev);
 
-	if (rc == CUDA_SUCCESS && vc_cu_vmm_track(ptr, size)) {
+	if (rc == CUDA_SUCCESS && vc_cu_vmm_track(ptr, size, dev < 64 ? (int)dev : -1)) {
 		/* Mapped but unknown to this library: undo rather than mislead. */
 		struct vc_cu_req_vmm un = {.ptr = ptr, .size = size};
 

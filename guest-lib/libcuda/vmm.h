@@ -12,12 +12,16 @@
 
 /**
  * vc_cu_vmm_find() - whether [@p, @p + @n) lies in contiguous device ranges
- * of this record; the range holding @p in *@base and *@size.
+ * of this record; the range holding @p in *@base and *@size, and the
+ * ordinal of the device whose memory it is in *@dev (-1: not known).
  */
-int vc_cu_vmm_find(uint64_t p, uint64_t n, uint64_t *base, uint64_t *size);
+int vc_cu_vmm_find(uint64_t p, uint64_t n, uint64_t *base, uint64_t *size, int *dev);
 
-/** vc_cu_vmm_track() - record device range [@va, @va + @size). 0 or -1 (no memory). */
-int vc_cu_vmm_track(uint64_t va, uint64_t size);
+/**
+ * vc_cu_vmm_track() - record device range [@va, @va + @size), memory of
+ * device @dev (-1: not known). 0 or -1 (no memory).
+ */
+int vc_cu_vmm_track(uint64_t va, uint64_t size, int dev);
 
 /** vc_cu_vmm_untrack() - forget the ranges that start in [@va, @va + @size). */
 void vc_cu_vmm_untrack(uint64_t va, uint64_t size);

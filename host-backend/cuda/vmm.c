@@ -326,12 +326,13 @@ int vc_cu_manual_cuMemRelease(struct vc_cu_session *x, const uint8_t *p, uint32_
 int vc_cu_manual_cuMemMap(struct vc_cu_session *x, const uint8_t *p, uint32_t len, struct vc_cu_out *out)
 {
 	struct vc_cu_req_vmm rq;
+	struct vc_cu_rep_vmm rp = {.value = UINT64_MAX};
 	struct vc_cu_vmm *v = x->vmm;
+	CUmemAllocationProp prop;
 	struct vc_cu_vobj *o;
 	uint32_t i;
 	int rc;
 
-	(void)out;
 	TAKE(rq);
 	if ((rc = vc_cu_enter(x, rq.ctx)))
 		return rc;
@@ -356,6 +357,13 @@ int vc_cu_manual_cuMemMap(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	v->map[i] = (struct vc_cu_vrange){.va = rq.ptr, .size = rq.size, .aux = (uint64_t)(o - v->obj)};
 	v->nmap++;
 	o->maps++;
+	/* The device whose memory it is: the guest's pointer attributes
+	 * answer it (UINT64_MAX: not a device's). */
+	memset(&prop, 0, sizeof(prop));
+	if (x->drv->cuMemGetAllocationPropertiesFromHandle(&prop, o->real) == CUDA_SUCCESS &&
+	    prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE && prop.location.id >= 0)
+		rp.value = (uint64_t)prop.location.id;
+	REPLY(rp);
 	return 0;
 }
 

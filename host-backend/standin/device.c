@@ -51,6 +51,10 @@ static CUresult s_attr(int *v, CUdevice_attribute a, CUdevice d)
 	if ((int)a < 1 || (int)a >= vc_standin_nattrs)
 		return CUDA_ERROR_INVALID_VALUE;
 	*v = a == CU_DEVICE_ATTRIBUTE_MEM_DECOMPRESS_ALGORITHM_MASK && dm >= 0 ? dm : vc_standin_attrs[a];
+	/* Multicast, as a GPU behind NVSwitch has it (the recorded H200 has
+	 * not): the guest must answer it off, as it refuses the family. */
+	if (a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED)
+		*v = 1;
 	return CUDA_SUCCESS;
 }
 

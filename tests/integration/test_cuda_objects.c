@@ -552,6 +552,13 @@ START_TEST(refused_families)
 	ck_assert_int_eq(cuMulticastGetGranularity(&n, &mp, CU_MULTICAST_GRANULARITY_MINIMUM),
 			 CUDA_ERROR_NOT_SUPPORTED);
 	ck_assert_int_eq(cuMulticastCreate(NULL, &mp), CUDA_ERROR_NOT_SUPPORTED);
+	{
+		/* and the device says it has none, though the stand-in's has */
+		int mc = 7;
+
+		CK(cuDeviceGetAttribute(&mc, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 0));
+		ck_assert_int_eq(mc, 0);
+	}
 	ck_assert_int_eq(cuCheckpointProcessLock(1, NULL), CUDA_ERROR_NOT_SUPPORTED);
 	/* The context still works. */
 	CK(cuMemAlloc(&dp, 64));
@@ -744,6 +751,15 @@ START_TEST(vmm_reserve_map_copy)
 	expect_bytes(va + g - 64, 0x11, 128);
 	CK(cuPointerGetAttribute(&mt, CU_POINTER_ATTRIBUTE_MEMORY_TYPE, va + 5));
 	ck_assert_uint_eq(mt, CU_MEMORYTYPE_DEVICE);
+	{
+		/* the device whose memory it is (the host says so at the mapping) */
+		int ord = -7, managed = 7;
+
+		CK(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, va + 5));
+		ck_assert_int_eq(ord, prop.location.id);
+		CK(cuPointerGetAttribute(&managed, CU_POINTER_ATTRIBUTE_IS_MANAGED, va + 5));
+		ck_assert_int_eq(managed, 0);
+	}
 	/* growth, as PyTorch's expandable segments do: the next chunk mapped
 	 * right after; copies may span both */
 	CK(cuMemCreate(&h2, 2 * g, &prop, 0));

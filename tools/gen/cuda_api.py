@@ -635,10 +635,13 @@ fn("cuExternalMemoryGetMappedBuffer", SYNC, local=True, refused=EXT, err="CUDA_E
 fn("cuExternalMemoryGetMappedMipmappedArray", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
 fn("cuSignalExternalSemaphoresAsync", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
 fn("cuWaitExternalSemaphoresAsync", SYNC, local=True, refused=EXT, err="CUDA_ERROR_INVALID_HANDLE")
-# Multicast objects bind memory of several GPUs through NVSwitch: a session
-# sees one GPU of its own, and they are never forwarded to the host driver.
-# The driver answers CUDA_ERROR_NOT_SUPPORTED on a device without
-# CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED (the recorded H200 has 0).
+# Multicast objects bind memory of several GPUs through NVSwitch; they are
+# never forwarded to the host driver. The driver answers
+# CUDA_ERROR_NOT_SUPPORTED on a device without
+# CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, and the guest answers that
+# attribute 0 (refused.c), though two H200s behind NVSwitch have it: NCCL
+# (NVLS), PyTorch's symmetric memory and vLLM ask it before they make a
+# multicast object, and take their other path.
 MC = "multicast objects span GPUs through NVSwitch and are never forwarded to the host driver"
 for _s in ("cuMulticastCreate", "cuMulticastAddDevice", "cuMulticastBindMem", "cuMulticastBindAddr",
            "cuMulticastUnbind", "cuMulticastGetGranularity"):
