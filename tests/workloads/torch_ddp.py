@@ -2,7 +2,8 @@
 DistributedDataParallel training of a small MLP over NCCL (each rank its own
 process and GPU, NCCL's transports between processes: P2P through CUDA IPC
 or cuMem shareable handles, or shared memory), then an all_reduce,
-broadcast and all_gather checked against what they must give. Every rank
+broadcast and all_gather checked against what they must give, and an
+all_reduce captured in a CUDA graph and replayed three times. Every rank
 must end with the same weights. On a machine with one GPU it runs one rank.
 ms_per_step: the median training step of rank 0.
 Usage: torch_ddp.py"""
@@ -56,6 +57,24 @@ def rank_main(rank, world, store, q):
         parts = [torch.empty(4096, device="cuda") for _ in range(world)]
         dist.all_gather(parts, torch.full((4096,), float(rank), device="cuda"))
         ok = ok and all(bool((p == r).all().item()) for r, p in enumerate(parts))
+        # An all_reduce captured in a CUDA graph and replayed, as tensor-
+        # parallel inference (vLLM's decode graphs) runs its collectives.
+        gv = torch.full((1 << 16,), float(rank + 1), device="cuda")
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            dist.all_reduce(gv)  # NCCL's first use of the stream, outside the capture
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            dist.all_reduce(gv)
+        graph_ok = True
+        for k in range(3):
+            gv.fill_(float(rank + 1 + k))
+            graph.replay()
+            torch.cuda.synchronize()
+            graph_ok = graph_ok and bool((gv == sum(r + 1 + k for r in range(world))).all().item())
+        ok = ok and graph_ok
         q.put((rank, [fl(l) for l in losses], fl(flat.double().sum().item(), 9), same, ok,
                statistics.median(times[len(times) // 4:])))
     finally:
