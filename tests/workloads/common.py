@@ -75,3 +75,29 @@ def fl(x, nd=6):
 
 def arg(name, default=None):
     return os.environ.get("WL_" + name.upper(), default)
+
+
+def spawn_ranks(rank_main, world, prefix):
+    """Run rank_main(rank, world, store, queue) in @world spawned processes,
+    as torchrun starts them (each process its own CUDA context and, through
+    vcuda, its own session), with a file store for their rendezvous. Returns
+    what the ranks put on the queue and their exit codes."""
+    import tempfile
+
+    import torch.multiprocessing as mp
+
+    store = tempfile.NamedTemporaryFile(prefix=prefix, delete=False).name
+    os.unlink(store)
+    ctx = mp.get_context("spawn")
+    q = ctx.Queue()
+    procs = [ctx.Process(target=rank_main, args=(r, world, store, q)) for r in range(world)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(timeout=float(arg("rank_timeout", "120")))
+    got = []
+    while not q.empty():
+        got.append(q.get())
+    if os.path.exists(store):
+        os.unlink(store)
+    return got, [p.exitcode for p in procs]

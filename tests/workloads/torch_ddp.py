@@ -7,18 +7,15 @@ all_reduce captured in a CUDA graph and replayed three times. Every rank
 must end with the same weights. On a machine with one GPU it runs one rank.
 ms_per_step: the median training step of rank 0.
 Usage: torch_ddp.py"""
-import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 import torch.nn as nn
 
-from common import arg, fl, result, seed_all
+from common import arg, fl, result, seed_all, spawn_ranks
 
 
 def rank_main(rank, world, store, q):
@@ -83,22 +80,8 @@ def rank_main(rank, world, store, q):
 
 def main():
     world = torch.cuda.device_count()
-    store = tempfile.NamedTemporaryFile(prefix="wl-ddp-", delete=False).name
-    os.unlink(store)
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    procs = [ctx.Process(target=rank_main, args=(r, world, store, q)) for r in range(world)]
-    for p in procs:
-        p.start()
-    got = {}
-    for p in procs:
-        p.join(timeout=float(arg("rank_timeout", "120")))
-    while not q.empty():
-        r = q.get()
-        got[r[0]] = r
-    codes = [p.exitcode for p in procs]
-    if os.path.exists(store):
-        os.unlink(store)
+    items, codes = spawn_ranks(rank_main, world, "wl-ddp-")
+    got = {r[0]: r for r in items}
     ok = len(got) == world and all(c == 0 for c in codes) and all(got[r][3] and got[r][4] for r in got)
     r0 = got.get(0)
     result(ranks=world, exitcodes=codes, losses=r0[1] if r0 else None,

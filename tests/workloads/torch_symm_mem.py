@@ -8,17 +8,14 @@ all-reduce kernels on it, and a fused all-gather + matmul; every result is
 checked against NCCL's. On a machine with one GPU it says so and passes.
 ms_per_call: rank 0's one-shot all-reduce of 1 MiB, median.
 Usage: torch_symm_mem.py"""
-import os
 import statistics
 import sys
-import tempfile
 import time
 
 import torch
 import torch.distributed as dist
-import torch.multiprocessing as mp
 
-from common import arg, fl, result
+from common import arg, fl, result, spawn_ranks
 
 
 def rank_main(rank, world, store, q):
@@ -93,22 +90,8 @@ def main():
     if world < 2:
         result(ranks=world, ok=True, skipped="one GPU")
         return
-    store = tempfile.NamedTemporaryFile(prefix="wl-symm-", delete=False).name
-    os.unlink(store)
-    ctx = mp.get_context("spawn")
-    q = ctx.Queue()
-    procs = [ctx.Process(target=rank_main, args=(r, world, store, q)) for r in range(world)]
-    for p in procs:
-        p.start()
-    for p in procs:
-        p.join(timeout=float(arg("rank_timeout", "120")))
-    got = {}
-    while not q.empty():
-        r = q.get()
-        got[r["rank"]] = r
-    codes = [p.exitcode for p in procs]
-    if os.path.exists(store):
-        os.unlink(store)
+    items, codes = spawn_ranks(rank_main, world, "wl-symm-")
+    got = {r["rank"]: r for r in items}
     ok = len(got) == world and all(c == 0 for c in codes) and all(got[r]["ok"] for r in got)
     r0 = got.get(0, {})
     for r in sorted(got):
