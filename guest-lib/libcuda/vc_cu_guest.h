@@ -65,13 +65,13 @@ void vc_cu_set_current(uint64_t ctx);
 void vc_cu_ctx_device(uint64_t ctx, int dev);
 
 /** vc_cu_current_device() - the device of the calling thread's context (0 if unknown). */
+int vc_cu_current_device(void);
 
 /**
  * vc_cu_ctx_ordinal() - the ordinal of context @ctx's device (the host's
  * answer, cached per context); 0 when @ctx is none or unknown.
  */
 int vc_cu_ctx_ordinal(uint64_t ctx);
-int vc_cu_current_device(void);
 
 /**
  * vc_cu_call() - a synchronous CUDA operation: request @req (@reqlen bytes,

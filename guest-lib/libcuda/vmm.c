@@ -178,7 +178,8 @@ CUresult CUDAAPI cuMemMap(CUdeviceptr ptr, size_t size, size_t offset, CUmemGene
 	uint64_t dev = UINT64_MAX; /* the device whose memory it is, as the host says */
 	CUresult rc = call(VC_CU_cuMemMap, &rq, NULL, 0, &dev);
 
-	if (rc == CUDA_SUCCESS && vc_cu_vmm_track(ptr, size, dev < 64 ? (int)dev : -1)) {
+	if (rc == CUDA_SUCCESS &&
+	    vc_cu_vmm_track(ptr, size, dev < (uint64_t)vc_cu_state()->device_count ? (int)dev : -1)) {
 		/* Mapped but unknown to this library: undo rather than mislead. */
 		struct vc_cu_req_vmm un = {.ptr = ptr, .size = size};
 

@@ -21,9 +21,10 @@
  * and its entry holds the broker's key, so that an importing worker fetches
  * the descriptor, imports it and closes its copy. The listener keeps it
  * until the allocation is gone in the exporter (its handles released and
- * unmapped), the pool destroyed, or the exporter ends; natively a descriptor would keep the
- * allocation alive until closed, so an import after that is refused here
- * (CUDA_ERROR_INVALID_VALUE) where it would work natively. What imported
+ * unmapped), the pool is destroyed, or the exporter ends; natively a
+ * descriptor would keep the allocation alive until closed, so an import
+ * after that is refused here (CUDA_ERROR_INVALID_VALUE) where it would work
+ * natively. What imported
  * it before holds it, as natively.
  * Without a listener (an embedder of the session library) it is refused
  * with CUDA_ERROR_NOT_SUPPORTED, as Windows handles always are.
