@@ -6,6 +6,7 @@
  * table is built in table.c.
  */
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -136,6 +137,19 @@ int vc_si_is(const void *h, enum tag t)
 	/* Special handles (CU_STREAM_LEGACY, CU_STREAM_PER_THREAD) are small
 	 * integers, never objects. */
 	return (uintptr_t)h >= 4096 && ((const struct obj *)h)->tag == t;
+}
+
+int vc_si_memfd_named(int fd, const char *name)
+{
+	char path[64], target[128];
+	size_t len = strlen(name);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	return n >= 7 && (size_t)n - 7 >= len && !memcmp(target, "/memfd:", 7) && !memcmp(target + 7, name, len);
 }
 
 /* Streams: NULL and the two special handles are valid too. */

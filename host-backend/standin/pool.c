@@ -4,11 +4,9 @@
  * exports a memfd named for it; importing one makes a pool of its own (the
  * stand-in's pool allocations are its worker's RAM, never shared).
  */
-#include <fcntl.h>
-#include <stdio.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "standin/standin_priv.h"
 
@@ -51,21 +49,13 @@ static CUresult s_pool_export(void *out, CUmemoryPool p, CUmemAllocationHandleTy
 
 static CUresult s_pool_import(CUmemoryPool *p, void *os, CUmemAllocationHandleType t, unsigned long long flags)
 {
-	char path[64], target[64];
-	int fd = (int)(intptr_t)os;
-	ssize_t n;
 	CUresult rc;
 
 	if (!p || flags)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = fd < 0 ? -1 : readlink(path, target, sizeof(target) - 1);
-	if (n < 0)
-		return CUDA_ERROR_INVALID_VALUE;
-	target[n] = 0;
-	if (strncmp(target, "/memfd:", 7) || strncmp(target + 7, g_pool_name, sizeof(g_pool_name) - 1))
+	if (!vc_si_memfd_named((int)(intptr_t)os, g_pool_name))
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = vc_si_make(T_POOL, (void **)p)))
 		return rc;

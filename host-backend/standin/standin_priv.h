@@ -148,6 +148,12 @@ int vc_si_stream_ok(CUstream s);
  */
 void vc_si_del_obj(void *h);
 
+/**
+ * vc_si_memfd_named() - whether descriptor @fd is a memfd whose name starts
+ * with @name (what the stand-in exports: its allocations', its pools').
+ */
+int vc_si_memfd_named(int fd, const char *name);
+
 /** vc_si_adopt() - @child is deleted with @parent. */
 void vc_si_adopt(void *child, void *parent);
 

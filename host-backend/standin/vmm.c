@@ -54,6 +54,7 @@ struct svrange {
 static struct sphys *g_phys[MAX_VMM];
 static struct svrange g_resv[MAX_VMM], g_map[MAX_VMM];
 static uint32_t g_nresv, g_nmap;
+static const char g_memfd_name[] = "vcuda-standin-vmm"; /* what its allocations export */
 
 static struct sphys *phys_of(CUmemGenericAllocationHandle h)
 {
@@ -215,7 +216,7 @@ static CUresult s_create(CUmemGenericAllocationHandle *h, size_t size, const CUm
 		return rc;
 	if (!(p = calloc(1, sizeof(*p))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
-	p->fd = memfd_create("vcuda-standin-vmm", MFD_CLOEXEC);
+	p->fd = memfd_create(g_memfd_name, MFD_CLOEXEC);
 	if (p->fd < 0 || ftruncate(p->fd, (off_t)size) < 0) {
 		if (p->fd >= 0)
 			close(p->fd);
@@ -393,18 +394,6 @@ static CUresult s_export(void *out, CUmemGenericAllocationHandle h, CUmemAllocat
 	return CUDA_SUCCESS;
 }
 
-/* Whether @fd is a stand-in allocation's memfd (its name says so). */
-static int standin_memfd(int fd)
-{
-	static const char want[] = "/memfd:vcuda-standin-vmm";
-	char path[64], target[64];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	n = readlink(path, target, sizeof(target) - 1);
-	return n >= (ssize_t)(sizeof(want) - 1) && !memcmp(target, want, sizeof(want) - 1);
-}
-
 static CUresult s_import(CUmemGenericAllocationHandle *h, void *os, CUmemAllocationHandleType t)
 {
 	int fd = (int)(intptr_t)os;
@@ -415,7 +404,8 @@ static CUresult s_import(CUmemGenericAllocationHandle *h, void *os, CUmemAllocat
 		return CUDA_ERROR_INVALID_VALUE;
 	if (t != CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (fd < 0 || !standin_memfd(fd) || fstat(fd, &st) < 0 || st.st_size <= 0 || (uint64_t)st.st_size % GRAN)
+	if (!vc_si_memfd_named(fd, g_memfd_name) || fstat(fd, &st) < 0 || st.st_size <= 0 ||
+	    (uint64_t)st.st_size % GRAN)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (!(p = calloc(1, sizeof(*p))))
 		return CUDA_ERROR_OUT_OF_MEMORY;
