@@ -145,6 +145,21 @@ gpu_suite_standin() {
 	bash tests/gpu/run-suite.sh --bin build/gpu-tests --mode standin --guest-lib build/release/guest \
 		--socket "$VCUDA_SOCKET" --out "$VC_TMP/gpu-suite" --timeout 60 --skip tests/gpu/standin-gaps.txt || rc=1
 	stop_server || rc=1
+	# Two stand-in devices: multi_device_ptrs checks no kernel's result, so
+	# it must pass outright (each kind of memory on the device it was made on).
+	VCUDA_STANDIN_DEVICES=2 start_server build/release/bin/vcuda-server || return 1
+	local v last
+	for v in static shared; do
+		last=$(LD_LIBRARY_PATH="$PWD/build/release/guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" \
+			timeout 60 "build/gpu-tests/$v/multi_device_ptrs" 2>&1 | tail -1)
+		if [ "$last" = "PASS multi_device_ptrs" ]; then
+			echo "PASS $v/multi_device_ptrs (two stand-in devices)"
+		else
+			echo "FAIL $v/multi_device_ptrs (two stand-in devices): $last"
+			rc=1
+		fi
+	done
+	stop_server || rc=1
 	return $rc
 }
 

@@ -225,7 +225,7 @@ static CUresult s_array_req(CUDA_ARRAY_MEMORY_REQUIREMENTS *r, CUarray h, CUdevi
 	CUresult rc = CUDA_ERROR_INVALID_HANDLE;
 	struct sarr *a;
 
-	if (!r || dev != 0)
+	if (!r || !vc_si_dev_ok(dev))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&g_amu);
 	if ((a = live(h, 0))) {
@@ -367,7 +367,7 @@ static CUresult s_mip_req(CUDA_ARRAY_MEMORY_REQUIREMENTS *r, CUmipmappedArray h,
 	CUresult rc = CUDA_ERROR_INVALID_HANDLE;
 	struct sarr *m;
 
-	if (!r || dev != 0)
+	if (!r || !vc_si_dev_ok(dev))
 		return CUDA_ERROR_INVALID_VALUE;
 	pthread_mutex_lock(&g_amu);
 	if ((m = live(h, 1))) {

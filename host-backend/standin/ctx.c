@@ -12,12 +12,13 @@ static CUresult s_ctx_create(CUcontext *pc, CUctxCreateParams *p, unsigned flags
 	struct obj *c;
 
 	(void)p;
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	c = vc_si_new_obj(T_CTX);
 	if (!c)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	c->flags = flags;
+	c->dev = d;
 	t_ctx = c;
 	*pc = (CUcontext)c;
 	return CUDA_SUCCESS;
@@ -70,13 +71,15 @@ static CUresult s_ctx_sync2(CUcontext c)
 
 static CUresult s_ctx_device(CUdevice *d)
 {
-	*d = 0;
+	*d = t_ctx ? t_ctx->dev : 0;
 	return vc_si_need_ctx();
 }
 
 static CUresult s_ctx_device2(CUdevice *d, CUcontext c)
 {
-	*d = 0;
+	const struct obj *o = c ? (const struct obj *)c : t_ctx;
+
+	*d = o && vc_si_is(o, T_CTX) ? o->dev : 0;
 	return s_ctx_sync2(c);
 }
 

@@ -128,7 +128,7 @@ static CUresult s_props(CUdevprop *p, CUdevice d)
 {
 	const int *a = vc_standin_attrs;
 
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	memset(p, 0, sizeof(*p));
 	p->maxThreadsPerBlock = a[CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK];
@@ -148,7 +148,7 @@ static CUresult s_props(CUdevprop *p, CUdevice d)
 
 static CUresult s_cc(int *major, int *minor, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	*major = vc_standin_attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR];
 	*minor = vc_standin_attrs[CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR];
@@ -158,7 +158,7 @@ static CUresult s_cc(int *major, int *minor, CUdevice d)
 /* Atomics from the host over PCIe: none natively on this machine's profile. */
 static CUresult s_host_atomics(unsigned *caps, const CUatomicOperation *ops, unsigned n, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!caps || !ops || !n)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -172,10 +172,35 @@ static CUresult s_host_atomics(unsigned *caps, const CUatomicOperation *ops, uns
 
 static CUresult s_p2p_atomics(unsigned *caps, const CUatomicOperation *ops, unsigned n, CUdevice s, CUdevice d)
 {
-	if (s != 0 || d != 0)
+	if (!vc_si_dev_ok(s) || !vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	(void)caps, (void)ops, (void)n;
-	return CUDA_ERROR_INVALID_DEVICE; /* a device is not its own peer */
+	return CUDA_ERROR_INVALID_DEVICE; /* no device is another's peer, nor its own */
+}
+
+/* Peers: none (each device is alone on its bus), as a GPU answers for a
+ * device it has no path to. */
+static CUresult s_can_access_peer(int *can, CUdevice d, CUdevice peer)
+{
+	if (!can)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_si_dev_ok(d) || !vc_si_dev_ok(peer))
+		return CUDA_ERROR_INVALID_DEVICE;
+	*can = 0;
+	return CUDA_SUCCESS;
+}
+
+static CUresult s_p2p_attr(int *v, CUdevice_P2PAttribute a, CUdevice s, CUdevice d)
+{
+	if (!v)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (!vc_si_dev_ok(s) || !vc_si_dev_ok(d) || s == d)
+		return CUDA_ERROR_INVALID_DEVICE;
+	if ((unsigned)a < CU_DEVICE_P2P_ATTRIBUTE_PERFORMANCE_RANK ||
+	    (unsigned)a > CU_DEVICE_P2P_ATTRIBUTE_ONLY_PARTIAL_NATIVE_ATOMIC_SUPPORTED)
+		return CUDA_ERROR_INVALID_VALUE;
+	*v = 0;
+	return CUDA_SUCCESS;
 }
 
 static CUresult s_profiler(void)
@@ -325,6 +350,8 @@ void vc_si_fill_ctxdev(struct vc_cuda_driver *d)
 	d->cuCtxRecordEvent = s_ctx_event;
 	d->cuCtxWaitEvent = s_ctx_event;
 	d->cuCtxEnablePeerAccess = s_peer_enable;
+	d->cuDeviceCanAccessPeer = s_can_access_peer;
+	d->cuDeviceGetP2PAttribute = s_p2p_attr;
 	d->cuCtxDisablePeerAccess = s_peer_disable;
 	d->cuCtxGetSharedMemConfig = s_smem_get;
 	d->cuCtxSetSharedMemConfig = s_smem_set;

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * device.c - the CI stand-in's driver and device queries: one device, whose
- * attributes and driver version are a real H200's recorded profile (standin.h).
+ * device.c - the CI stand-in's driver and device queries: one device, or
+ * VCUDA_STANDIN_DEVICES (up to 4) of the same kind, whose attributes and
+ * driver version are a real H200's recorded profile (standin.h); each has
+ * its own UUID and PCI bus, and none is another's peer.
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "standin/standin_priv.h"
@@ -21,17 +24,19 @@ static CUresult s_version(int *v)
 	return CUDA_SUCCESS;
 }
 
+int vc_si_ndev = 1;
+
 static CUresult s_count(int *n)
 {
-	*n = 1;
+	*n = vc_si_ndev;
 	return CUDA_SUCCESS;
 }
 
 static CUresult s_device_get(CUdevice *d, int ordinal)
 {
-	if (ordinal != 0)
+	if (!vc_si_dev_ok(ordinal))
 		return CUDA_ERROR_INVALID_DEVICE;
-	*d = 0;
+	*d = ordinal;
 	return CUDA_SUCCESS;
 }
 
@@ -46,7 +51,7 @@ static CUresult s_attr(int *v, CUdevice_attribute a, CUdevice d)
 {
 	int dm = __atomic_load_n(&g_decompress, __ATOMIC_RELAXED);
 
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if ((int)a < 1 || (int)a >= vc_standin_nattrs)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -55,12 +60,14 @@ static CUresult s_attr(int *v, CUdevice_attribute a, CUdevice d)
 	 * not): the guest must answer it off, as it refuses the family. */
 	if (a == CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED)
 		*v = 1;
+	if (a == CU_DEVICE_ATTRIBUTE_PCI_BUS_ID)
+		*v += d; /* the next devices on the next buses */
 	return CUDA_SUCCESS;
 }
 
 static CUresult s_name(char *name, int len, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (len <= 0)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -72,15 +79,16 @@ static CUresult s_name(char *name, int len, CUdevice d)
 
 static CUresult s_uuid(CUuuid *u, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	memcpy(u->bytes, "vcuda-ci-standin", 16);
+	u->bytes[15] = (char)('n' + d); /* device 0's is the one-device UUID */
 	return CUDA_SUCCESS;
 }
 
 static CUresult s_total(size_t *b, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	*b = g_limit;
 	return CUDA_SUCCESS;
@@ -88,7 +96,7 @@ static CUresult s_total(size_t *b, CUdevice d)
 
 static CUresult s_pci(char *id, int len, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	int dom = 0, bus = 0, dev = 0;
 	char buf[32];
@@ -109,6 +117,10 @@ static CUresult s_pci(char *id, int len, CUdevice d)
 
 void vc_si_fill_device(struct vc_cuda_driver *d)
 {
+	const char *n = getenv("VCUDA_STANDIN_DEVICES");
+
+	if (n && atoi(n) >= 1 && atoi(n) <= VC_SI_DEVICES_MAX)
+		vc_si_ndev = atoi(n);
 	d->cuInit = s_init;
 	d->cuDriverGetVersion = s_version;
 	d->cuDeviceGetCount = s_count;

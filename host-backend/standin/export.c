@@ -100,7 +100,7 @@ static CUresult s_cl_get_dim(CUfunction f, int *x, int *y, int *z)
 
 static CUresult s_cl_dev_launch(CUdevice d, int *v)
 {
-	if (d != 0 || !v)
+	if (!vc_si_dev_ok(d) || !v)
 		return CUDA_ERROR_INVALID_DEVICE;
 	*v = 1;
 	return CUDA_SUCCESS;

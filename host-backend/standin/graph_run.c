@@ -621,7 +621,7 @@ static CUresult s_cond_handle(CUgraphConditionalHandle *h, CUgraph g, CUcontext 
 
 static CUresult s_mem_attr_get(CUdevice dev, CUgraphMem_attribute a, void *v)
 {
-	if (dev != 0)
+	if (!vc_si_dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!v || a < CU_GRAPH_MEM_ATTR_USED_MEM_CURRENT || a > CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH)
 		return CUDA_ERROR_INVALID_VALUE;
@@ -636,7 +636,7 @@ static CUresult s_mem_attr_get(CUdevice dev, CUgraphMem_attribute a, void *v)
 
 static CUresult s_mem_attr_set(CUdevice dev, CUgraphMem_attribute a, void *v)
 {
-	if (dev != 0)
+	if (!vc_si_dev_ok(dev))
 		return CUDA_ERROR_INVALID_DEVICE;
 	/* Only the high watermarks can be set, and only to 0 (a reset). */
 	if (!v || (a != CU_GRAPH_MEM_ATTR_USED_MEM_HIGH && a != CU_GRAPH_MEM_ATTR_RESERVED_MEM_HIGH) ||

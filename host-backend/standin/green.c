@@ -69,7 +69,7 @@ static CUresult s_dev_resource(CUdevice dev, CUdevResource *r, CUdevResourceType
 {
 	if (!r)
 		return vc_si_log("cuDeviceGetDevResource", CUDA_ERROR_INVALID_VALUE);
-	if (dev != 0)
+	if (!vc_si_dev_ok(dev))
 		return vc_si_log("cuDeviceGetDevResource", CUDA_ERROR_INVALID_DEVICE);
 	if (type != CU_DEV_RESOURCE_TYPE_SM)
 		return vc_si_log("cuDeviceGetDevResource", CUDA_ERROR_INVALID_RESOURCE_TYPE);
@@ -174,7 +174,7 @@ static CUresult s_green_create(CUgreenCtx *pg, CUdevResourceDesc desc, CUdevice 
 
 	if (!pg || !vc_si_is(desc, T_RDESC) || flags != CU_GREEN_CTX_DEFAULT_STREAM)
 		return vc_si_log("cuGreenCtxCreate", CUDA_ERROR_INVALID_VALUE);
-	if (dev != 0)
+	if (!vc_si_dev_ok(dev))
 		return vc_si_log("cuGreenCtxCreate", CUDA_ERROR_INVALID_DEVICE);
 	if (!(g = vc_si_new_obj(T_GREEN)))
 		return CUDA_ERROR_OUT_OF_MEMORY;
@@ -185,6 +185,7 @@ static CUresult s_green_create(CUgreenCtx *pg, CUdevResourceDesc desc, CUdevice 
 	g->flags = ((struct obj *)desc)->flags;
 	g->origin = c;
 	c->origin = g;
+	c->dev = dev;
 	*pg = (CUgreenCtx)g;
 	return CUDA_SUCCESS;
 }

@@ -112,14 +112,14 @@ static CUresult s_dev_get_pool(CUmemoryPool *p, CUdevice d)
 {
 	if (!p)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	return current(p);
 }
 
 static CUresult s_dev_set_pool(CUdevice d, CUmemoryPool p)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (!vc_si_is(p, T_POOL))
 		return CUDA_ERROR_INVALID_VALUE;

@@ -19,7 +19,7 @@ static CUresult s_pool_create(CUmemoryPool *p, const CUmemPoolProps *props)
 	CUresult rc;
 
 	if (!p || !props || props->allocType != CU_MEM_ALLOCATION_TYPE_PINNED ||
-	    props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || props->location.id != 0)
+	    props->location.type != CU_MEM_LOCATION_TYPE_DEVICE || !vc_si_dev_ok(props->location.id))
 		return CUDA_ERROR_INVALID_VALUE;
 	if ((rc = vc_si_make(T_POOL, (void **)p)))
 		return rc;
@@ -73,7 +73,7 @@ static CUresult s_pool_destroy(CUmemoryPool p)
 
 static CUresult s_default_pool(CUmemoryPool *p, CUdevice d)
 {
-	if (d != 0)
+	if (!vc_si_dev_ok(d))
 		return CUDA_ERROR_INVALID_DEVICE;
 	*p = (CUmemoryPool)&g_default_pool;
 	return CUDA_SUCCESS;

@@ -43,6 +43,7 @@ struct obj {
 	struct obj *lnext, *lprev; /* every live object (core.c); lnext: the reuse list once deleted */
 	unsigned flags;
 	int priority;
+	int dev;           /* contexts: their device */
 	int printer;       /* functions and kernels: VC_STANDIN_PRINTF_NAME */
 	int store;         /* functions and kernels: VC_STANDIN_STORE_NAME */
 	uint64_t id;
@@ -122,6 +123,17 @@ extern pthread_mutex_t g_mu;   /* the stand-in's shared state */
 extern uint64_t g_limit;       /* bytes of "device" memory, set once by the first vc_cuda_driver_standin() */
 extern uint64_t g_launches;    /* kernel launches recorded, under g_mu */
 extern __thread struct obj *t_ctx; /* the calling thread's current context, or NULL */
+
+/* Devices: one, or VCUDA_STANDIN_DEVICES (up to 4) alike, each with the
+ * recorded profile, sharing the one memory (device.c). */
+#define VC_SI_DEVICES_MAX 4
+extern int vc_si_ndev;
+
+/** vc_si_dev_ok() - whether @d is one of the stand-in's devices. */
+static inline int vc_si_dev_ok(int d)
+{
+	return d >= 0 && d < vc_si_ndev;
+}
 /* The simulated engine (see core.c): kernel time per launch in ns (0: work
  * completes at once), and when this process's queued work ends (under g_mu). */
 extern uint64_t g_sim_ns, g_busy_until;

@@ -173,7 +173,7 @@ static CUresult check_prop(const CUmemAllocationProp *prop)
 		return CUDA_ERROR_INVALID_VALUE;
 	if (prop->location.type != CU_MEM_LOCATION_TYPE_DEVICE)
 		return CUDA_ERROR_NOT_SUPPORTED;
-	if (prop->location.id != 0)
+	if (!vc_si_dev_ok(prop->location.id))
 		return CUDA_ERROR_INVALID_DEVICE;
 	if (prop->requestedHandleTypes & ~(unsigned)CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR)
 		return CUDA_ERROR_NOT_SUPPORTED; /* no fabric, no Windows */
@@ -297,7 +297,7 @@ static CUresult s_set_access(CUdeviceptr ptr, size_t size, const CUmemAccessDesc
 	if (!d || !count)
 		return CUDA_ERROR_INVALID_VALUE;
 	for (size_t i = 0; i < count; i++) {
-		if (d[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || d[i].location.id != 0)
+		if (d[i].location.type != CU_MEM_LOCATION_TYPE_DEVICE || !vc_si_dev_ok(d[i].location.id))
 			return CUDA_ERROR_INVALID_DEVICE;
 		if (d[i].flags != CU_MEM_ACCESS_FLAGS_PROT_NONE && d[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READ &&
 		    d[i].flags != CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
@@ -332,7 +332,7 @@ static CUresult s_get_access(unsigned long long *flags, const CUmemLocation *loc
 
 	if (!flags || !loc)
 		return CUDA_ERROR_INVALID_VALUE;
-	if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE || loc->id != 0)
+	if (loc->type != CU_MEM_LOCATION_TYPE_DEVICE || !vc_si_dev_ok(loc->id))
 		return CUDA_ERROR_INVALID_DEVICE;
 	pthread_mutex_lock(&g_mu);
 	m = map_holding(ptr);
