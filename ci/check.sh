@@ -110,6 +110,12 @@ cuda_standin() { # the guest libcuda.so.1 and NVIDIA's libcudart over the CI sta
 	mkdir -p "$VC_TMP/nvrtc-cache"
 	LD_LIBRARY_PATH=$PWD/$g build/release/tests/nvrtc_cache "$VC_TMP/nvrtc-cache" || rc=1
 	stop_server || rc=1
+	echo "== two stand-in devices: the driver API and NVML suites, each device's identity and memory (second_device)"
+	VCUDA_STANDIN_DEVICES=2 start_server build/release/bin/vcuda-server --admin-socket "$VCUDA_ADMIN_SOCKET" || return 1
+	build/release/tests/test_cuda_api || rc=1
+	CK_RUN_CASE=objects build/release/tests/test_cuda_objects || rc=1
+	build/release/tests/test_nvml || rc=1
+	stop_server || rc=1
 	echo "== vcuda-server --op-times: a session's time per operation, in the log when it closes"
 	start_server build/release/bin/vcuda-server --op-times || return 1
 	LD_LIBRARY_PATH=$PWD/$g build/release/tests/cudart_smoke_shared >/dev/null || rc=1

@@ -115,6 +115,32 @@ static CUresult s_pci(char *id, int len, CUdevice d)
 	return CUDA_SUCCESS;
 }
 
+/* A device by its bus id, in the forms the driver takes: domain:bus:device.function
+ * or bus:device.function, hexadecimal. */
+static CUresult s_by_pci(CUdevice *dev, const char *id)
+{
+	unsigned dom = 0, bus, d, f;
+	char tail;
+
+	if (!dev || !id)
+		return CUDA_ERROR_INVALID_VALUE;
+	if (sscanf(id, "%x:%x:%x.%x%c", &dom, &bus, &d, &f, &tail) != 4 &&
+	    (dom = 0, sscanf(id, "%x:%x.%x%c", &bus, &d, &f, &tail) != 3))
+		return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < vc_si_ndev; i++) {
+		int wd = 0, wb = 0, wv = 0;
+
+		s_attr(&wd, CU_DEVICE_ATTRIBUTE_PCI_DOMAIN_ID, i);
+		s_attr(&wb, CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, i);
+		s_attr(&wv, CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, i);
+		if (dom == (unsigned)wd && bus == (unsigned)wb && d == (unsigned)wv && f == 0) {
+			*dev = i;
+			return CUDA_SUCCESS;
+		}
+	}
+	return CUDA_ERROR_INVALID_DEVICE;
+}
+
 void vc_si_fill_device(struct vc_cuda_driver *d)
 {
 	const char *n = getenv("VCUDA_STANDIN_DEVICES");
@@ -130,4 +156,5 @@ void vc_si_fill_device(struct vc_cuda_driver *d)
 	d->cuDeviceGetUuid_v2 = s_uuid;
 	d->cuDeviceTotalMem_v2 = s_total;
 	d->cuDeviceGetPCIBusId = s_pci;
+	d->cuDeviceGetByPCIBusId = s_by_pci;
 }

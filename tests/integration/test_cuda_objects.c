@@ -1544,6 +1544,82 @@ START_TEST(tensor_maps)
 }
 END_TEST
 
+/* A second device, where there is one (ci/check.sh runs this suite over two
+ * stand-in devices too): its own identity, contexts on it, and memory made
+ * on it answering its ordinal whichever context asks. */
+START_TEST(second_device)
+{
+	CUmemAllocationProp prop = device_prop(), got;
+	CUmemAccessDesc acc;
+	CUmemGenericAllocationHandle h;
+	CUdeviceptr d, va;
+	CUcontext p1, cur;
+	CUuuid u0, u1;
+	CUdevice dev = -1;
+	char bus0[32], bus1[32];
+	void *host;
+	size_t g = 0;
+	int n = 0, ord = -7, mc = 7;
+
+	CK(cuDeviceGetCount(&n));
+	if (n < 2)
+		return; /* one device: nothing to tell apart */
+	CK(cuDeviceGet(&dev, 1));
+	ck_assert_int_eq(dev, 1);
+	CK(cuDeviceGetUuid(&u0, 0));
+	CK(cuDeviceGetUuid(&u1, 1));
+	ck_assert(memcmp(u0.bytes, u1.bytes, sizeof(u0.bytes)) != 0);
+	CK(cuDeviceGetPCIBusId(bus0, sizeof(bus0), 0));
+	CK(cuDeviceGetPCIBusId(bus1, sizeof(bus1), 1));
+	ck_assert_str_ne(bus0, bus1);
+	CK(cuDeviceGetByPCIBusId(&dev, bus1));
+	ck_assert_int_eq(dev, 1);
+	CK(cuDeviceGetAttribute(&mc, CU_DEVICE_ATTRIBUTE_MULTICAST_SUPPORTED, 1));
+	ck_assert_int_eq(mc, 0);
+	/* device 1's primary context, current: its device; device 0's asked by name */
+	CK(cuDevicePrimaryCtxRetain(&p1, 1));
+	CK(cuCtxSetCurrent(p1));
+	CK(cuCtxGetDevice(&dev));
+	ck_assert_int_eq(dev, 1);
+	CK(cuCtxGetDevice_v2(&dev, g_ctx));
+	ck_assert_int_eq(dev, 0);
+	/* memory made there: ordinal 1, asked from device 0's context too */
+	CK(cuMemAlloc(&d, 4096));
+	CK(cuMemAllocHost(&host, 4096));
+	prop.location.id = 1;
+	CK(cuMemGetAllocationGranularity(&g, &prop, CU_MEM_ALLOC_GRANULARITY_MINIMUM));
+	CK(cuMemCreate(&h, g, &prop, 0));
+	CK(cuMemGetAllocationPropertiesFromHandle(&got, h));
+	ck_assert_int_eq(got.location.id, 1);
+	CK(cuCtxSetCurrent(g_ctx)); /* mapped from device 0's context */
+	CK(cuMemAddressReserve(&va, g, 0, 0, 0));
+	CK(cuMemMap(va, g, 0, h, 0));
+	acc.location = prop.location;
+	acc.flags = CU_MEM_ACCESS_FLAGS_PROT_READWRITE;
+	CK(cuMemSetAccess(va, g, &acc, 1));
+	CK(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, d));
+	ck_assert_int_eq(ord, 1);
+	CK(cuPointerGetAttribute(&cur, CU_POINTER_ATTRIBUTE_CONTEXT, d));
+	ck_assert_ptr_eq(cur, p1);
+	ord = -7;
+	CK(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, (CUdeviceptr)(uintptr_t)host));
+	ck_assert_int_eq(ord, 1);
+	ord = -7;
+	CK(cuPointerGetAttribute(&ord, CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL, va));
+	ck_assert_int_eq(ord, 1);
+	CK(cuMemsetD8(va, 0x3c, g));
+	expect_bytes(va, 0x3c, g);
+	CK(cuMemUnmap(va, g));
+	CK(cuMemAddressFree(va, g));
+	CK(cuMemRelease(h));
+	CK(cuCtxSetCurrent(p1));
+	CK(cuMemFreeHost(host));
+	CK(cuMemFree(d));
+	CK(cuCtxSetCurrent(g_ctx));
+	CK(cuDevicePrimaryCtxRelease(1));
+}
+END_TEST
+
 START_TEST(contexts_and_devices)
 {
 	CUexecAffinityParam aff = {0}, got = {0};
@@ -1878,6 +1954,7 @@ int main(void)
 	tcase_add_test(t, launch_attributes_and_legacy);
 	tcase_add_test(t, tensor_maps);
 	tcase_add_test(t, contexts_and_devices);
+	tcase_add_test(t, second_device);
 	tcase_add_test(t, pools_of_a_location);
 	tcase_add_test(t, pointer_set_attribute);
 	tcase_add_test(t, batch_decompress);
