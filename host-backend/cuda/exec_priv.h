@@ -78,6 +78,7 @@ struct vc_cu_alloc {
 	uint64_t dptr;  /* 0: empty slot */
 	uint64_t bytes;
 	uint64_t ctx;   /* the context id it belongs to; 0: a stream-ordered one */
+	int32_t dev;    /* the device it is counted on (vc_acct_on_device()); -1: none */
 };
 
 /* A device range the driver confirmed as one of the session's tracked
@@ -272,8 +273,16 @@ int vc_cu_quota_charge(struct vc_cu_session *x, uint64_t bytes);
 void vc_cu_quota_refund(struct vc_cu_session *x, uint64_t bytes);
 
 /**
+ * vc_cu_quota_device() - the device of the current context, which memory
+ * made now is counted on in the per-device views (the guest NVML's); -1
+ * when there is none.
+ */
+int vc_cu_quota_device(struct vc_cu_session *x);
+
+/**
  * vc_cu_quota_track() - remember allocation @dptr of context @ctx (0: stream
- * ordered) and its charge @bytes, refunded when it is freed. Returns 0 or
+ * ordered) and its charge @bytes, refunded when it is freed; it is counted
+ * on the current context's device until then. Returns 0 or
  * CUDA_ERROR_OUT_OF_MEMORY (the table could not grow).
  */
 int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, uint64_t ctx);

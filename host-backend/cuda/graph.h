@@ -123,6 +123,7 @@ void vc_cu_graph_bounce_list(struct vc_cu_session *x, CUgraphNode *from, CUgraph
 struct vc_cu_graph_charge {
 	uint64_t exec; /* executable graph id */
 	uint64_t bytes;
+	int32_t dev;   /* the device its memory is counted on (the instantiating context's) */
 };
 
 /* What a session keeps for its graphs (graph_state.c). */

@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "resources/acct.h"
 #include "cuda/graph.h"
 
 #define DOT_MAX (64u << 20)
@@ -102,7 +103,10 @@ int vc_cu_manual_cuGraphInstantiateWithParams(struct vc_cu_session *x, const uin
 		vc_cu_quota_refund(x, bytes);
 		rp.h = 0;
 	} else {
-		g->charges[g->ncharges++] = (struct vc_cu_graph_charge){rp.h, bytes};
+		int dev = vc_cu_quota_device(x);
+
+		g->charges[g->ncharges++] = (struct vc_cu_graph_charge){rp.h, bytes, dev};
+		vc_acct_on_device(dev, bytes, true);
 	}
 	REPLY(rp);
 	return 0;
@@ -127,6 +131,7 @@ int vc_cu_manual_cuGraphExecDestroy(struct vc_cu_session *x, const uint8_t *p, u
 	for (uint32_t i = 0; g && i < g->ncharges; i++)
 		if (g->charges[i].exec == rq.a) {
 			vc_cu_quota_refund(x, g->charges[i].bytes);
+			vc_acct_on_device(g->charges[i].dev, g->charges[i].bytes, false);
 			g->charges[i] = g->charges[--g->ncharges];
 			break;
 		}

@@ -48,7 +48,7 @@ int vc_cu_manual_vcNvmlMemory(struct vc_cu_session *x, const uint8_t *p, uint32_
 {
 	struct vc_nv_req_dev rq;
 	struct vc_nv_rep_memory rp;
-	uint64_t quota, used, dev_total = 0, dev_free;
+	uint64_t quota, used, on_dev, dev_total = 0, dev_free;
 	size_t total = 0;
 	char bus[32];
 	CUdevice dev;
@@ -61,17 +61,22 @@ int vc_cu_manual_vcNvmlMemory(struct vc_cu_session *x, const uint8_t *p, uint32_
 	if ((rc = dev_of(x, rq.dev, &dev, bus, sizeof(bus))) || (rc = x->drv->cuDeviceTotalMem_v2(&total, dev)))
 		return rc;
 	vc_acct_mem_view(&quota, &used);
+	on_dev = vc_acct_device_used(rq.dev);
 	/* The device's free memory needs a context of the driver's, which a
 	 * monitor never makes: the host NVML's when there is one, else what the
 	 * server's sessions leave of it. */
 	if (vc_host_nvml_memory(bus, &dev_total, &dev_free) != VC_NVML_SUCCESS)
-		dev_free = total - (used < total ? used : total);
+		dev_free = total - (on_dev < total ? on_dev : total);
 	memset(&rp, 0, sizeof(rp));
 	rp.device_total = total;
 	rp.quota = quota;
 	rp.total = quota && quota < total ? quota : total;
-	rp.used = used < rp.total ? used : rp.total;
+	/* Used: what the VM holds on this device. Free: what is left of it,
+	 * and of the quota, which covers all the VM's devices together. */
+	rp.used = on_dev < rp.total ? on_dev : rp.total;
 	rp.free = rp.total - rp.used;
+	if (quota && rp.free > quota - (used < quota ? used : quota))
+		rp.free = quota - (used < quota ? used : quota);
 	if (rp.free > dev_free)
 		rp.free = dev_free;
 	REPLY(rp);
@@ -100,7 +105,7 @@ int vc_cu_manual_vcNvmlProcs(struct vc_cu_session *x, const uint8_t *p, uint32_t
 	cap = out->data_cap / sizeof(*e);
 	if (cap > sizeof(procs) / sizeof(procs[0]))
 		cap = sizeof(procs) / sizeof(procs[0]);
-	n = vc_acct_procs(procs, cap);
+	n = vc_acct_procs(procs, cap, rq.dev); /* those with memory on this device */
 	rp.total = n;
 	rp.count = n < cap ? n : cap;
 	e = (struct vc_nv_proc *)out->data;

@@ -98,8 +98,23 @@ void vc_cu_quota_refund(struct vc_cu_session *x, uint64_t bytes)
 	vc_acct_uncharge(VC_ACCT_MEM, bytes);
 }
 
+int vc_cu_quota_device(struct vc_cu_session *x)
+{
+	CUdevice d = -1;
+
+	return x->drv->cuCtxGetDevice(&d) == CUDA_SUCCESS ? (int)d : -1;
+}
+
+/* Allocation record @a is gone: its charge and its device's count. */
+static void refund_alloc(struct vc_cu_session *x, const struct vc_cu_alloc *a)
+{
+	vc_cu_quota_refund(x, a->bytes);
+	vc_acct_on_device(a->dev, a->bytes, false);
+}
+
 int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, uint64_t ctx)
 {
+	int dev;
 	uint32_t k;
 
 	if (dptr == EMPTY)
@@ -111,10 +126,12 @@ int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, ui
 		x->nalloc++;
 	} else {
 		/* A reused address: the old one is gone, without our seeing it. */
-		vc_cu_quota_refund(x, x->allocs[k].bytes);
+		refund_alloc(x, &x->allocs[k]);
 		vc_cu_quota_ranges_forget(x);
 	}
-	x->allocs[k] = (struct vc_cu_alloc){.dptr = dptr, .bytes = bytes, .ctx = ctx};
+	dev = vc_cu_quota_device(x);
+	x->allocs[k] = (struct vc_cu_alloc){.dptr = dptr, .bytes = bytes, .ctx = ctx, .dev = dev};
+	vc_acct_on_device(dev, bytes, true);
 	return 0;
 }
 
@@ -127,7 +144,7 @@ void vc_cu_quota_untrack(struct vc_cu_session *x, uint64_t dptr)
 	k = find(x, dptr);
 	if (x->allocs[k].dptr == EMPTY)
 		return;
-	vc_cu_quota_refund(x, x->allocs[k].bytes);
+	refund_alloc(x, &x->allocs[k]);
 	remove_at(x, k);
 	x->nalloc--;
 	vc_cu_quota_ranges_forget(x);
@@ -138,7 +155,7 @@ void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx)
 	vc_cu_quota_ranges_forget(x);
 	for (uint32_t k = 0; k < x->acap;) {
 		if (x->allocs[k].dptr != EMPTY && x->allocs[k].ctx == ctx) {
-			vc_cu_quota_refund(x, x->allocs[k].bytes);
+			refund_alloc(x, &x->allocs[k]);
 			remove_at(x, k); /* may move a later entry into k: look at k again */
 			x->nalloc--;
 			continue;

@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <stdlib.h>
 
+#include "resources/acct.h"
 #include "resources/fdbroker.h"
 #include "resources/ipc.h"
 #include "vc_cuda_vmm.h"
@@ -92,7 +93,7 @@ static int new_slot(struct vc_cu_vmm *v, uint32_t *idx)
 	return 0;
 }
 
-static int add_obj(struct vc_cu_vmm *v, uint64_t real, uint64_t size, uint64_t charged, uint64_t *id)
+static int add_obj(struct vc_cu_vmm *v, uint64_t real, uint64_t size, uint64_t charged, int dev, uint64_t *id)
 {
 	uint32_t idx;
 
@@ -103,6 +104,7 @@ static int add_obj(struct vc_cu_vmm *v, uint64_t real, uint64_t size, uint64_t c
 	o->real = real;
 	o->size = size;
 	o->charged = charged;
+	o->dev = dev;
 	o->refs = 1;
 	o->maps = 0;
 	o->gen++;
@@ -132,6 +134,7 @@ static void settle(struct vc_cu_session *x, uint32_t idx)
 	if (!o->real || o->refs || o->maps)
 		return;
 	vc_cu_quota_refund(x, o->charged);
+	vc_acct_on_device(o->dev, o->charged, false);
 	exports_gone(x, o->real);
 	o->real = 0;
 	o->charged = 0;
@@ -147,7 +150,7 @@ int vc_cu_vmm_import(struct vc_cu_session *x, uint64_t real, uint64_t *id)
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	/* Not charged: the exporter's quota holds it. Its size is the
 	 * exporter's, unknown here: the driver checks mappings of it. */
-	return add_obj(v, real, UINT64_MAX, 0, id);
+	return add_obj(v, real, UINT64_MAX, 0, -1, id);
 }
 
 int vc_cu_vmm_real(struct vc_cu_session *x, uint64_t id, uint64_t *real)
@@ -284,7 +287,7 @@ int vc_cu_manual_cuMemCreate(struct vc_cu_session *x, const uint8_t *p, uint32_t
 	CUmemAllocationProp prop;
 	CUmemGenericAllocationHandle h = 0;
 	struct vc_cu_vmm *v;
-	int rc;
+	int dev, rc;
 
 	TAKE(rq);
 	if ((rc = take_prop(rq.prop, &prop)) || (rc = vc_cu_enter(x, rq.ctx)))
@@ -293,13 +296,15 @@ int vc_cu_manual_cuMemCreate(struct vc_cu_session *x, const uint8_t *p, uint32_t
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	if ((rc = vc_cu_quota_charge(x, rq.size)))
 		return rc;
+	dev = prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE ? prop.location.id : -1;
 	rc = x->drv->cuMemCreate(&h, rq.size, &prop, rq.flags);
-	if (rc == 0 && (rc = add_obj(v, h, rq.size, rq.size, &rp.value)))
+	if (rc == 0 && (rc = add_obj(v, h, rq.size, rq.size, dev, &rp.value)))
 		x->drv->cuMemRelease(h);
 	if (rc) {
 		vc_cu_quota_refund(x, rq.size);
 		return rc;
 	}
+	vc_acct_on_device(dev, rq.size, true); /* the guest NVML's view of that device */
 	REPLY(rp);
 	return 0;
 }
@@ -495,8 +500,10 @@ void vc_cu_vmm_fini(struct vc_cu_session *x)
 
 		for (uint32_t r = 0; o->real && r < o->refs; r++)
 			x->drv->cuMemRelease(o->real);
-		if (o->real)
+		if (o->real) {
 			vc_cu_quota_refund(x, o->charged);
+			vc_acct_on_device(o->dev, o->charged, false);
+		}
 	}
 	for (uint32_t i = 0; i < v->nresv; i++)
 		x->drv->cuMemAddressFree((CUdeviceptr)v->resv[i].va, v->resv[i].size);

@@ -23,6 +23,7 @@ struct vc_cu_vobj {
 	uint64_t real;    /* the driver's handle; 0: free slot */
 	uint64_t size;
 	uint64_t charged; /* bytes counted against the quota (0: imported) */
+	int32_t dev;      /* the device its memory is on, counted there (-1: host memory, imported) */
 	uint32_t gen;
 	uint32_t refs;    /* the guest's references: cuMemCreate, each retain */
 	uint32_t maps;    /* live mappings of it */

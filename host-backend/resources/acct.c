@@ -100,6 +100,9 @@ uint64_t vc_acct_release(struct vc_acct *a, int i)
 		held[r] = vc_shm_xchg64(&e->used[r], 0, VC_RELAXED);
 		vc_shm_sub64(&a->used[r], held[r], VC_RELAXED);
 	}
+	/* The same for its memory by device (vc_acct_on_device()). */
+	for (unsigned d = 0; d < VC_ACCT_DEVS; d++)
+		vc_shm_sub64(&a->dev_used[d], vc_shm_xchg64(&e->dev_mem[d], 0, VC_RELAXED), VC_RELAXED);
 	/* Read only by this process (vc_acct_reserve(), the readers of state
 	 * 2): relaxed. */
 	vc_shm_store32(&e->state, 0, VC_RELAXED);
@@ -200,6 +203,34 @@ void vc_acct_mem_view(uint64_t *quota, uint64_t *used)
 	*used = vc_shm_load64(&g_acct->used[VC_ACCT_MEM], VC_RELAXED);
 }
 
+void vc_acct_on_device(int dev, uint64_t bytes, bool add)
+{
+	uint64_t mine;
+
+	if (!g_self || dev < 0 || (unsigned)dev >= VC_ACCT_DEVS)
+		return;
+	/* Counts, as in charge() and uncharge(): relaxed RMWs, never below
+	 * zero for this worker's own (only it changes it until it is reaped). */
+	if (add) {
+		vc_shm_add64(&g_self->dev_mem[dev], bytes, VC_RELAXED);
+		vc_shm_add64(&g_acct->dev_used[dev], bytes, VC_RELAXED);
+		return;
+	}
+	mine = vc_shm_load64(&g_self->dev_mem[dev], VC_RELAXED);
+	if (bytes > mine)
+		bytes = mine;
+	vc_shm_sub64(&g_self->dev_mem[dev], bytes, VC_RELAXED);
+	vc_shm_sub64(&g_acct->dev_used[dev], bytes, VC_RELAXED);
+}
+
+uint64_t vc_acct_device_used(int dev)
+{
+	if (!g_acct || dev < 0 || (unsigned)dev >= VC_ACCT_DEVS)
+		return 0;
+	/* A figure every worker counts with relaxed RMWs: publishes nothing. */
+	return vc_shm_load64(&g_acct->dev_used[dev], VC_RELAXED);
+}
+
 void vc_acct_monitor(void)
 {
 	if (!g_self)
@@ -209,7 +240,7 @@ void vc_acct_monitor(void)
 	vc_shm_store32(&g_self->monitor, 1, VC_RELAXED);
 }
 
-uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap)
+uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap, int dev)
 {
 	uint32_t n = 0;
 
@@ -225,7 +256,11 @@ uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap)
 		if (vc_shm_load32(&e->state, VC_ACQUIRE) != 2 || vc_shm_load32(&e->monitor, VC_RELAXED))
 			continue;
 		pid = e->pid;
-		used = vc_shm_load64(&e->used[VC_ACCT_MEM], VC_RELAXED); /* a count, as in charge() */
+		/* counts, as in charge() and vc_acct_on_device() */
+		if (dev < 0)
+			used = vc_shm_load64(&e->used[VC_ACCT_MEM], VC_RELAXED);
+		else if ((unsigned)dev >= VC_ACCT_DEVS || !(used = vc_shm_load64(&e->dev_mem[dev], VC_RELAXED)))
+			continue; /* nothing on that device */
 		for (k = 0; k < n && k < cap; k++)
 			if (out[k].pid == pid)
 				break;

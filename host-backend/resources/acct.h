@@ -20,6 +20,7 @@
 #include <sys/types.h>
 
 #define VC_ACCT_MAX 512u
+#define VC_ACCT_DEVS 16u /* devices whose memory is counted apart (the guest NVML's views) */
 
 /* A worker's exit status when its session broke the protocol (FATAL). */
 #define VC_WORKER_EXIT_FATAL 3
@@ -38,6 +39,7 @@ struct vc_acct_entry {
 	uint32_t pid, uid;  /* the client process, as its kernel reported it */
 	char comm[16];
 	uint64_t used[2];   /* bytes held, by enum vc_acct_res */
+	uint64_t dev_mem[VC_ACCT_DEVS]; /* device memory held, by device ordinal */
 	uint64_t commands;  /* executed so far */
 	uint64_t active_ns; /* vc_now_ns() of the last command or pending work */
 	uint64_t opened_at; /* CLOCK_REALTIME seconds */
@@ -59,6 +61,7 @@ const char *vc_acct_end_reason(const struct vc_acct_entry *e, int status);
 struct vc_acct {
 	uint64_t quota[2];  /* by enum vc_acct_res; 0 = no quota */
 	uint64_t used[2];   /* the sum over sessions */
+	uint64_t dev_used[VC_ACCT_DEVS]; /* device memory held, by device: the sum over sessions */
 	uint32_t weight;    /* compute weight (1..10000) */
 	uint32_t idle_timeout_s; /* 0 = never reclaim idle sessions */
 	uint64_t refused[2]; /* charges refused past the quota, by enum vc_acct_res */
@@ -114,6 +117,17 @@ void vc_acct_activity(uint64_t n);
  */
 void vc_acct_mem_view(uint64_t *quota, uint64_t *used);
 
+/**
+ * vc_acct_on_device() - in a worker: @bytes of device memory this session
+ * holds on device @dev came (@add) or went, for the per-device views; the
+ * quota is vc_acct_charge()'s, for all devices together. A device past
+ * VC_ACCT_DEVS, or -1 (host memory), is not counted.
+ */
+void vc_acct_on_device(int dev, uint64_t bytes, bool add);
+
+/** vc_acct_device_used() - what all the server's sessions hold on device @dev (0 for none). */
+uint64_t vc_acct_device_used(int dev);
+
 /** vc_acct_monitor() - in a worker: this session only monitors (the guest's NVML). */
 void vc_acct_monitor(void);
 
@@ -125,8 +139,10 @@ struct vc_acct_proc {
 /**
  * vc_acct_procs() - the server's open sessions that are not monitors, one
  * per client process (a process's sessions added up), at most @cap into
- * @out. Returns how many there are (more than @cap when they did not fit).
+ * @out; with @dev >= 0, only those holding memory on device @dev, with what
+ * they hold there. Returns how many there are (more than @cap when they did
+ * not fit).
  */
-uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap);
+uint32_t vc_acct_procs(struct vc_acct_proc *out, uint32_t cap, int dev);
 
 #endif /* VC_ACCT_H */

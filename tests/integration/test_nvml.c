@@ -288,6 +288,62 @@ START_TEST(memory_with_quota_shows_the_quota)
 }
 END_TEST
 
+/* Where there are two devices (CI runs this over two stand-in devices): each
+ * device shows the memory the VM holds on it, and the processes holding it;
+ * a quota covers both together, so each one's free memory is what is left
+ * of it. */
+START_TEST(memory_and_processes_of_each_device)
+{
+	nvmlProcessInfo_t procs[8];
+	nvmlMemory_t m0, m1;
+	nvmlDevice_t d0, d1;
+	CUdeviceptr p;
+	CUcontext c1;
+	unsigned n;
+	int count = 0, on0 = 0, on1 = 0;
+
+	set_mem_quota(64 * MiB);
+	wait_used(0);
+	cuda_up();
+	CK(cuDeviceGetCount(&count));
+	if (count < 2) {
+		set_mem_quota(0);
+		return;
+	}
+	CK(cuDevicePrimaryCtxRetain(&c1, 1));
+	CK(cuCtxSetCurrent(c1));
+	CK(cuMemAlloc(&p, 24 * MiB));
+	d0 = dev0();
+	OK(nvmlDeviceGetHandleByIndex_v2(1, &d1));
+	OK(nvmlDeviceGetMemoryInfo(d0, &m0));
+	OK(nvmlDeviceGetMemoryInfo(d1, &m1));
+	ck_assert_uint_eq(m0.total, 64 * MiB);
+	ck_assert_uint_eq(m0.used, 0);
+	ck_assert_uint_eq(m0.free, 40 * MiB); /* the quota's rest */
+	ck_assert_uint_eq(m1.used, 24 * MiB);
+	ck_assert_uint_eq(m1.free, 40 * MiB);
+	n = 8;
+	OK(nvmlDeviceGetComputeRunningProcesses_v3(d0, &n, procs));
+	for (unsigned i = 0; i < n; i++)
+		on0 += procs[i].pid == (unsigned)getpid();
+	n = 8;
+	OK(nvmlDeviceGetComputeRunningProcesses_v3(d1, &n, procs));
+	for (unsigned i = 0; i < n; i++)
+		if (procs[i].pid == (unsigned)getpid()) {
+			on1++;
+			ck_assert_uint_eq(procs[i].usedGpuMemory, 24 * MiB);
+		}
+	ck_assert_int_eq(on0, 0);
+	ck_assert_int_eq(on1, 1);
+	CK(cuMemFree(p));
+	OK(nvmlDeviceGetMemoryInfo(d1, &m1));
+	ck_assert_uint_eq(m1.used, 0);
+	OK(nvmlShutdown());
+	CK(cuDevicePrimaryCtxRelease(1));
+	set_mem_quota(0);
+}
+END_TEST
+
 START_TEST(processes_list_this_one)
 {
 	nvmlProcessInfo_t procs[8];
@@ -761,6 +817,7 @@ int main(void)
 	tcase_set_timeout(t, 30);
 	tcase_add_test(t, memory_without_quota_is_the_device);
 	tcase_add_test(t, memory_with_quota_shows_the_quota);
+	tcase_add_test(t, memory_and_processes_of_each_device);
 	suite_add_tcase(s, t);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
