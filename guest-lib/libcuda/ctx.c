@@ -19,7 +19,8 @@ static __thread uint64_t t_stack[STACK_MAX];
 static __thread int t_depth;
 
 /* Which device each context is on (the guest checks launch shapes against its
- * device's limits). Small, and a lost entry only means device 0's limits. */
+ * device's limits). Small and direct-mapped: an entry lost to another
+ * context is asked again (vc_cu_ctx_ordinal(), the host's cached answer). */
 static struct {
 	uint64_t ctx;
 	int dev;
@@ -36,14 +37,19 @@ void vc_cu_ctx_device(uint64_t ctx, int dev)
 
 int vc_cu_current_device(void)
 {
+	const struct vc_cu_state *st = vc_cu_state();
 	uint64_t ctx = vc_cu_current();
-	int dev = 0;
+	int dev = -1;
 
 	pthread_mutex_lock(&g_map_mu);
 	if (g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].ctx == ctx)
 		dev = g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].dev;
 	pthread_mutex_unlock(&g_map_mu);
-	return dev;
+	if (dev < 0 && ctx) { /* lost to another context: ask, and keep it again */
+		dev = vc_cu_ctx_ordinal(ctx);
+		vc_cu_ctx_device(ctx, dev);
+	}
+	return st && dev < st->device_count ? dev : 0;
 }
 
 int vc_cu_ctx_ordinal(uint64_t ctx)
