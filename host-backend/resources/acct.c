@@ -156,19 +156,24 @@ int vc_acct_charge(enum vc_acct_res res, uint64_t bytes)
 	return 0;
 }
 
+/* Take @bytes off this worker's count @mine and the server's @total, never
+ * below zero for @mine, whatever a caller miscounted. Counts, as in
+ * charge(): relaxed RMWs; only this worker changes its own (until the
+ * listener's vc_acct_release() after it was reaped). */
+static void count_down(uint64_t *mine, uint64_t *total, uint64_t bytes)
+{
+	uint64_t have = vc_shm_load64(mine, VC_RELAXED);
+
+	if (bytes > have)
+		bytes = have;
+	vc_shm_sub64(mine, bytes, VC_RELAXED);
+	vc_shm_sub64(total, bytes, VC_RELAXED);
+}
+
 void vc_acct_uncharge(enum vc_acct_res res, uint64_t bytes)
 {
-	uint64_t mine;
-
-	if (!g_self)
-		return;
-	/* Never below zero, whatever a caller miscounted. Counts, as in
-	 * charge(): relaxed; only this worker changes its own. */
-	mine = vc_shm_load64(&g_self->used[res], VC_RELAXED);
-	if (bytes > mine)
-		bytes = mine;
-	vc_shm_sub64(&g_self->used[res], bytes, VC_RELAXED);
-	vc_shm_sub64(&g_acct->used[res], bytes, VC_RELAXED);
+	if (g_self)
+		count_down(&g_self->used[res], &g_acct->used[res], bytes);
 }
 
 void vc_acct_launched(void)
@@ -205,22 +210,15 @@ void vc_acct_mem_view(uint64_t *quota, uint64_t *used)
 
 void vc_acct_on_device(int dev, uint64_t bytes, bool add)
 {
-	uint64_t mine;
-
 	if (!g_self || dev < 0 || (unsigned)dev >= VC_ACCT_DEVS)
 		return;
-	/* Counts, as in charge() and uncharge(): relaxed RMWs, never below
-	 * zero for this worker's own (only it changes it until it is reaped). */
-	if (add) {
-		vc_shm_add64(&g_self->dev_mem[dev], bytes, VC_RELAXED);
-		vc_shm_add64(&g_acct->dev_used[dev], bytes, VC_RELAXED);
+	if (!add) {
+		count_down(&g_self->dev_mem[dev], &g_acct->dev_used[dev], bytes);
 		return;
 	}
-	mine = vc_shm_load64(&g_self->dev_mem[dev], VC_RELAXED);
-	if (bytes > mine)
-		bytes = mine;
-	vc_shm_sub64(&g_self->dev_mem[dev], bytes, VC_RELAXED);
-	vc_shm_sub64(&g_acct->dev_used[dev], bytes, VC_RELAXED);
+	/* Counts, as in charge(): relaxed RMWs; they publish nothing. */
+	vc_shm_add64(&g_self->dev_mem[dev], bytes, VC_RELAXED);
+	vc_shm_add64(&g_acct->dev_used[dev], bytes, VC_RELAXED);
 }
 
 uint64_t vc_acct_device_used(int dev)
