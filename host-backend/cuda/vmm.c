@@ -363,10 +363,14 @@ int vc_cu_manual_cuMemMap(struct vc_cu_session *x, const uint8_t *p, uint32_t le
 	v->nmap++;
 	o->maps++;
 	/* The device whose memory it is: the guest's pointer attributes
-	 * answer it (UINT64_MAX: not a device's). */
+	 * answer it (UINT64_MAX: not a device's). Known for what this session
+	 * made; an imported allocation's is asked of the driver. */
 	memset(&prop, 0, sizeof(prop));
-	if (x->drv->cuMemGetAllocationPropertiesFromHandle(&prop, o->real) == CUDA_SUCCESS &&
-	    prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE && prop.location.id >= 0)
+	if (o->dev >= 0)
+		rp.value = (uint64_t)o->dev;
+	else if (!o->charged &&
+		 x->drv->cuMemGetAllocationPropertiesFromHandle(&prop, o->real) == CUDA_SUCCESS &&
+		 prop.location.type == CU_MEM_LOCATION_TYPE_DEVICE && prop.location.id >= 0)
 		rp.value = (uint64_t)prop.location.id;
 	REPLY(rp);
 	return 0;
