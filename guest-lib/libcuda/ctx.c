@@ -49,7 +49,7 @@ int vc_cu_current_device(void)
 		dev = vc_cu_ctx_ordinal(ctx);
 		vc_cu_ctx_device(ctx, dev);
 	}
-	return st && dev < st->device_count ? dev : 0;
+	return st && dev >= 0 && dev < st->device_count ? dev : 0;
 }
 
 int vc_cu_ctx_ordinal(uint64_t ctx)
