@@ -18,9 +18,9 @@
 static __thread uint64_t t_stack[STACK_MAX];
 static __thread int t_depth;
 
-/* Which device each context is on (the guest checks launch shapes against its
- * device's limits). Small and direct-mapped: an entry lost to another
- * context is asked again (vc_cu_ctx_ordinal(), the host's cached answer). */
+/* Which device each context is on (launch-shape checks, pointer ordinals).
+ * Small and direct-mapped: an entry lost to another context is asked again
+ * (vc_cu_ctx_ordinal()). */
 static struct {
 	uint64_t ctx;
 	int dev;
@@ -35,30 +35,31 @@ void vc_cu_ctx_device(uint64_t ctx, int dev)
 	pthread_mutex_unlock(&g_map_mu);
 }
 
+int vc_cu_ctx_ordinal(uint64_t ctx)
+{
+	CUdevice d = -1;
+
+	if (!ctx)
+		return 0;
+	pthread_mutex_lock(&g_map_mu);
+	if (g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].ctx == ctx)
+		d = g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].dev;
+	pthread_mutex_unlock(&g_map_mu);
+	if (d >= 0)
+		return d;
+	/* Lost to another context: ask (the host's answer, cached), and keep it again. */
+	if (cuCtxGetDevice_v2(&d, (CUcontext)(uintptr_t)ctx) != CUDA_SUCCESS || d < 0)
+		return 0;
+	vc_cu_ctx_device(ctx, d);
+	return d;
+}
+
 int vc_cu_current_device(void)
 {
 	const struct vc_cu_state *st = vc_cu_state();
-	uint64_t ctx = vc_cu_current();
-	int dev = -1;
+	int dev = vc_cu_ctx_ordinal(vc_cu_current());
 
-	pthread_mutex_lock(&g_map_mu);
-	if (g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].ctx == ctx)
-		dev = g_map[(ctx * 0x9e3779b97f4a7c15ull) >> 58].dev;
-	pthread_mutex_unlock(&g_map_mu);
-	if (dev < 0 && ctx) { /* lost to another context: ask, and keep it again */
-		dev = vc_cu_ctx_ordinal(ctx);
-		vc_cu_ctx_device(ctx, dev);
-	}
-	return st && dev >= 0 && dev < st->device_count ? dev : 0;
-}
-
-int vc_cu_ctx_ordinal(uint64_t ctx)
-{
-	CUdevice d = 0;
-
-	if (!ctx || cuCtxGetDevice_v2(&d, (CUcontext)(uintptr_t)ctx) != CUDA_SUCCESS)
-		return 0;
-	return d;
+	return st && dev < st->device_count ? dev : 0;
 }
 
 CUresult CUDAAPI cuCtxGetCurrent(CUcontext *pctx)

@@ -68,8 +68,8 @@ void vc_cu_ctx_device(uint64_t ctx, int dev);
 int vc_cu_current_device(void);
 
 /**
- * vc_cu_ctx_ordinal() - the ordinal of context @ctx's device (the host's
- * answer, cached per context); 0 when @ctx is none or unknown.
+ * vc_cu_ctx_ordinal() - the ordinal of context @ctx's device (kept per
+ * context, else the host's answer); 0 when @ctx is none or unknown.
  */
 int vc_cu_ctx_ordinal(uint64_t ctx);
 
