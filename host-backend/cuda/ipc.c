@@ -467,16 +467,10 @@ void vc_cu_ipc_freed(struct vc_cu_session *x, uint64_t dptr)
 
 int vc_cu_ipc_pool_gone(struct vc_cu_session *x, uint64_t pool)
 {
-	uint8_t key[VC_FDBROKER_KEY];
-	uint64_t tag;
 	void *real;
 
-	if (!x->vmm || !x->vmm->nexported || vc_cu_lookup(x, VC_H_CUMEMORYPOOL, pool, &real))
-		return CUDA_SUCCESS;
-	tag = (uint64_t)(uintptr_t)real;
-	if (!vc_ipc_take(VC_IPC_POOLFD, tag, key, sizeof(key)))
-		vc_fdbroker_drop(key);
-	vc_ipc_drop(VC_IPC_POOL, tag);
+	if (x->vmm && x->vmm->nexported && !vc_cu_lookup(x, VC_H_CUMEMORYPOOL, pool, &real))
+		vc_ipc_forget(VC_IPC_POOLFD, VC_IPC_POOL, (uint64_t)(uintptr_t)real);
 	return CUDA_SUCCESS;
 }
 

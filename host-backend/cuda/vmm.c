@@ -17,7 +17,6 @@
 #include <stdlib.h>
 
 #include "resources/acct.h"
-#include "resources/fdbroker.h"
 #include "resources/ipc.h"
 #include "vc_cuda_vmm.h"
 #include "cuda/vmm.h"
@@ -116,13 +115,8 @@ static int add_obj(struct vc_cu_vmm *v, uint64_t real, uint64_t size, uint64_t c
  * the listener kept for it (cuda/ipc.c). */
 static void exports_gone(struct vc_cu_session *x, uint64_t real)
 {
-	uint8_t key[VC_FDBROKER_KEY];
-
-	if (!x->vmm->nexported)
-		return;
-	if (!vc_ipc_take(VC_IPC_FD, real, key, sizeof(key)))
-		vc_fdbroker_drop(key);
-	vc_ipc_drop(VC_IPC_FABRIC, real);
+	if (x->vmm->nexported)
+		vc_ipc_forget(VC_IPC_FD, VC_IPC_FABRIC, real);
 }
 
 /* The memory of slot @idx is gone when no reference and no mapping is left. */

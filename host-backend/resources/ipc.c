@@ -22,6 +22,8 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include "resources/fdbroker.h"
+
 static const uint8_t MAGIC[8] = {'v', 'c', 'u', 'd', 'a', 'I', 'P', 'C'};
 
 struct entry {
@@ -308,6 +310,15 @@ int vc_ipc_take(enum vc_ipc_kind kind, uint64_t tag, void *real, size_t n)
 	}
 	unlock();
 	return rc;
+}
+
+void vc_ipc_forget(enum vc_ipc_kind fd_kind, enum vc_ipc_kind bytes_kind, uint64_t tag)
+{
+	uint8_t key[VC_FDBROKER_KEY];
+
+	if (!vc_ipc_take(fd_kind, tag, key, sizeof(key)))
+		vc_fdbroker_drop(key);
+	vc_ipc_drop(bytes_kind, tag);
 }
 
 void vc_ipc_drop(enum vc_ipc_kind kind, uint64_t tag)

@@ -68,6 +68,13 @@ int vc_ipc_find(enum vc_ipc_kind kind, uint64_t tag, uint8_t token[VC_IPC_TOKEN]
  */
 int vc_ipc_take(enum vc_ipc_kind kind, uint64_t tag, void *real, size_t n);
 
+/**
+ * vc_ipc_forget() - what was exported of this process's object @tag goes:
+ * its entry of @fd_kind (a broker key: the listener closes that descriptor,
+ * fdbroker.h) and its entry of @bytes_kind.
+ */
+void vc_ipc_forget(enum vc_ipc_kind fd_kind, enum vc_ipc_kind bytes_kind, uint64_t tag);
+
 /** vc_ipc_drop() - remove this process's entries of @kind with @tag (0 kind: any kind, any tag). */
 void vc_ipc_drop(enum vc_ipc_kind kind, uint64_t tag);
 
