@@ -426,7 +426,7 @@ clean:
 -include $(shell find build -name '*.d' 2>/dev/null)
 
 # ---- host manager: vcuda-mgmtd, vcudactl (mgmt/, docs/MGMT.md) --------------------
-MGMT_SRC  := mgmt/util.c mgmt/lines.c mgmt/proto.c mgmt/place.c mgmt/db.c mgmt/gpus.c mgmt/nvml.c \
+MGMT_SRC  := mgmt/util.c mgmt/model.c mgmt/lines.c mgmt/proto.c mgmt/place.c mgmt/db.c mgmt/gpus.c mgmt/nvml.c \
              mgmt/auth.c mgmt/servers.c mgmt/vmsock.c mgmt/ops.c
 MGMT_SRC  += mgmt/metrics.c
 # The metrics endpoint's HTTP side (libmicrohttpd) is vcuda-mgmtd's alone.

@@ -10,6 +10,8 @@
 #   usage         vcudactl session list shows each one's device memory
 #   reclaim       the first VM's QEMU killed: its session is reclaimed, and NVML
 #                 shows the GPU's used memory fall by its 4 GiB
+#   whole GPUs    with two GPUs or more: a VM of two whole GPUs, its server on
+#                 both, a gigabyte on the second counted there (server and NVML)
 #
 # Without a GPU: INVENTORY=1 runs the same on the CI stand-in with an
 # inventory file and quotas of QUOTA_A/QUOTA_B (default 4G/8G), without the
@@ -132,5 +134,33 @@ import json, sys
 s = {x["vm"]: x for x in json.load(open(sys.argv[1]))["sessions"]}
 assert "vma" not in s and s["vmb"]["mem_bytes"] == int(sys.argv[2]), s
 EOF
+
+# A VM of two whole GPUs, where the machine has two: its server on both GPUs
+# of the real driver (CUDA_VISIBLE_DEVICES with two UUIDs), its memory on the
+# second counted there, by the server and by NVML.
+ngpu=$("$CTL" --json gpu list | j 'len(d["gpus"])')
+if [ "$ngpu" -ge 2 ] && [ -z "${INVENTORY:-}" ]; then
+	"$CTL" vm remove vma --force >/dev/null
+	"$CTL" vm remove vmb --force >/dev/null
+	for _ in $(seq 100); do pgrep -f -- "--admin-socket $RUN/servers/vm[ab]" >/dev/null || break; sleep 0.05; done
+	"$CTL" vm add vmw --gpus 2 | sed 's/^/    /'
+	nvml1() { nvidia-smi --id=1 --query-gpu=memory.used --format=csv,noheader,nounits | tr -d ' '; }
+	u0=$(nvml_used)
+	u1=$(nvml1)
+	"$QEMU" --socket "$RUN/vms/vmw.sock" --name vmw --comm ddp --device 1 --alloc $((1 << 30)) --hold \
+		>"$VC_TMP/w.log" 2>&1 &
+	for _ in $(seq 600); do grep -qE '^(holding|welcome status=-)' "$VC_TMP/w.log" && break; sleep 0.05; done
+	sed 's/^/    w: /' "$VC_TMP/w.log"
+	sleep 0.5
+	d0=$(($(nvml_used) - u0))
+	d1=$(($(nvml1) - u1))
+	byd=$("$CTL" --json vm show vmw | j 'd["vm"]["live"]["mem_used_by_device"]')
+	echo "    NVML: GPU 0 +$d0 MiB, GPU 1 +$d1 MiB; the server counts $byd"
+	check "vmw: two whole GPUs, its guest sees 2 devices, 1 GiB on the second counted there ($byd)" \
+		bash -c 'grep -q "devices=2" "$0" && grep -q "^alloc bytes=1073741824 status=0$" "$0" && [ "$1" = "[0, 1073741824]" ]' \
+		"$VC_TMP/w.log" "$byd"
+	check "NVML: the gigabyte is on GPU 1 (+$d1 MiB), GPU 0 has only the context (+$d0 MiB)" \
+		awk -v a="$d0" -v b="$d1" 'BEGIN { exit !(b >= 1024 && b <= 2048 && a < 1024) }'
+fi
 echo "$pass passed, $fail failed"
 [ "$fail" -eq 0 ]

@@ -17,6 +17,8 @@
 #   exit codes    0, 1, 2, 3, 4 as documented
 #   metrics       /metrics on a loopback port: promtool check metrics on live scrapes;
 #                 quotas, memory used, sessions, reclaims and refusals as they happened
+#   whole GPUs    a VM of several GPUs: placed on free GPUs whole, refusals, its server
+#                 on both (two stand-in devices), memory by GPU, restart, drain, back to one
 #
 # With MGMT_INSTALLED=1 the binaries are the installed ones (/usr/bin) and the
 # daemon is started with its systemd unit's ExecStart (ci/unit-exec.py), the
@@ -594,6 +596,93 @@ rc=$?
 check "SIGTERM: the daemon exits cleanly again (rc $rc$SAN)" test $rc -eq 0
 left=$(pgrep -f -- "--admin-socket $RUN/servers/" | wc -l)
 check "--stop-servers-on-exit: no vcuda-server left ($left)" test "$left" -eq 0
+# ---- a VM of whole GPUs ---------------------------------------------------------------------------
+# A daemon of its own: four GPUs, a new database, servers of two stand-in devices each.
+W0=GPU-00000000-0000-4000-8000-0000000000b0
+W1=GPU-00000000-0000-4000-8000-0000000000b1
+W3=GPU-00000000-0000-4000-8000-0000000000b3
+INV=$VC_TMP/inventory-whole.json
+cat >"$INV" <<EOF
+{"gpus": [
+  {"uuid": "$W0", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:18:00.0"},
+  {"uuid": "$W1", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:2a:00.0"},
+  {"uuid": "GPU-00000000-0000-4000-8000-0000000000b2", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:3a:00.0"},
+  {"uuid": "$W3", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:5d:00.0"}
+]}
+EOF
+rm -rf "$VC_TMP/db"
+QPIDS=()
+VCUDA_STANDIN_DEVICES=2 start_daemon || exit 1
+"$CTL" vm add w1 --gpus 2 | sed 's/^/    /'
+"$CTL" vm add s1 --mem-quota 8G >/dev/null
+gpus_of() { "$CTL" --json vm show "$1" | j '[g["index"] for g in d["vm"]["gpus"]]'; }
+check "whole: w1 takes gpus 0 and 1 whole, with their memory (160G) as its quota" \
+	test "$(gpus_of w1) $("$CTL" --json vm show w1 | j '[d["vm"]["whole_gpus"], d["vm"]["mem_quota"]]')" = \
+	"[0, 1] [true, $((160 * GiB))]"
+check "whole: a VM of one GPU goes to gpu 2, not to w1's GPUs" test "$(gpus_of s1)" = "[2]"
+"$CTL" vm add s2 --gpu 1 --mem-quota 1G 2>"$VC_TMP/err.txt"
+rc=$?
+check "whole: asking for one of w1's GPUs is refused (rc $rc), saying whose it is" \
+	bash -c '[ '$rc' -eq 1 ] && grep -q "VM w1.s whole" "$0"' "$VC_TMP/err.txt"
+"$CTL" vm add w2 --gpus 2 2>"$VC_TMP/err.txt"
+rc=$?
+check "whole: two more whole GPUs there are not (rc $rc): only gpu 3 has no VM" \
+	bash -c '[ '$rc' -eq 1 ] && grep -q "takes them whole, and 1 of the GPUs" "$0"' "$VC_TMP/err.txt"
+"$CTL" vm add w3 --gpu 2,3 2>"$VC_TMP/err.txt"
+rc=$?
+"$CTL" vm add w4 --gpu 3,3 2>>"$VC_TMP/err.txt"
+rc=$rc$?
+"$CTL" vm add w5 --gpu 3 --gpus 2 2>>"$VC_TMP/err.txt"
+rc=$rc$?
+check "whole: a GPU with a VM, a GPU named twice, a list shorter than --gpus: refused ($rc)" \
+	bash -c '[ "$0" = 111 ] && grep -q "gpu 2 has VMs" "$1" && grep -q "names gpu 3 twice" "$1" &&
+		 grep -q "names 1 GPU and the VM has 2" "$1"' "$rc" "$VC_TMP/err.txt"
+"$CTL" --json gpu list >"$VC_TMP/gpus.json"
+check "whole: gpu list shows gpus 0 and 1 promised whole to w1" python3 - "$VC_TMP/gpus.json" <<'EOF'
+import json, sys
+g = {x["index"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
+assert g[0]["promised"] == g[1]["promised"] == 80 << 30, g
+assert g[0].get("whole_vm") == g[1].get("whole_vm") == "w1", g
+assert g[2]["promised"] == 8 << 30 and "whole_vm" not in g[2] and g[3]["promised"] == 0, g
+EOF
+qemu_hold w1 "$VC_TMP/qw1.log" --device 1 --alloc $((64 * MiB)) --comm ddp && qemu_hold s1 "$VC_TMP/qs1.log"
+pw=$("$CTL" --json vm show w1 | j 'd["vm"]["server_pid"]')
+ps1=$("$CTL" --json vm show s1 | j 'd["vm"]["server_pid"]')
+check "whole: w1's server serves both GPUs (--gpu $W0,$W1), shares neither (no --sched); s1's does" \
+	bash -c 'tr "\0" " " </proc/$0/cmdline | grep -q -- "--gpu $2,$3 " && ! tr "\0" " " </proc/$0/cmdline | grep -q -- "--sched" &&
+		 tr "\0" " " </proc/$1/cmdline | grep -q -- "--sched" && grep -q "devices=2" "$4"' "$pw" "$ps1" "$W0" "$W1" "$VC_TMP/qw1.log"
+check "whole: w1's server counts its 64M on its second GPU" \
+	test "$("$CTL" --json vm show w1 | j 'd["vm"]["live"]["mem_used_by_device"]')" = "[0, $((64 * MiB))]"
+check "metrics: a live scrape with a VM of whole GPUs passes promtool check metrics" scrape whole
+check "metrics: each of w1's GPUs promised whole, its 64M on gpu 1 only, its GPUs in vcuda_vm_info" \
+	metrics_are whole "vcuda_gpu_memory_quota_bytes{gpu=\"$W0\"}" $((80 * GiB)) \
+	"vcuda_gpu_memory_used_bytes{gpu=\"$W0\"}" 0 "vcuda_gpu_memory_used_bytes{gpu=\"$W1\"}" $((64 * MiB)) \
+	"vcuda_gpu_vms{gpu=\"$W1\"}" 1 "vcuda_vm_info{vm=\"w1\",gpu=\"$W0,$W1\"}" 1
+kill -TERM "$DPID"
+wait "$DPID"
+VCUDA_STANDIN_DEVICES=2 start_daemon --stop-servers-on-exit || exit 1
+check "whole: after a restart w1 still has gpus 0 and 1, its server re-attached (pid $pw)" \
+	bash -c '[ "$0" = "[0, 1]" ] && [ "$1" = "$2" ]' "$(gpus_of w1)" "$("$CTL" --json vm show w1 | j 'd["vm"]["server_pid"]')" "$pw"
+"$CTL" gpu drain 1 >/dev/null
+kill "${QPIDS[0]}" 2>/dev/null
+wait "${QPIDS[0]}" 2>/dev/null
+qemu_hold w1 "$VC_TMP/qw2.log" --alloc $((1 * MiB))
+pw2=$("$CTL" --json vm show w1 | j 'd["vm"]["server_pid"]')
+check "whole: gpu 1 drained, w1 moves whole to gpus 0 and 3 on its next open, with a new server (pid $pw -> $pw2)" \
+	bash -c '[ "$0" = "[0, 3]" ] && [ "$1" != "$2" ] && tr "\0" " " </proc/$2/cmdline | grep -q -- "--gpu $3,$4 " &&
+		 "$5" events --limit 20 | grep -q "VM w1 moved from gpu 0,1 (.*gpu 1 drained) to gpu 0,3"' \
+	"$(gpus_of w1)" "$pw" "$pw2" "$W0" "$W3" "$CTL"
+"$CTL" vm set w1 --gpus 1 --mem-quota 16G | sed 's/^/    /'
+check "whole: vm set --gpus 1 makes w1 a VM of one GPU again (it moves when its QEMU reconnects)" \
+	test "$("$CTL" --json vm show w1 | j '[len(d["vm"]["gpus"]), d["vm"]["whole_gpus"]]')" = "[1, false]"
+for p in "${QPIDS[@]}"; do kill "$p" 2>/dev/null; done
+kill -TERM "$DPID"
+wait "$DPID"
+rc=$?
+for _ in $(seq 200); do [ "$(pgrep -f -- "--admin-socket $RUN/servers/" | wc -l)" -eq 0 ] && break; sleep 0.025; done
+left=$(pgrep -f -- "--admin-socket $RUN/servers/" | wc -l)
+check "whole: the daemon exits cleanly (rc $rc$SAN), no vcuda-server left ($left)" test "$rc" -eq 0 -a "$left" -eq 0
+
 if [ "$fail" -ne 0 ]; then
 	echo "---- daemon log (tail)"
 	tail -60 "$DLOG"

@@ -52,6 +52,13 @@ static const char *const migrations[] = {
 	"  gpu TEXT NOT NULL DEFAULT '',"
 	"  message TEXT NOT NULL);"
 	"CREATE INDEX events_vm ON events(vm, id);",
+	/* 1 -> 2: VMs of several whole GPUs (vms.gpu is the first) */
+	"ALTER TABLE vms ADD COLUMN gpus INTEGER NOT NULL DEFAULT 1 CHECK (gpus BETWEEN 1 AND 8);"
+	"CREATE TABLE vm_gpus ("
+	"  vm TEXT NOT NULL REFERENCES vms(name) ON DELETE CASCADE,"
+	"  pos INTEGER NOT NULL CHECK (pos BETWEEN 1 AND 7),"
+	"  gpu TEXT NOT NULL REFERENCES gpus(uuid),"
+	"  PRIMARY KEY (vm, pos));",
 };
 
 #define NSTEPS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -357,32 +364,83 @@ static void bind_vm(sqlite3_stmt *st, const struct vc_vm *vm)
 		sqlite3_bind_int64(st, 10, vm->started_ms);
 	else
 		sqlite3_bind_null(st, 10);
+	sqlite3_bind_int64(st, 11, vm->ngpus ? vm->ngpus : 1);
+}
+
+/* The rows of vm_gpus for @vm: its GPUs after the first, as placed. */
+static int put_more_gpus(struct vc_db *db, const struct vc_vm *vm)
+{
+	sqlite3_stmt *st = prep(db, "DELETE FROM vm_gpus WHERE vm = ?1");
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, vm->name, -1, SQLITE_TRANSIENT);
+	if (run(db, st))
+		return -EIO;
+	for (unsigned k = 1; k < vm->ngpus && k < VC_VM_GPUS_MAX; k++) {
+		if (!vm->more[k - 1][0])
+			continue;
+		st = prep(db, "INSERT INTO vm_gpus (vm, pos, gpu) VALUES (?1, ?2, ?3)");
+		if (!st)
+			return -EIO;
+		sqlite3_bind_text(st, 1, vm->name, -1, SQLITE_TRANSIENT);
+		sqlite3_bind_int(st, 2, (int)k);
+		sqlite3_bind_text(st, 3, vm->more[k - 1], -1, SQLITE_TRANSIENT);
+		rc = run(db, st);
+		if (rc)
+			return rc; /* -EEXIST: a GPU the database does not know */
+	}
+	return 0;
+}
+
+/* Fill the GPUs after the first of @vm from vm_gpus. */
+static int get_more_gpus(struct vc_db *db, struct vc_vm *vm)
+{
+	sqlite3_stmt *st = prep(db, "SELECT pos, gpu FROM vm_gpus WHERE vm = ?1");
+	int rc;
+
+	if (!st)
+		return -EIO;
+	sqlite3_bind_text(st, 1, vm->name, -1, SQLITE_TRANSIENT);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int pos = sqlite3_column_int(st, 0);
+
+		if (pos >= 1 && (unsigned)pos < VC_VM_GPUS_MAX)
+			col_text(st, 1, vm->more[pos - 1], sizeof(vm->more[0]));
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : -EIO;
 }
 
 int vc_db_vm_insert(struct vc_db *db, const struct vc_vm *vm)
 {
 	sqlite3_stmt *st = prep(db, "INSERT INTO vms (name, gpu, mem_quota, pinned_quota, weight, idle_timeout,"
-				    " state, server_pid, created_ms, started_ms)"
-				    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+				    " state, server_pid, created_ms, started_ms, gpus)"
+				    " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)");
+	int rc;
 
 	if (!st)
 		return -EIO;
 	bind_vm(st, vm);
-	return run(db, st);
+	rc = run(db, st);
+	return rc ? rc : put_more_gpus(db, vm);
 }
 
 int vc_db_vm_update(struct vc_db *db, const struct vc_vm *vm)
 {
 	sqlite3_stmt *st = prep(db, "UPDATE vms SET gpu = ?2, mem_quota = ?3, pinned_quota = ?4, weight = ?5,"
 				    " idle_timeout = ?6, state = ?7, server_pid = ?8, created_ms = ?9,"
-				    " started_ms = ?10 WHERE name = ?1");
+				    " started_ms = ?10, gpus = ?11 WHERE name = ?1");
 
 	if (!st)
 		return -EIO;
 	bind_vm(st, vm);
 	if (run(db, st))
 		return -EIO;
-	return sqlite3_changes(db->h) ? 0 : -ENOENT;
+	if (!sqlite3_changes(db->h))
+		return -ENOENT;
+	return put_more_gpus(db, vm);
 }
 
 int vc_db_vm_delete(struct vc_db *db, const char *name)
@@ -398,7 +456,7 @@ int vc_db_vm_delete(struct vc_db *db, const char *name)
 }
 
 #define VM_COLS "name, gpu, mem_quota, pinned_quota, weight, idle_timeout, state, server_pid, created_ms," \
-		" started_ms"
+		" started_ms, gpus"
 
 static void read_vm(sqlite3_stmt *st, struct vc_vm *vm)
 {
@@ -416,6 +474,9 @@ static void read_vm(sqlite3_stmt *st, struct vc_vm *vm)
 	vm->server_pid = (pid_t)sqlite3_column_int64(st, 7);
 	vm->created_ms = sqlite3_column_int64(st, 8);
 	vm->started_ms = sqlite3_column_int64(st, 9);
+	vm->ngpus = (uint32_t)sqlite3_column_int64(st, 10);
+	if (vm->ngpus < 1 || vm->ngpus > VC_VM_GPUS_MAX)
+		vm->ngpus = 1;
 }
 
 int vc_db_vm_get(struct vc_db *db, const char *name, struct vc_vm *out)
@@ -430,7 +491,9 @@ int vc_db_vm_get(struct vc_db *db, const char *name, struct vc_vm *out)
 	if (rc == SQLITE_ROW)
 		read_vm(st, out);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : rc == SQLITE_DONE ? -ENOENT : -EIO;
+	if (rc == SQLITE_ROW)
+		return out->ngpus > 1 ? get_more_gpus(db, out) : 0;
+	return rc == SQLITE_DONE ? -ENOENT : -EIO;
 }
 
 int vc_db_vm_list(struct vc_db *db, struct vc_vm **out, size_t *n)
@@ -454,6 +517,9 @@ int vc_db_vm_list(struct vc_db *db, struct vc_vm **out, size_t *n)
 	rc = rc == SQLITE_DONE ? 0 : -EIO;
 out:
 	sqlite3_finalize(st);
+	for (size_t i = 0; !rc && i < k; i++)
+		if (arr[i].ngpus > 1)
+			rc = get_more_gpus(db, &arr[i]);
 	if (rc) {
 		free(arr);
 		return rc;

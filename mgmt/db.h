@@ -18,7 +18,7 @@
 
 #include "model.h"
 
-#define VC_DB_SCHEMA_VERSION 1
+#define VC_DB_SCHEMA_VERSION 2
 
 struct vc_db;
 

@@ -214,6 +214,7 @@ static void family(struct buf *b, const char *name, const char *type, const char
 struct live {
 	bool up;
 	uint64_t mem_used, pinned_used, sessions, launches, busy_ns, refused[2];
+	uint64_t dev_used[VC_VM_GPUS_MAX]; /* by the VM's GPU (its server's device ordinal) */
 };
 
 static uint64_t ju(json_t *o, const char *key)
@@ -244,6 +245,11 @@ static void live_read(struct vc_mgmtd *d, const struct vc_vm *vm, struct live *l
 		l->busy_ns = ju(rep, "gpu_busy_ns");
 		l->refused[0] = ju(rep, "mem_refused");
 		l->refused[1] = ju(rep, "pinned_refused");
+		for (unsigned k = 0; k < VC_VM_GPUS_MAX; k++) {
+			json_t *e = json_array_get(json_object_get(rep, "mem_used_by_device"), k);
+
+			l->dev_used[k] = json_is_integer(e) && json_integer_value(e) > 0 ? (uint64_t)json_integer_value(e) : 0;
+		}
 	}
 	json_decref(rep);
 	json_decref(req);
@@ -303,7 +309,8 @@ static void gpu_part(struct buf *b, const struct vc_gpu *gpus, size_t ngpu, cons
 		{"vcuda_gpu_healthy", "1 if the GPU is present and NVML (or the inventory) calls it healthy."},
 		{"vcuda_gpu_drained", "1 if an administrator drained the GPU (it takes no new VMs)."},
 		{"vcuda_gpu_memory_total_bytes", "The GPU's memory, in bytes."},
-		{"vcuda_gpu_memory_quota_bytes", "Device memory promised to the VMs placed on the GPU (sum of their quotas), in bytes."},
+		{"vcuda_gpu_memory_quota_bytes", "Device memory promised to the VMs placed on the GPU (sum of their quotas; "
+		 "all of it for a VM that has it whole), in bytes."},
 		{"vcuda_gpu_memory_used_bytes", "Device memory the running VMs on the GPU hold, as their servers count it, in bytes."},
 		{"vcuda_gpu_vms", "VMs placed on the GPU."},
 		{"vcuda_gpu_sessions", "Open sessions (guest processes) on the GPU."},
@@ -322,9 +329,16 @@ static void gpu_part(struct buf *b, const struct vc_gpu *gpus, size_t ngpu, cons
 			uint64_t v = 0;
 
 			for (size_t k = 0; k < nvm; k++) {
-				if (strcmp(vms[k].gpu, gp->uuid))
+				int pos = vc_vm_gpu_pos(&vms[k], gp->uuid);
+
+				if (pos < 0)
 					continue;
-				v += f == 4 ? vms[k].mem_quota : f == 5 ? lv[k].mem_used : f == 6 ? 1 : f == 7 ? lv[k].sessions : 0;
+				/* A VM of whole GPUs: each is promised whole, and
+				 * holds what its server counts on that device. */
+				if (vc_vm_whole(&vms[k]))
+					v += f == 4 ? gp->mem_total : f == 5 ? lv[k].dev_used[pos] : f == 6 ? 1 : f == 7 ? lv[k].sessions : 0;
+				else
+					v += f == 4 ? vms[k].mem_quota : f == 5 ? lv[k].mem_used : f == 6 ? 1 : f == 7 ? lv[k].sessions : 0;
 			}
 			if (f == 0)
 				v = gp->present;
@@ -371,11 +385,14 @@ static void vm_gauges(struct buf *b, const struct vc_vm *vms, const struct live 
 static void vm_part(struct buf *b, const struct vc_vm *vms, const struct live *lv, size_t nvm)
 {
 	static const struct vm_counters zero;
-	char e1[VC_UUID_MAX * 2 + 4];
+	char e1[VC_GPULIST_MAX * 2 + 4], list[VC_GPULIST_MAX];
 
-	family(b, "vcuda_vm_info", "gauge", "A VM vcuda-mgmtd knows, and the GPU it is placed on (always 1).");
-	for (size_t k = 0; k < nvm; k++)
-		put(b, "vcuda_vm_info{vm=\"%s\",gpu=\"%s\"} 1\n", vms[k].name, esc(vms[k].gpu, e1, sizeof(e1)));
+	family(b, "vcuda_vm_info", "gauge", "A VM vcuda-mgmtd knows, and the GPU it is placed on (always 1; a VM of "
+	       "several GPUs: their UUIDs joined by commas).");
+	for (size_t k = 0; k < nvm; k++) {
+		vc_vm_gpu_join(&vms[k], list, sizeof(list));
+		put(b, "vcuda_vm_info{vm=\"%s\",gpu=\"%s\"} 1\n", vms[k].name, esc(list, e1, sizeof(e1)));
+	}
 	vm_gauges(b, vms, lv, nvm);
 	/* From the server, since it started: only for VMs whose server answered. */
 	family(b, "vcuda_vm_kernel_launches_total", "counter",

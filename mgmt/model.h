@@ -7,6 +7,7 @@
 #define VC_MGMT_MODEL_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -17,6 +18,11 @@
 #define VC_BUSID_MAX 32
 #define VC_REASON_MAX 160
 #define VC_EVENT_MSG_MAX 512
+/* A VM has 1 GPU, which it may share with other VMs, or 2..VC_VM_GPUS_MAX
+ * whole GPUs of its own (docs/MGMT.md, placement). */
+#define VC_VM_GPUS_MAX 8u
+/* A VM's GPUs as vcuda-server's --gpu takes them: UUIDs joined by commas. */
+#define VC_GPULIST_MAX (VC_VM_GPUS_MAX * VC_UUID_MAX)
 
 /* The defaults of a VM added without them (vcuda-mgmtd may change them). */
 #define VC_DEF_MEM_QUOTA (UINT64_C(4) << 30)
@@ -43,7 +49,9 @@ enum vc_vm_state { VC_VM_STOPPED = 0, VC_VM_RUNNING = 1 };
 
 struct vc_vm {
 	char name[VC_VM_NAME_MAX + 1];
-	char gpu[VC_UUID_MAX];     /* assigned GPU's UUID, "" until placed */
+	char gpu[VC_UUID_MAX];     /* assigned (first) GPU's UUID, "" until placed */
+	uint32_t ngpus;            /* GPUs it has, 1..VC_VM_GPUS_MAX; more than 1: whole GPUs */
+	char more[VC_VM_GPUS_MAX - 1][VC_UUID_MAX]; /* its GPUs after the first, in device order */
 	uint64_t mem_quota, pinned_quota;
 	uint32_t weight, idle_timeout; /* idle_timeout: seconds, 0 = never */
 	enum vc_vm_state state;
@@ -55,7 +63,7 @@ struct vc_event {
 	int64_t id, time_ms;
 	char kind[32];
 	char vm[VC_VM_NAME_MAX + 1];
-	char gpu[VC_UUID_MAX];
+	char gpu[VC_GPULIST_MAX];
 	char message[VC_EVENT_MSG_MAX];
 };
 
@@ -72,5 +80,26 @@ static inline const char *vc_gpu_state_name(const struct vc_gpu *g)
 		return "unhealthy";
 	return g->drained ? "drained" : "healthy";
 }
+
+/** vc_vm_gpu() - the UUID of @vm's GPU @k (0 .. ngpus - 1); "" until placed. */
+static inline const char *vc_vm_gpu(const struct vc_vm *vm, unsigned k)
+{
+	return k == 0 ? vm->gpu : k < VC_VM_GPUS_MAX ? vm->more[k - 1] : "";
+}
+
+/** vc_vm_whole() - @vm takes its GPUs whole (it has more than one). */
+static inline bool vc_vm_whole(const struct vc_vm *vm)
+{
+	return vm->ngpus > 1;
+}
+
+/** vc_vm_gpu_pos() - which of @vm's GPUs @uuid is (0 ..), or -1 when none. */
+int vc_vm_gpu_pos(const struct vc_vm *vm, const char *uuid);
+
+/**
+ * vc_vm_gpu_join() - @vm's GPUs as vcuda-server's --gpu takes them (UUIDs
+ * joined by commas) into @out (@len, at least VC_GPULIST_MAX); "" until placed.
+ */
+void vc_vm_gpu_join(const struct vc_vm *vm, char *out, size_t len);
 
 #endif /* VC_MGMT_MODEL_H */

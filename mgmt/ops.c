@@ -135,6 +135,8 @@ static json_t *gpu_json(const struct vc_gpu *g, const struct vc_place_gpu *load)
 		json_object_set_new(o, "promised", json_integer((json_int_t)load->promised));
 		json_object_set_new(o, "unpromised", json_integer((json_int_t)vc_place_unpromised(load)));
 		json_object_set_new(o, "weight", json_integer((json_int_t)load->weight));
+		if (load->whole)
+			json_object_set_new(o, "whole_vm", json_string(load->whole));
 	}
 	return o;
 }
@@ -154,6 +156,18 @@ static json_t *vm_json(struct vc_mgmtd *d, const struct vc_vm *vm, struct view *
 	json_object_set_new(o, "gpu", vm->gpu[0] ? json_string(vm->gpu) : json_null());
 	json_object_set_new(o, "gpu_index", g ? json_integer(g->index) : json_null());
 	json_object_set_new(o, "gpu_state", g ? json_string(vc_gpu_state_name(g)) : json_null());
+	/* Every GPU of the VM, in its devices' order (the first is "gpu"). */
+	json_t *all = json_array();
+
+	for (unsigned k = 0; k < vm->ngpus && k < VC_VM_GPUS_MAX && vc_vm_gpu(vm, k)[0]; k++) {
+		struct vc_gpu *gk = view_gpu(v, vc_vm_gpu(vm, k));
+
+		json_array_append_new(all, json_pack("{s:s, s:o, s:o}", "uuid", vc_vm_gpu(vm, k), "index",
+						     gk ? json_integer(gk->index) : json_null(), "state",
+						     gk ? json_string(vc_gpu_state_name(gk)) : json_null()));
+	}
+	json_object_set_new(o, "gpus", all);
+	json_object_set_new(o, "whole_gpus", json_boolean(vc_vm_whole(vm)));
 	json_object_set_new(o, "server_pid", vm->server_pid > 0 ? json_integer(vm->server_pid) : json_null());
 	json_object_set_new(o, "started_ms", vm->started_ms ? json_integer(vm->started_ms) : json_null());
 	if (s)
@@ -224,7 +238,7 @@ static json_t *op_gpu_list(struct vc_mgmtd *d, const struct vc_mreq *r)
 			json_t *names = json_array();
 
 			for (size_t k = 0; k < v.nvm; k++)
-				if (!strcmp(v.vms[k].gpu, v.gpus[i].uuid))
+				if (vc_vm_gpu_pos(&v.vms[k], v.gpus[i].uuid) >= 0)
 					json_array_append_new(names, json_string(v.vms[k].name));
 			json_object_set_new(g, "vm_names", names);
 		}
@@ -275,7 +289,7 @@ static json_t *op_gpu_drain(struct vc_mgmtd *d, const struct vc_mreq *r, const s
 	}
 	g = &v.gpus[i];
 	for (size_t k = 0; k < v.nvm; k++) {
-		if (strcmp(v.vms[k].gpu, g->uuid))
+		if (vc_vm_gpu_pos(&v.vms[k], g->uuid) < 0)
 			continue;
 		size_t l = strlen(names);
 
@@ -435,6 +449,11 @@ static int choose_gpu(struct view *v, const struct vc_vm *vm, const char *want, 
 				 v->gpus[i].health_reason[0] ? ": " : "", v->gpus[i].health_reason,
 				 v->gpus[i].drained ? "undrain it with 'vcudactl gpu undrain'" : "choose another GPU");
 			i = -1;
+		} else if (load[i].whole) {
+			*code = VC_MERR_NO_CAPACITY;
+			snprintf(why, whylen, "gpu %d is VM %s's whole (a VM of several GPUs takes them whole); "
+					      "choose another GPU", v->gpus[i].index, load[i].whole);
+			i = -1;
 		} else if (!vc_place_fits(&load[i], vm->mem_quota)) {
 			*code = VC_MERR_NO_CAPACITY;
 			snprintf(why, whylen, "gpu %d has %s not promised to other VMs, less than the memory quota %s; "
@@ -456,10 +475,139 @@ static int choose_gpu(struct view *v, const struct vc_vm *vm, const char *want, 
 	return i;
 }
 
+/* How many GPUs @list (ids joined by commas) names. */
+static unsigned list_count(const char *list)
+{
+	unsigned n = 1;
+
+	for (const char *p = list; *p; p++)
+		n += *p == ',';
+	return n;
+}
+
+/*
+ * Choose @vm->ngpus GPUs for @vm (its own promise left out) and write them
+ * into @vm: @want names them (an administrator's choice: ids joined by
+ * commas, as many as @vm->ngpus, each checked), or the policy picks. One GPU
+ * is choose_gpu()'s; several are taken whole. Returns 0, or -1 with *@code
+ * and a sentence in @why. @first: the position in @v->gpus of the first.
+ */
+static int choose_gpus(struct view *v, struct vc_vm *vm, const char *want, int *first, const char **code, char *why,
+		       size_t whylen)
+{
+	struct vc_place_gpu *load;
+	int pos[VC_VM_GPUS_MAX];
+	unsigned n = vm->ngpus ? vm->ngpus : 1, k = 0;
+	int rc = -1;
+
+	if (want && list_count(want) != n) {
+		*code = VC_MERR_BAD_REQUEST;
+		snprintf(why, whylen, "--gpu names %u GPU%s and the VM has %u; name as many as --gpus says",
+			 list_count(want), list_count(want) == 1 ? "" : "s", n);
+		return -1;
+	}
+	if (n == 1) {
+		int i = choose_gpu(v, vm, want, code, why, whylen);
+
+		if (i < 0)
+			return -1;
+		snprintf(vm->gpu, sizeof(vm->gpu), "%s", v->gpus[i].uuid);
+		*first = i;
+		return 0;
+	}
+	load = calloc(v->ngpu ? v->ngpu : 1, sizeof(*load));
+	if (!load) {
+		*code = VC_MERR_INTERNAL;
+		snprintf(why, whylen, "out of memory");
+		return -1;
+	}
+	vc_place_load(v->gpus, v->ngpu, v->vms, v->nvm, vm->name, load);
+	if (!want) {
+		if (vc_place_pick_whole(load, v->ngpu, n, pos, why, whylen)) {
+			*code = VC_MERR_NO_CAPACITY;
+			goto out;
+		}
+		k = n;
+	}
+	for (const char *p = want; p && k < n; k++) {
+		char id[VC_UUID_MAX];
+		size_t len = strcspn(p, ",");
+		int i;
+
+		if (len == 0 || len >= sizeof(id)) {
+			*code = VC_MERR_BAD_REQUEST;
+			snprintf(why, whylen, "--gpu: GPU %u of the list is %s", k + 1, len ? "too long" : "empty");
+			goto out;
+		}
+		memcpy(id, p, len);
+		id[len] = '\0';
+		p += len + (p[len] == ',');
+		i = gpu_resolve(v, id, why, whylen);
+		if (i < 0) {
+			*code = VC_MERR_NOT_FOUND;
+			goto out;
+		}
+		for (unsigned j = 0; j < k; j++) {
+			if (pos[j] == i) {
+				*code = VC_MERR_BAD_REQUEST;
+				snprintf(why, whylen, "--gpu names gpu %d twice", v->gpus[i].index);
+				goto out;
+			}
+		}
+		if (!vc_place_free(&load[i])) {
+			*code = v->gpus[i].present && !vc_gpu_eligible(&v->gpus[i]) ? VC_MERR_CONFLICT : VC_MERR_NO_CAPACITY;
+			snprintf(why, whylen, "gpu %d %s: a VM of several GPUs takes them whole; choose GPUs with no VM, "
+					      "or leave out --gpu to let the policy choose", v->gpus[i].index,
+				 !vc_gpu_eligible(&v->gpus[i]) ? "takes no new VMs (drained or unhealthy)"
+				 : load[i].whole ? "is another VM's whole" : "has VMs");
+			goto out;
+		}
+		pos[k] = i;
+	}
+	if (want)
+		snprintf(why, whylen, "chosen by an administrator");
+	memset(vm->more, 0, sizeof(vm->more));
+	snprintf(vm->gpu, sizeof(vm->gpu), "%s", v->gpus[pos[0]].uuid);
+	for (unsigned j = 1; j < n; j++)
+		snprintf(vm->more[j - 1], sizeof(vm->more[0]), "%s", v->gpus[pos[j]].uuid);
+	*first = pos[0];
+	rc = 0;
+out:
+	free(load);
+	return rc;
+}
+
+/* The indices of @vm's GPUs, "0,1", into @out. */
+static const char *gpu_indices(struct view *v, const struct vc_vm *vm, char *out, size_t len)
+{
+	size_t at = 0;
+
+	out[0] = '\0';
+	for (unsigned k = 0; k < vm->ngpus && k < VC_VM_GPUS_MAX && at < len; k++) {
+		struct vc_gpu *g = view_gpu(v, vc_vm_gpu(vm, k));
+
+		at += (size_t)snprintf(out + at, len - at, g ? "%s%d" : "%s?", k ? "," : "", g ? g->index : 0);
+	}
+	return out;
+}
+
+/* The memory of @vm's GPUs together: a VM of whole GPUs may use all of it. */
+static uint64_t gpus_memory(struct view *v, const struct vc_vm *vm)
+{
+	uint64_t sum = 0;
+
+	for (unsigned k = 0; k < vm->ngpus && k < VC_VM_GPUS_MAX; k++) {
+		struct vc_gpu *g = view_gpu(v, vc_vm_gpu(vm, k));
+
+		sum += g ? g->mem_total : 0;
+	}
+	return sum;
+}
+
 static json_t *op_vm_add(struct vc_mgmtd *d, const struct vc_mreq *r, const struct vc_peer *peer)
 {
 	struct vc_vm vm = {0};
-	char why[512], w[64], q1[32], q2[32], serr[300];
+	char why[512], w[64], q1[32], q2[32], serr[300], gpus[VC_GPULIST_MAX], idx[64];
 	const char *code = VC_MERR_INTERNAL;
 	struct view v;
 	json_t *o;
@@ -480,12 +628,20 @@ static json_t *op_vm_add(struct vc_mgmtd *d, const struct vc_mreq *r, const stru
 	vm.weight = r->has & VC_MF_WEIGHT ? r->weight : d->cfg.def_weight;
 	vm.idle_timeout = r->has & VC_MF_IDLE ? r->idle_timeout : d->cfg.def_idle_timeout;
 	vm.created_ms = vc_wall_ms();
-	i = choose_gpu(&v, &vm, r->has & VC_MF_GPU ? r->gpu : NULL, &code, why, sizeof(why));
-	if (i < 0) {
+	vm.ngpus = r->has & VC_MF_GPUS ? r->gpus : r->has & VC_MF_GPU ? list_count(r->gpu) : 1;
+	if (vm.ngpus > VC_VM_GPUS_MAX) {
+		view_free(&v);
+		return vc_mrep_err(r->id, VC_MERR_BAD_REQUEST, "cannot add VM %s: --gpu names %u GPUs; a VM has at "
+				   "most %u", r->name, vm.ngpus, VC_VM_GPUS_MAX);
+	}
+	if (choose_gpus(&v, &vm, r->has & VC_MF_GPU ? r->gpu : NULL, &i, &code, why, sizeof(why))) {
 		view_free(&v);
 		return vc_mrep_err(r->id, code, "cannot add VM %s: %s", r->name, why);
 	}
-	snprintf(vm.gpu, sizeof(vm.gpu), "%s", v.gpus[i].uuid);
+	/* Whole GPUs: the VM may use all of their memory unless told less. */
+	if (vc_vm_whole(&vm) && !(r->has & VC_MF_MEM_QUOTA))
+		vm.mem_quota = gpus_memory(&v, &vm);
+	vc_vm_gpu_join(&vm, gpus, sizeof(gpus));
 	if ((size_t)snprintf(serr, sizeof(serr), "%s/servers/%s.admin", d->cfg.run_dir, vm.name) >= 108) {
 		view_free(&v);
 		return vc_mrep_err(r->id, VC_MERR_BAD_REQUEST, "cannot add VM %s: its server's socket path %s is too "
@@ -497,9 +653,10 @@ static json_t *op_vm_add(struct vc_mgmtd *d, const struct vc_mreq *r, const stru
 		return vc_mrep_err(r->id, VC_MERR_UNAVAILABLE, "cannot add VM %s: %s", r->name, serr);
 	}
 	if (vc_db_begin(d->db) || vc_db_vm_insert(d->db, &vm) ||
-	    vc_db_event_add(d->db, "vm.added", vm.name, vm.gpu,
-			    "VM %s added by %s on gpu %d (%s): %s; mem quota %s, pinned quota %s, weight %u, idle timeout %u s",
-			    vm.name, who(peer, w, sizeof(w)), v.gpus[i].index, vm.gpu, why,
+	    vc_db_event_add(d->db, "vm.added", vm.name, gpus,
+			    "VM %s added by %s on gpu%s %s (%s%s): %s; mem quota %s, pinned quota %s, weight %u, idle timeout %u s",
+			    vm.name, who(peer, w, sizeof(w)), vm.ngpus > 1 ? "s" : "", gpu_indices(&v, &vm, idx, sizeof(idx)),
+			    gpus, vm.ngpus > 1 ? ", whole" : "", why,
 			    vc_size_format(vm.mem_quota, q1, sizeof(q1)), vc_size_format(vm.pinned_quota, q2, sizeof(q2)),
 			    vm.weight, vm.idle_timeout) ||
 	    vc_db_commit(d->db)) {
@@ -518,7 +675,7 @@ static json_t *op_vm_remove(struct vc_mgmtd *d, const struct vc_mreq *r, const s
 {
 	struct vc_server *s = vc_server_find(d, r->name);
 	struct vc_vm vm;
-	char w[64];
+	char w[64], gpus[VC_GPULIST_MAX];
 	int rc = vc_db_vm_get(d->db, r->name, &vm);
 
 	if (rc == -ENOENT)
@@ -529,8 +686,9 @@ static json_t *op_vm_remove(struct vc_mgmtd *d, const struct vc_mreq *r, const s
 		return vc_mrep_err(r->id, VC_MERR_CONFLICT, "VM %s is running (vcuda-server pid %d, %zu session%s): "
 			"stop its QEMU first, or remove it anyway with --force (its sessions end)",
 			r->name, (int)s->pid, s->nsess, s->nsess == 1 ? "" : "s");
+	vc_vm_gpu_join(&vm, gpus, sizeof(gpus));
 	if (vc_db_begin(d->db) || vc_db_vm_delete(d->db, r->name) ||
-	    vc_db_event_add(d->db, "vm.removed", r->name, vm.gpu, "VM %s removed by %s%s", r->name,
+	    vc_db_event_add(d->db, "vm.removed", r->name, gpus, "VM %s removed by %s%s", r->name,
 			    who(peer, w, sizeof(w)), s ? "; stopping its vcuda-server" : "") ||
 	    vc_db_commit(d->db))
 		return db_error(d, r);
@@ -605,7 +763,7 @@ static json_t *op_vm_set(struct vc_mgmtd *d, const struct vc_mreq *r, const stru
 {
 	struct vc_server *s = vc_server_find(d, r->name);
 	const char *code = VC_MERR_INTERNAL;
-	char why[512] = "", w[64], q1[32], q2[32], err[256], gpu_note[160] = "";
+	char why[512] = "", w[64], q1[32], q2[32], err[256], gpu_note[160] = "", gpus[VC_GPULIST_MAX];
 	struct vc_vm *cur = NULL, vm;
 	struct view v;
 	json_t *o;
@@ -628,18 +786,29 @@ static json_t *op_vm_set(struct vc_mgmtd *d, const struct vc_mreq *r, const stru
 		vm.weight = r->weight;
 	if (r->has & VC_MF_IDLE)
 		vm.idle_timeout = r->idle_timeout;
-	if (r->has & VC_MF_GPU) {
-		int i = choose_gpu(&v, &vm, r->gpu, &code, why, sizeof(why));
+	if (r->has & (VC_MF_GPU | VC_MF_GPUS)) {
+		char list[VC_GPULIST_MAX];
+		int i;
 
-		if (i < 0) {
+		vm.ngpus = r->has & VC_MF_GPUS ? r->gpus : list_count(r->gpu);
+		if (vm.ngpus > VC_VM_GPUS_MAX) {
+			view_free(&v);
+			return vc_mrep_err(r->id, VC_MERR_BAD_REQUEST, "cannot set VM %s: --gpu names %u GPUs; a VM has "
+					   "at most %u", r->name, vm.ngpus, VC_VM_GPUS_MAX);
+		}
+		if (choose_gpus(&v, &vm, r->has & VC_MF_GPU ? r->gpu : NULL, &i, &code, why, sizeof(why))) {
 			view_free(&v);
 			return vc_mrep_err(r->id, code, "cannot set VM %s: %s", r->name, why);
 		}
-		snprintf(vm.gpu, sizeof(vm.gpu), "%s", v.gpus[i].uuid);
-		if (s && strcmp(s->gpu, vm.gpu))
-			snprintf(gpu_note, sizeof(gpu_note), "; it moves to gpu %d when its QEMU reconnects",
-				 v.gpus[i].index);
-	} else if ((r->has & VC_MF_MEM_QUOTA) && vm.gpu[0] && vm.mem_quota > cur->mem_quota) {
+		/* Whole GPUs whose memory was its quota (the default): their memory now. */
+		if (vc_vm_whole(&vm) && !(r->has & VC_MF_MEM_QUOTA) &&
+		    (!vc_vm_whole(cur) || cur->mem_quota == gpus_memory(&v, cur)))
+			vm.mem_quota = gpus_memory(&v, &vm);
+		vc_vm_gpu_join(&vm, list, sizeof(list));
+		if (s && strcmp(s->gpu, list))
+			snprintf(gpu_note, sizeof(gpu_note), "; it moves to gpu%s %s when its QEMU reconnects",
+				 vm.ngpus > 1 ? "s" : "", gpu_indices(&v, &vm, list, sizeof(list)));
+	} else if ((r->has & VC_MF_MEM_QUOTA) && vm.gpu[0] && !vc_vm_whole(&vm) && vm.mem_quota > cur->mem_quota) {
 		/* A larger promise must still fit on its GPU. */
 		struct vc_gpu *g = view_gpu(&v, vm.gpu);
 
@@ -671,10 +840,11 @@ static json_t *op_vm_set(struct vc_mgmtd *d, const struct vc_mreq *r, const stru
 					   "VM %s unchanged: its running vcuda-server did not apply the change: %s", r->name, err);
 		}
 	}
+	vc_vm_gpu_join(&vm, gpus, sizeof(gpus));
 	if (vc_db_begin(d->db) || vc_db_vm_update(d->db, &vm) ||
-	    vc_db_event_add(d->db, "vm.changed", vm.name, vm.gpu,
+	    vc_db_event_add(d->db, "vm.changed", vm.name, gpus,
 			    "VM %s changed by %s: gpu %s, mem quota %s, pinned quota %s, weight %u, idle timeout %u s%s%s",
-			    vm.name, who(peer, w, sizeof(w)), vm.gpu[0] ? vm.gpu : "none",
+			    vm.name, who(peer, w, sizeof(w)), gpus[0] ? gpus : "none",
 			    vc_size_format(vm.mem_quota, q1, sizeof(q1)), vc_size_format(vm.pinned_quota, q2, sizeof(q2)),
 			    vm.weight, vm.idle_timeout, s ? "; applied to its running server" : "", gpu_note) ||
 	    vc_db_commit(d->db)) {
@@ -787,7 +957,8 @@ void vc_ops_vm_connected(struct vc_mgmtd *d, const char *name, int conn)
 	struct vc_gpu *g;
 	struct view v;
 	struct vc_vm *vm = NULL;
-	char why[512], err[512];
+	char why[512], err[512], gpus[VC_GPULIST_MAX];
+	bool moving = false;
 
 	if (view_load(d, &v)) {
 		vc_vmsock_refuse(conn, -EIO, "vcuda-mgmtd: database error; see its log");
@@ -801,33 +972,45 @@ void vc_ops_vm_connected(struct vc_mgmtd *d, const char *name, int conn)
 		goto out;
 	}
 	/* Placed where it may run: a GPU that is drained, unhealthy or gone
-	 * keeps the VMs it has only until they next open. */
-	g = view_gpu(&v, vm->gpu);
-	if (!g || !vc_gpu_eligible(g)) {
-		char old[VC_UUID_MAX], state[VC_REASON_MAX + 32];
-		int i = choose_gpu(&v, vm, NULL, &code, why, sizeof(why));
+	 * keeps the VMs it has only until they next open. A VM of several
+	 * GPUs is placed again whole when one of them may not run it. */
+	g = NULL;
+	for (unsigned k = 0; k < vm->ngpus && k < VC_VM_GPUS_MAX && !moving; k++) {
+		g = view_gpu(&v, vc_vm_gpu(vm, k));
+		moving = !g || !vc_gpu_eligible(g);
+	}
+	if (moving) {
+		char old[VC_GPULIST_MAX], oldidx[64], idx[64], state[VC_REASON_MAX + 48];
+		bool placed = !vm->gpu[0];
+		int i;
 
-		snprintf(state, sizeof(state), "%s%s%s", g ? vc_gpu_state_name(g) : "",
+		vc_vm_gpu_join(vm, old, sizeof(old));
+		gpu_indices(&v, vm, oldidx, sizeof(oldidx));
+		state[0] = '\0';
+		if (g && vm->ngpus > 1)
+			snprintf(state, sizeof(state), "gpu %d ", g->index);
+		snprintf(state + strlen(state), sizeof(state) - strlen(state), "%s%s%s", g ? vc_gpu_state_name(g) : "gone",
 			 g && g->health_reason[0] ? ": " : "", g ? g->health_reason : "");
-		if (i < 0) {
-			vc_mgmtd_event(d, "vm.refused", vm->name, vm->gpu, "QEMU's connection for %s refused: %s",
+		if (choose_gpus(&v, vm, NULL, &i, &code, why, sizeof(why))) {
+			vc_mgmtd_event(d, "vm.refused", vm->name, old, "QEMU's connection for %s refused: %s",
 				       vm->name, why);
 			vc_vmsock_refuse(conn, -ENOSPC, "vcuda-mgmtd: no GPU for %.40s; see 'vcudactl events'", vm->name);
 			goto out;
 		}
-		snprintf(old, sizeof(old), "%s", vm->gpu);
-		snprintf(vm->gpu, sizeof(vm->gpu), "%s", v.gpus[i].uuid);
+		vc_vm_gpu_join(vm, gpus, sizeof(gpus));
+		gpu_indices(&v, vm, idx, sizeof(idx));
 		if (vc_db_begin(d->db) || vc_db_vm_update(d->db, vm) ||
-		    (g ? vc_db_event_add(d->db, "vm.moved", vm->name, vm->gpu, "VM %s moved from gpu %d (%s, %s) to gpu %d (%s): %s",
-					 vm->name, g->index, old, state, v.gpus[i].index, vm->gpu, why)
-		       : vc_db_event_add(d->db, "vm.placed", vm->name, vm->gpu, "VM %s placed on gpu %d (%s): %s",
-					 vm->name, v.gpus[i].index, vm->gpu, why)) ||
+		    (!placed ? vc_db_event_add(d->db, "vm.moved", vm->name, gpus, "VM %s moved from gpu %s (%s, %s) to gpu %s (%s): %s",
+					       vm->name, oldidx, old, state, idx, gpus, why)
+			     : vc_db_event_add(d->db, "vm.placed", vm->name, gpus, "VM %s placed on gpu %s (%s): %s",
+					       vm->name, idx, gpus, why)) ||
 		    vc_db_commit(d->db)) {
 			vc_db_rollback(d->db);
 			vc_vmsock_refuse(conn, -EIO, "vcuda-mgmtd: database error; see its log");
 			goto out;
 		}
 	}
+	vc_vm_gpu_join(vm, gpus, sizeof(gpus));
 	s = vc_server_find(d, vm->name);
 	if (s) {
 		/* One waiting connection per VM: QEMU's latest replaces an older one. */
@@ -835,14 +1018,14 @@ void vc_ops_vm_connected(struct vc_mgmtd *d, const char *name, int conn)
 			vc_vmsock_refuse(s->pending_conn, -ECONNABORTED, "vcuda-mgmtd: superseded by a newer connection");
 		s->pending_conn = conn;
 		s->adopt_at_ms = vc_now_ms();
-		if (s->state != VC_SRV_STOPPING && strcmp(s->gpu, vm->gpu))
+		if (s->state != VC_SRV_STOPPING && strcmp(s->gpu, gpus))
 			vc_server_stop(d, s, "its VM moves to another GPU");
 		/* RUNNING: adopted from the timers, at once; STARTING: once it
 		 * answers; STOPPING: a new server once it has ended. */
 		goto out;
 	}
 	if (vc_server_start(d, vm, conn, err, sizeof(err))) {
-		vc_mgmtd_event(d, "vm.refused", vm->name, vm->gpu, "QEMU's connection for %s refused: %s", vm->name, err);
+		vc_mgmtd_event(d, "vm.refused", vm->name, gpus, "QEMU's connection for %s refused: %s", vm->name, err);
 		/* the connection was closed by vc_server_start */
 	}
 out:
@@ -873,7 +1056,7 @@ int vc_ops_restore(struct vc_mgmtd *d, char *err, size_t errlen)
 			vm.state = VC_VM_STOPPED;
 			vm.server_pid = 0;
 			if (vc_db_begin(d->db) || vc_db_vm_update(d->db, &vm) ||
-			    vc_db_event_add(d->db, "server.gone", vm.name, vm.gpu,
+			    vc_db_event_add(d->db, "server.gone", vm.name, vm.gpu, /* its first GPU */
 					    "vcuda-server of %s (pid %d) did not outlive the previous vcuda-mgmtd; %s is "
 					    "stopped until its QEMU reconnects", vm.name, (int)vms[i].server_pid, vm.name) ||
 			    vc_db_commit(d->db))

@@ -14,11 +14,15 @@ void vc_place_load(const struct vc_gpu *gpus, size_t n, const struct vc_vm *vms,
 		out[i] = (struct vc_place_gpu){.index = gpus[i].index, .eligible = vc_gpu_eligible(&gpus[i]),
 					       .mem_total = gpus[i].mem_total};
 		for (size_t k = 0; k < nvm; k++) {
-			if (strcmp(vms[k].gpu, gpus[i].uuid) || (skip && !strcmp(vms[k].name, skip)))
+			/* A VM of several GPUs promises each of them whole. */
+			uint64_t promise = vc_vm_whole(&vms[k]) ? gpus[i].mem_total : vms[k].mem_quota;
+
+			if (vc_vm_gpu_pos(&vms[k], gpus[i].uuid) < 0 || (skip && !strcmp(vms[k].name, skip)))
 				continue;
+			if (vc_vm_whole(&vms[k]))
+				out[i].whole = vms[k].name;
 			/* Saturate: a sum past 2^64 is "more than any GPU". */
-			out[i].promised = vms[k].mem_quota > UINT64_MAX - out[i].promised
-						  ? UINT64_MAX : out[i].promised + vms[k].mem_quota;
+			out[i].promised = promise > UINT64_MAX - out[i].promised ? UINT64_MAX : out[i].promised + promise;
 			out[i].weight += vms[k].weight;
 			out[i].nvms++;
 		}
@@ -32,7 +36,12 @@ uint64_t vc_place_unpromised(const struct vc_place_gpu *g)
 
 bool vc_place_fits(const struct vc_place_gpu *g, uint64_t mem_quota)
 {
-	return g->eligible && mem_quota <= vc_place_unpromised(g);
+	return g->eligible && !g->whole && mem_quota <= vc_place_unpromised(g);
+}
+
+bool vc_place_free(const struct vc_place_gpu *g)
+{
+	return g->eligible && !g->whole && !g->nvms && !g->promised;
 }
 
 /* Is @a a better home than @b?  Returns how it won: 1 memory, 2 weight,
@@ -107,4 +116,40 @@ int vc_place_pick(const struct vc_place_gpu *g, size_t n, uint64_t mem_quota, ch
 		break;
 	}
 	return best;
+}
+
+int vc_place_pick_whole(const struct vc_place_gpu *g, size_t n, unsigned k, int *out, char *why, size_t whylen)
+{
+	unsigned eligible = 0, got = 0;
+
+	for (size_t i = 0; i < n; i++)
+		eligible += g[i].eligible;
+	if (eligible < k) {
+		snprintf(why, whylen, "a VM of %u GPUs needs %u GPUs that take new VMs, and %u do (undrain one with "
+				      "'vcudactl gpu undrain ID', or check 'vcudactl gpu list')", k, k, eligible);
+		return -ENODEV;
+	}
+	/* The lowest indices first: @g is not necessarily in index order. */
+	while (got < k) {
+		int best = -1;
+
+		for (size_t i = 0; i < n; i++) {
+			bool taken = false;
+
+			for (unsigned j = 0; j < got; j++)
+				taken |= out[j] == (int)i;
+			if (!taken && vc_place_free(&g[i]) && (best < 0 || g[i].index < g[best].index))
+				best = (int)i;
+		}
+		if (best < 0)
+			break;
+		out[got++] = best;
+	}
+	if (got < k) {
+		snprintf(why, whylen, "a VM of %u GPUs takes them whole, and %u of the GPUs that take new VMs have no "
+				      "VM; remove or move VMs, or ask for fewer GPUs", k, got);
+		return -ENOSPC;
+	}
+	snprintf(why, whylen, "%u whole GPUs with no VM, the lowest indices", k);
+	return 0;
 }

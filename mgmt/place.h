@@ -4,7 +4,9 @@
  * new VMs (healthy, present, not drained) and have room for the VM's memory
  * quota, the one with the most memory not promised to other VMs' quotas,
  * then the least total compute weight, then the fewest VMs, then the lowest
- * index. Pure functions: no I/O, no state.
+ * index. A VM of several GPUs takes them whole: GPUs that may take new VMs
+ * and have none, the lowest indices first; a GPU taken whole takes no other
+ * VM. Pure functions: no I/O, no state.
  */
 #ifndef VC_MGMT_PLACE_H
 #define VC_MGMT_PLACE_H
@@ -23,12 +25,14 @@ struct vc_place_gpu {
 	uint64_t promised; /* sum of the memory quotas of the VMs assigned to it */
 	uint64_t weight;   /* sum of their compute weights */
 	unsigned nvms;
+	const char *whole; /* the VM that has it whole (in the VMs given to vc_place_load()), or NULL */
 };
 
 /**
  * vc_place_load() - what each of @gpus (@n) carries: the VMs of @vms (@nvm)
  * assigned to it, leaving out the VM named @skip (the one being placed, so
- * that its own promise does not count against it; NULL: none). Fills @out[n].
+ * that its own promise does not count against it; NULL: none). A VM of
+ * several GPUs promises each of them whole. Fills @out[n].
  */
 void vc_place_load(const struct vc_gpu *gpus, size_t n, const struct vc_vm *vms, size_t nvm, const char *skip,
 		   struct vc_place_gpu *out);
@@ -46,5 +50,17 @@ bool vc_place_fits(const struct vc_place_gpu *g, uint64_t mem_quota);
  * sentence in @why that says what to do.
  */
 int vc_place_pick(const struct vc_place_gpu *g, size_t n, uint64_t mem_quota, char *why, size_t whylen);
+
+/** vc_place_free() - @g may be taken whole: eligible, with no VM and nothing promised. */
+bool vc_place_free(const struct vc_place_gpu *g);
+
+/**
+ * vc_place_pick_whole() - choose @k GPUs among @g (@n) for a VM that takes
+ * them whole: free ones (vc_place_free()), the lowest indices first. Fills
+ * @out[k] with positions in @g and returns 0 with the reason in @why; or
+ * -ENODEV when fewer than @k GPUs may take new VMs, -ENOSPC when fewer than
+ * @k of them are free, each with a sentence in @why that says what to do.
+ */
+int vc_place_pick_whole(const struct vc_place_gpu *g, size_t n, unsigned k, int *out, char *why, size_t whylen);
 
 #endif /* VC_MGMT_PLACE_H */

@@ -17,7 +17,7 @@ struct op_info {
 	unsigned required, allowed;
 };
 
-#define Q (VC_MF_GPU | VC_MF_MEM_QUOTA | VC_MF_PINNED_QUOTA | VC_MF_WEIGHT | VC_MF_IDLE)
+#define Q (VC_MF_GPU | VC_MF_GPUS | VC_MF_MEM_QUOTA | VC_MF_PINNED_QUOTA | VC_MF_WEIGHT | VC_MF_IDLE)
 
 static const struct op_info ops[VC_MOP_COUNT_] = {
 	[VC_MOP_STATUS] = {"status", false, 0, 0},
@@ -42,6 +42,7 @@ static const struct {
 	{"name", VC_MF_NAME}, {"vm", VC_MF_VM}, {"gpu", VC_MF_GPU},
 	{"mem_quota", VC_MF_MEM_QUOTA}, {"pinned_quota", VC_MF_PINNED_QUOTA}, {"weight", VC_MF_WEIGHT},
 	{"idle_timeout", VC_MF_IDLE}, {"force", VC_MF_FORCE}, {"since", VC_MF_SINCE}, {"limit", VC_MF_LIMIT},
+	{"gpus", VC_MF_GPUS},
 };
 
 const char *vc_mop_name(enum vc_mop op)
@@ -113,9 +114,9 @@ static int get_gpu(json_t *v, char *out, char *err, size_t len)
 		snprintf(out, VC_UUID_MAX, "%lld", (long long)json_integer_value(v));
 		return 0;
 	}
-	if (!s || !*s || strlen(s) >= VC_UUID_MAX) {
-		say(err, len, "field \"gpu\" must be a GPU index or UUID (a string of 1 to %d characters)",
-		    VC_UUID_MAX - 1);
+	if (!s || !*s || strlen(s) >= VC_GPULIST_MAX) {
+		say(err, len, "field \"gpu\" must be a GPU index or UUID, or several joined by commas (a string of "
+			      "1 to %d characters)", (int)VC_GPULIST_MAX - 1);
 		return -EINVAL;
 	}
 	for (const char *p = s; *p; p++) {
@@ -144,6 +145,10 @@ static int get_field(struct vc_mreq *r, const char *key, unsigned bit, json_t *v
 		/* 1 MiB at least: a quota of nothing is a mistake, not "unlimited". */
 		rc = get_int(v, key, INT64_C(1) << 20, INT64_C(1) << 50, &x, err, len);
 		r->mem_quota = (uint64_t)x;
+		break;
+	case VC_MF_GPUS:
+		rc = get_int(v, key, 1, VC_VM_GPUS_MAX, &x, err, len);
+		r->gpus = (uint32_t)x;
 		break;
 	case VC_MF_PINNED_QUOTA:
 		rc = get_int(v, key, 0, INT64_C(1) << 40, &x, err, len);
@@ -293,7 +298,7 @@ int vc_mreq_parse(const char *line, size_t len, struct vc_mreq *r, const char **
 		goto out;
 	}
 	if (r->op == VC_MOP_VM_SET && !(r->has & ~VC_MF_NAME)) {
-		say(err, errlen, "vm.set needs something to set: gpu, mem_quota, pinned_quota, weight or idle_timeout");
+		say(err, errlen, "vm.set needs something to set: gpu, gpus, mem_quota, pinned_quota, weight or idle_timeout");
 		goto out;
 	}
 	rc = 0;

@@ -53,6 +53,7 @@ enum {
 	VC_MF_FORCE = 1u << 7,
 	VC_MF_SINCE = 1u << 8,
 	VC_MF_LIMIT = 1u << 9,
+	VC_MF_GPUS = 1u << 10,
 };
 
 struct vc_mreq {
@@ -60,7 +61,8 @@ struct vc_mreq {
 	unsigned has;                 /* VC_MF_* present */
 	char name[VC_VM_NAME_MAX + 1];/* vm.*: the VM */
 	char vm[VC_VM_NAME_MAX + 1];  /* session.list: only this VM */
-	char gpu[VC_UUID_MAX];        /* an index ("1") or a UUID (or a unique prefix of one) */
+	char gpu[VC_GPULIST_MAX];     /* an index ("1") or a UUID (or a unique prefix of one); vm.*: several, joined by commas */
+	uint32_t gpus;                /* vm.*: how many GPUs the VM has */
 	uint64_t mem_quota, pinned_quota;
 	uint32_t weight, idle_timeout;
 	bool force;

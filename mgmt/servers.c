@@ -641,7 +641,7 @@ static int gpu_index(struct vc_mgmtd *d, const char *uuid)
 
 int vc_server_start(struct vc_mgmtd *d, const struct vc_vm *vm, int conn, char *err, size_t errlen)
 {
-	char memq[24], pinq[24], weight[16], idle[16], sched[160], q1[32], q2[32];
+	char memq[24], pinq[24], weight[16], idle[16], sched[160], q1[32], q2[32], where[32];
 	const char *argv[40 + 64];
 	struct vc_server *s;
 	int argc = 0, p[2], child_err = 0;
@@ -659,7 +659,7 @@ int vc_server_start(struct vc_mgmtd *d, const struct vc_vm *vm, int conn, char *
 		close(conn);
 		return -ENOMEM;
 	}
-	snprintf(s->gpu, sizeof(s->gpu), "%s", vm->gpu);
+	vc_vm_gpu_join(vm, s->gpu, sizeof(s->gpu));
 	snprintf(memq, sizeof(memq), "%" PRIu64, vm->mem_quota);
 	snprintf(pinq, sizeof(pinq), "%" PRIu64, vm->pinned_quota);
 	snprintf(weight, sizeof(weight), "%u", vm->weight);
@@ -672,7 +672,7 @@ int vc_server_start(struct vc_mgmtd *d, const struct vc_vm *vm, int conn, char *
 	argv[argc++] = "--admin-socket";
 	argv[argc++] = s->admin_path;
 	argv[argc++] = "--gpu";
-	argv[argc++] = vm->gpu;
+	argv[argc++] = s->gpu; /* one GPU, or a VM's whole GPUs in device order */
 	argv[argc++] = "--mem-quota";
 	argv[argc++] = memq;
 	argv[argc++] = "--pinned-quota";
@@ -685,9 +685,10 @@ int vc_server_start(struct vc_mgmtd *d, const struct vc_vm *vm, int conn, char *
 		argv[argc++] = "--executor";
 		argv[argc++] = d->cfg.executor;
 	}
-	if (d->server_sched &&
+	if (d->server_sched && !vc_vm_whole(vm) &&
 	    (size_t)snprintf(sched, sizeof(sched), "%s/sched/%s", d->cfg.run_dir, vm->gpu) < sizeof(sched)) {
-		/* One scheduling page per GPU, shared by the servers on it. */
+		/* One scheduling page per GPU, shared by the servers on it; a VM
+		 * of whole GPUs shares none of them, so it needs none. */
 		argv[argc++] = "--sched";
 		argv[argc++] = sched;
 	}
@@ -774,10 +775,14 @@ int vc_server_start(struct vc_mgmtd *d, const struct vc_vm *vm, int conn, char *
 	s->next = d->servers;
 	d->servers = s;
 	set_vm_state(d, vm->name, VC_VM_RUNNING, pid);
-	vc_mgmtd_event(d, "server.started", vm->name, vm->gpu,
-		       "vcuda-server for %s started as pid %d on gpu %d (%s): mem quota %s, pinned quota %s, "
+	if (vc_vm_whole(vm))
+		snprintf(where, sizeof(where), "%u whole GPUs", vm->ngpus);
+	else
+		snprintf(where, sizeof(where), "gpu %d", gpu_index(d, vm->gpu));
+	vc_mgmtd_event(d, "server.started", vm->name, s->gpu,
+		       "vcuda-server for %s started as pid %d on %s (%s): mem quota %s, pinned quota %s, "
 		       "weight %u, idle timeout %u s",
-		       vm->name, (int)pid, gpu_index(d, vm->gpu), vm->gpu, vc_size_format(vm->mem_quota, q1, sizeof(q1)),
+		       vm->name, (int)pid, where, s->gpu, vc_size_format(vm->mem_quota, q1, sizeof(q1)),
 		       vc_size_format(vm->pinned_quota, q2, sizeof(q2)), vm->weight, vm->idle_timeout);
 	return 0;
 

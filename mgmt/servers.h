@@ -39,7 +39,7 @@ struct vc_srv_session {
 struct vc_server {
 	struct vc_server *next;
 	char vm[VC_VM_NAME_MAX + 1];
-	char gpu[VC_UUID_MAX];
+	char gpu[VC_GPULIST_MAX]; /* its --gpu: the VM's GPUs (vc_vm_gpu_join()) */
 	char admin_path[108];
 	enum vc_srv_state state;
 	pid_t pid;

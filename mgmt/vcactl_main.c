@@ -44,8 +44,10 @@ static void usage(FILE *f)
 		"  gpu show ID                          one GPU (an index or a UUID) and its VMs\n"
 		"  gpu drain ID | undrain ID            stop / resume placing VMs on a GPU\n"
 		"  gpu rescan                           read the GPUs again (NVML or the inventory file)\n"
-		"  vm add NAME [--gpu ID] [--mem-quota SIZE] [--pinned-quota SIZE] [--weight N] [--idle-timeout S]\n"
-		"  vm set NAME [--gpu ID] [--mem-quota SIZE] [--pinned-quota SIZE] [--weight N] [--idle-timeout S]\n"
+		"  vm add NAME [--gpu ID[,ID...]] [--gpus N] [--mem-quota SIZE] [--pinned-quota SIZE] [--weight N]\n"
+		"         [--idle-timeout S]          (several GPUs: the VM takes them whole)\n"
+		"  vm set NAME [--gpu ID[,ID...]] [--gpus N] [--mem-quota SIZE] [--pinned-quota SIZE] [--weight N]\n"
+		"         [--idle-timeout S]\n"
 		"  vm remove NAME [--force]\n"
 		"  vm list | vm show NAME\n"
 		"  session list [--vm NAME]             sessions of running VMs, with their usage\n"
@@ -404,6 +406,33 @@ static int cmd_gpu(int argc, char **argv)
 	return EX_OK;
 }
 
+/* A VM's GPUs for a table: "0", "1 (drained)", "0,1 (whole)"; "none" until placed. */
+static const char *vm_gpus(json_t *v, char *out, size_t len)
+{
+	json_t *all = json_object_get(v, "gpus"), *g;
+	const char *bad = NULL;
+	size_t at = 0, i;
+
+	out[0] = '\0';
+	json_array_foreach(all, i, g) {
+		json_t *st = json_object_get(g, "state");
+
+		if (json_is_string(st) && strcmp(json_string_value(st), "healthy"))
+			bad = json_string_value(st);
+		if (at < len)
+			at += (size_t)snprintf(out + at, len - at, json_is_integer(json_object_get(g, "index")) ? "%s%" PRId64
+					       : "%s?", i ? "," : "", jint(g, "index"));
+	}
+	if (!out[0]) {
+		snprintf(out, len, "none");
+		return out;
+	}
+	if (at < len && (bad || json_array_size(all) > 1))
+		snprintf(out + at, len - at, " (%s%s%s)", json_array_size(all) > 1 ? "whole" : "",
+			 bad && json_array_size(all) > 1 ? ", " : "", bad ? bad : "");
+	return out;
+}
+
 static void print_vms(json_t *arr)
 {
 	static const char *const head[] = {"NAME", "GPU", "MEM QUOTA", "PINNED QUOTA", "WEIGHT", "IDLE TIMEOUT",
@@ -414,16 +443,9 @@ static void print_vms(json_t *arr)
 
 	vc_table_init(&t, 8, head);
 	json_array_foreach(arr, i, v) {
-		char gpu[32], mq[32], pq[32], w[16], idle[24], pid[16], state[64];
-		json_t *gs = json_object_get(v, "gpu_state");
+		char gpu[64], mq[32], pq[32], w[16], idle[24], pid[16], state[64];
 
-		if (json_is_integer(json_object_get(v, "gpu_index")))
-			snprintf(gpu, sizeof(gpu), "%" PRId64 "%s%s%s", jint(v, "gpu_index"),
-				 json_is_string(gs) && strcmp(json_string_value(gs), "healthy") ? " (" : "",
-				 json_is_string(gs) && strcmp(json_string_value(gs), "healthy") ? json_string_value(gs) : "",
-				 json_is_string(gs) && strcmp(json_string_value(gs), "healthy") ? ")" : "");
-		else
-			snprintf(gpu, sizeof(gpu), "none");
+		vm_gpus(v, gpu, sizeof(gpu));
 		snprintf(idle, sizeof(idle), "%" PRId64 "%s", jint(v, "idle_timeout"), jint(v, "idle_timeout") ? " s" : " (never)");
 		snprintf(state, sizeof(state), "%s", jstr(v, "state"));
 		if (json_is_string(json_object_get(v, "server_state")) && strcmp(jstr(v, "server_state"), "running"))
@@ -467,15 +489,15 @@ static void print_sessions(json_t *arr, bool with_vm)
 
 static int cmd_vm(int argc, char **argv)
 {
-	const char *gpu = NULL, *mq = NULL, *pq = NULL, *w = NULL, *idle = NULL, *pos[1];
+	const char *gpu = NULL, *gpus = NULL, *mq = NULL, *pq = NULL, *w = NULL, *idle = NULL, *pos[1];
 	const char *sub = argc > 2 ? argv[2] : NULL;
 	bool force = false;
-	struct copt q[] = {{"gpu", &gpu, NULL}, {"mem-quota", &mq, NULL}, {"pinned-quota", &pq, NULL},
-			   {"weight", &w, NULL}, {"idle-timeout", &idle, NULL}};
+	struct copt q[] = {{"gpu", &gpu, NULL}, {"gpus", &gpus, NULL}, {"mem-quota", &mq, NULL},
+			   {"pinned-quota", &pq, NULL}, {"weight", &w, NULL}, {"idle-timeout", &idle, NULL}};
 	struct copt fo[] = {{"force", NULL, &force}};
 	json_t *req, *rep, *v;
 	int rc, got;
-	char a[32], b[32];
+	char a[32], b[32], where[160];
 
 	if (!sub)
 		return bad_usage("vm: add, remove, list, show or set?");
@@ -490,14 +512,14 @@ static int cmd_vm(int argc, char **argv)
 		return EX_OK;
 	}
 	if (!strcmp(sub, "add") || !strcmp(sub, "set")) {
-		if ((rc = parse_opts(argc, argv, 3, q, 5, pos, 1, &got)))
+		if ((rc = parse_opts(argc, argv, 3, q, 6, pos, 1, &got)))
 			return rc;
 		if (got != 1)
 			return bad_usage("vm %s needs the VM's name", sub);
 		req = json_pack("{s:s, s:s}", "op", !strcmp(sub, "add") ? "vm.add" : "vm.set", "name", pos[0]);
 		if (gpu)
 			json_object_set_new(req, "gpu", json_string(gpu));
-		if ((rc = set_size(req, "mem_quota", "--mem-quota", mq)) ||
+		if ((rc = set_uint(req, "gpus", "--gpus", gpus)) || (rc = set_size(req, "mem_quota", "--mem-quota", mq)) ||
 		    (rc = set_size(req, "pinned_quota", "--pinned-quota", pq)) ||
 		    (rc = set_uint(req, "weight", "--weight", w)) ||
 		    (rc = set_uint(req, "idle_timeout", "--idle-timeout", idle))) {
@@ -506,7 +528,7 @@ static int cmd_vm(int argc, char **argv)
 		}
 		if (!strcmp(sub, "set") && json_object_size(req) == 2) {
 			json_decref(req);
-			return bad_usage("vm set %s: nothing to set (--gpu, --mem-quota, --pinned-quota, --weight, "
+			return bad_usage("vm set %s: nothing to set (--gpu, --gpus, --mem-quota, --pinned-quota, --weight, "
 					 "--idle-timeout)", pos[0]);
 		}
 		rc = request(req, &rep);
@@ -514,15 +536,19 @@ static int cmd_vm(int argc, char **argv)
 			return rc;
 		v = json_object_get(rep, "vm");
 		if (!strcmp(sub, "add")) {
-			printf("added %s on gpu %" PRId64 " (%s): %s\n", jstr(v, "name"), jint(v, "gpu_index"), jstr(v, "gpu"),
-			       jstr(rep, "placement"));
+			if (json_array_size(json_object_get(v, "gpus")) > 1)
+				printf("added %s on gpus %s: %s\n", jstr(v, "name"), vm_gpus(v, where, sizeof(where)),
+				       jstr(rep, "placement"));
+			else
+				printf("added %s on gpu %" PRId64 " (%s): %s\n", jstr(v, "name"), jint(v, "gpu_index"),
+				       jstr(v, "gpu"), jstr(rep, "placement"));
 			printf("  mem quota %s, pinned quota %s, weight %" PRId64 ", idle timeout %" PRId64 " s\n",
 			       size_of(v, "mem_quota", a, sizeof(a)), size_of(v, "pinned_quota", b, sizeof(b)),
 			       jint(v, "weight"), jint(v, "idle_timeout"));
 			printf("  QEMU connects to %s (virtio-vcuda-pci's chardev)\n", jstr(v, "socket"));
 		} else {
 			printf("changed %s: gpu %s, mem quota %s, pinned quota %s, weight %" PRId64 ", idle timeout %" PRId64
-			       " s%s\n", jstr(v, "name"), jstr(v, "gpu"), size_of(v, "mem_quota", a, sizeof(a)),
+			       " s%s\n", jstr(v, "name"), vm_gpus(v, where, sizeof(where)), size_of(v, "mem_quota", a, sizeof(a)),
 			       size_of(v, "pinned_quota", b, sizeof(b)), jint(v, "weight"), jint(v, "idle_timeout"),
 			       json_is_true(json_object_get(rep, "live")) ? " (applied to its running server)" : "");
 			if (json_object_get(rep, "note"))
@@ -548,16 +574,24 @@ static int cmd_vm(int argc, char **argv)
 			return EX_OK;
 		}
 		v = json_object_get(rep, "vm");
-		char t1[32], t2[32], where[160];
-		json_t *live = json_object_get(v, "live");
+		char t1[32], t2[32];
+		json_t *live = json_object_get(v, "live"), *g;
+		size_t k;
 
-		if (json_is_integer(json_object_get(v, "gpu_index")))
-			snprintf(where, sizeof(where), "%" PRId64 " (%s, %s)", jint(v, "gpu_index"), jstr(v, "gpu"),
-				 jstr(v, "gpu_state"));
-		else
-			snprintf(where, sizeof(where), "none (placed when its QEMU connects)");
 		printf("vm %s\n", jstr(v, "name"));
-		vc_print_kv(stdout, 12, "gpu", "%s", where);
+		if (!json_array_size(json_object_get(v, "gpus")))
+			vc_print_kv(stdout, 12, "gpu", "none (placed when its QEMU connects)");
+		json_array_foreach(json_object_get(v, "gpus"), k, g) {
+			if (json_is_integer(json_object_get(g, "index")))
+				snprintf(where, sizeof(where), "%" PRId64 " (%s, %s)", jint(g, "index"), jstr(g, "uuid"),
+					 jstr(g, "state"));
+			else
+				snprintf(where, sizeof(where), "? (%s)", jstr(g, "uuid"));
+			if (json_array_size(json_object_get(v, "gpus")) > 1)
+				snprintf(a, sizeof(a), "gpu %zu", k);
+			vc_print_kv(stdout, 12, json_array_size(json_object_get(v, "gpus")) > 1 ? a : "gpu", "%s%s", where,
+				    json_array_size(json_object_get(v, "gpus")) > 1 ? ", whole" : "");
+		}
 		vc_print_kv(stdout, 12, "mem quota", "%s", size_of(v, "mem_quota", a, sizeof(a)));
 		vc_print_kv(stdout, 12, "pinned quota", "%s", size_of(v, "pinned_quota", b, sizeof(b)));
 		vc_print_kv(stdout, 12, "weight", "%" PRId64, jint(v, "weight"));

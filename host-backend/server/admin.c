@@ -214,6 +214,28 @@ static json_t *counters(json_t *st, struct vc_acct *ac)
 	return st;
 }
 
+/* Device memory the sessions hold on each device, by the server's ordinal:
+ * as many as --gpu names, else up to the last one used. The workers'
+ * relaxed RMWs in vc_acct_on_device(); counts: relaxed. */
+static json_t *by_device(const char *gpu, struct vc_acct *ac)
+{
+	json_t *list = json_array();
+	unsigned n = 0;
+
+	if (gpu && gpu[0]) {
+		n = 1;
+		for (const char *p = gpu; *p; p++)
+			n += *p == ',';
+	} else {
+		for (unsigned d = 0; d < VC_ACCT_DEVS; d++)
+			if (vc_shm_load64(&ac->dev_used[d], VC_RELAXED))
+				n = d + 1;
+	}
+	for (unsigned d = 0; list && d < n && d < VC_ACCT_DEVS; d++)
+		json_array_append_new(list, json_integer((json_int_t)vc_shm_load64(&ac->dev_used[d], VC_RELAXED)));
+	return list;
+}
+
 static json_t *status(struct vc_admin *a)
 {
 	struct vc_acct *ac = a->p.acct;
@@ -228,13 +250,14 @@ static json_t *status(struct vc_admin *a)
 	/* quota[], weight and idle_timeout_s: this process's own stores (set()
 	 * below, main()); used[]: counts of the workers' relaxed RMWs. All
 	 * figures: relaxed. */
-	return counters(json_pack("{s:b,s:s?,s:s?,s:I,s:I,s:I,s:I,s:I,s:I,s:o}", "ok", 1, "vm", a->p.vm_name, "gpu",
+	return counters(json_pack("{s:b,s:s?,s:s?,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o*}", "ok", 1, "vm", a->p.vm_name, "gpu",
 			 a->p.gpu, "mem_quota", (json_int_t)vc_shm_load64(&ac->quota[VC_ACCT_MEM], VC_RELAXED),
 			 "mem_used", (json_int_t)vc_shm_load64(&ac->used[VC_ACCT_MEM], VC_RELAXED), "pinned_quota",
 			 (json_int_t)vc_shm_load64(&ac->quota[VC_ACCT_PINNED], VC_RELAXED), "pinned_used",
 			 (json_int_t)vc_shm_load64(&ac->used[VC_ACCT_PINNED], VC_RELAXED), "weight",
 			 (json_int_t)vc_shm_load32(&ac->weight, VC_RELAXED), "idle_timeout",
-			 (json_int_t)vc_shm_load32(&ac->idle_timeout_s, VC_RELAXED), "sessions", list), ac);
+			 (json_int_t)vc_shm_load32(&ac->idle_timeout_s, VC_RELAXED), "sessions", list, "mem_used_by_device",
+			 by_device(a->p.gpu, ac)), ac);
 }
 
 /* A non-negative integer field, if present. -1: bad; 0: absent; 1: set. */

@@ -18,7 +18,8 @@
  * guest process exits, and reports "guest pid=N died: closed slot=0".
  *
  * usage: mgmt_qemu --socket PATH [--name VM] [--open N] [--alloc BYTES]...
- *                  [--comm NAME] [--guest] [--hold]
+ *                  [--device N] [--comm NAME] [--guest] [--hold]
+ * (--device: the allocations are made in device N's primary context; 0 by default.)
  * Exit: 0 done, 1 usage or I/O error, 3 WELCOME refused, 4 OPEN refused.
  */
 #include <errno.h>
@@ -48,7 +49,7 @@
 #define TIMEOUT_MS 15000
 #define MAX_ALLOCS 16
 
-static int g_sock, g_done, g_bell[SLOTS];
+static int g_sock, g_done, g_bell[SLOTS], g_dev;
 static uint8_t *g_mem;
 static uint64_t g_used0; /* bytes of slot 0 the server's layout uses */
 
@@ -135,7 +136,7 @@ static int alloc_all(uint64_t used, const uint64_t *sizes, int n)
 	struct vc_ring_guest ring;
 	struct vc_cu_prefix pre = {0};
 	struct vc_cu_rep_vcDriverInfo di = {0};
-	struct vc_cu_req_ctx cq = {.dev = 0};
+	struct vc_cu_req_ctx cq = {.dev = g_dev};
 	struct vc_cu_rep_ctx cr = {0};
 	int rc;
 
@@ -192,6 +193,8 @@ int main(int argc, char **argv)
 			comm = v;
 		else if (!strcmp(argv[i], "--open"))
 			nopen = (unsigned)atoi(v);
+		else if (!strcmp(argv[i], "--device"))
+			g_dev = atoi(v);
 		else if (!strcmp(argv[i], "--alloc") && nalloc < MAX_ALLOCS)
 			sizes[nalloc++] = strtoull(v, NULL, 0);
 		else
@@ -302,7 +305,7 @@ int main(int argc, char **argv)
 	return 0;
 
 usage:
-	fprintf(stderr, "usage: mgmt_qemu --socket PATH [--name VM] [--open N] [--alloc BYTES]... [--comm NAME] "
-			"[--hold]\n");
+	fprintf(stderr, "usage: mgmt_qemu --socket PATH [--name VM] [--open N] [--alloc BYTES]... [--device N] "
+			"[--comm NAME] [--guest] [--hold]\n");
 	return 1;
 }

@@ -203,6 +203,83 @@ START_TEST(vms)
 }
 END_TEST
 
+START_TEST(a_vm_of_whole_gpus)
+{
+	struct vc_gpu g0 = mkgpu("GPU-a", 0), g1 = mkgpu("GPU-b", 1), g2 = mkgpu("GPU-c", 2);
+	struct vc_vm w = mkvm("w", "GPU-a", 160ull << 30), got, *list;
+	size_t n;
+
+	open_db();
+	ck_assert_int_eq(vc_db_gpu_put(DB, &g0), 0);
+	ck_assert_int_eq(vc_db_gpu_put(DB, &g1), 0);
+	ck_assert_int_eq(vc_db_gpu_put(DB, &g2), 0);
+	w.ngpus = 2;
+	snprintf(w.more[0], sizeof(w.more[0]), "GPU-c");
+	ck_assert_int_eq(vc_db_vm_insert(DB, &w), 0);
+	ck_assert_int_eq(vc_db_vm_get(DB, "w", &got), 0);
+	ck_assert_uint_eq(got.ngpus, 2);
+	ck_assert_str_eq(got.gpu, "GPU-a");
+	ck_assert_str_eq(got.more[0], "GPU-c");
+	/* moved: its second GPU replaced, then a third added */
+	snprintf(w.more[0], sizeof(w.more[0]), "GPU-b");
+	ck_assert_int_eq(vc_db_vm_update(DB, &w), 0);
+	w.ngpus = 3;
+	snprintf(w.more[1], sizeof(w.more[1]), "GPU-c");
+	ck_assert_int_eq(vc_db_vm_update(DB, &w), 0);
+	ck_assert_int_eq(vc_db_vm_list(DB, &list, &n), 0);
+	ck_assert_uint_eq(n, 1);
+	ck_assert_uint_eq(list[0].ngpus, 3);
+	ck_assert_str_eq(list[0].more[0], "GPU-b");
+	ck_assert_str_eq(list[0].more[1], "GPU-c");
+	free(list);
+	/* back to one GPU: the others' rows go */
+	w.ngpus = 1;
+	ck_assert_int_eq(vc_db_vm_update(DB, &w), 0);
+	ck_assert_int_eq(vc_db_vm_get(DB, "w", &got), 0);
+	ck_assert_uint_eq(got.ngpus, 1);
+	ck_assert_str_eq(got.more[0], "");
+	/* a GPU that is not known cannot be one of them */
+	w.ngpus = 2;
+	snprintf(w.more[0], sizeof(w.more[0]), "GPU-nope");
+	ck_assert_int_eq(vc_db_vm_update(DB, &w), -EEXIST);
+	/* removing the VM removes its rows */
+	ck_assert_int_eq(vc_db_vm_delete(DB, "w"), 0);
+	ck_assert_int_eq(vc_db_vm_get(DB, "w", &got), -ENOENT);
+}
+END_TEST
+
+/* A database of schema 1 (before VMs of several GPUs) keeps its VMs, each of one GPU. */
+START_TEST(schema_1_is_migrated)
+{
+	sqlite3 *h;
+	struct vc_vm got;
+
+	ck_assert_int_eq(sqlite3_open(PATH, &h), SQLITE_OK);
+	ck_assert_int_eq(sqlite3_exec(h,
+		"CREATE TABLE gpus (uuid TEXT PRIMARY KEY NOT NULL, idx INTEGER NOT NULL, name TEXT NOT NULL,"
+		" mem_total INTEGER NOT NULL, pci_bus_id TEXT NOT NULL, health TEXT NOT NULL CHECK (health IN"
+		" ('healthy', 'unhealthy')), health_reason TEXT NOT NULL DEFAULT '', drained INTEGER NOT NULL DEFAULT 0,"
+		" present INTEGER NOT NULL DEFAULT 1, first_seen_ms INTEGER NOT NULL, last_seen_ms INTEGER NOT NULL);"
+		"CREATE TABLE vms (name TEXT PRIMARY KEY NOT NULL, gpu TEXT REFERENCES gpus(uuid), mem_quota INTEGER"
+		" NOT NULL, pinned_quota INTEGER NOT NULL, weight INTEGER NOT NULL, idle_timeout INTEGER NOT NULL,"
+		" state TEXT NOT NULL CHECK (state IN ('stopped', 'running')), server_pid INTEGER, created_ms INTEGER"
+		" NOT NULL, started_ms INTEGER);"
+		"CREATE TABLE events (id INTEGER PRIMARY KEY AUTOINCREMENT, time_ms INTEGER NOT NULL, kind TEXT NOT NULL,"
+		" vm TEXT NOT NULL DEFAULT '', gpu TEXT NOT NULL DEFAULT '', message TEXT NOT NULL);"
+		"CREATE INDEX events_vm ON events(vm, id);"
+		"INSERT INTO gpus VALUES ('GPU-a', 0, 'Fake', 85899345920, '', 'healthy', '', 0, 1, 1, 1);"
+		"INSERT INTO vms VALUES ('old', 'GPU-a', 1073741824, 1048576, 100, 0, 'stopped', NULL, 1, NULL);"
+		"PRAGMA user_version = 1;", NULL, NULL, NULL), SQLITE_OK);
+	sqlite3_close(h);
+	open_db();
+	ck_assert_int_eq(vc_db_schema_version(DB), VC_DB_SCHEMA_VERSION);
+	ck_assert_int_eq(vc_db_vm_get(DB, "old", &got), 0);
+	ck_assert_uint_eq(got.ngpus, 1);
+	ck_assert_str_eq(got.gpu, "GPU-a");
+	ck_assert_uint_eq(got.mem_quota, 1u << 30);
+}
+END_TEST
+
 START_TEST(events)
 {
 	struct vc_event *ev;
@@ -320,6 +397,8 @@ int main(void)
 	tcase_add_test(t, partial_migration_is_rolled_back);
 	tcase_add_test(t, gpus_keep_their_drain_flag);
 	tcase_add_test(t, vms);
+	tcase_add_test(t, a_vm_of_whole_gpus);
+	tcase_add_test(t, schema_1_is_migrated);
 	tcase_add_test(t, events);
 	tcase_add_test(t, rollback_leaves_nothing);
 	tcase_add_test(t, sigkill_mid_transaction);

@@ -3,7 +3,8 @@
  * test_mgmt_place.c - the placement policy (mgmt/place.c): most memory not
  * promised to other VMs, then least total weight, then fewest VMs, then the
  * lowest index; drained, unhealthy and vanished GPUs take no new VMs; a VM
- * being placed does not count against itself; refusals say why.
+ * being placed does not count against itself; refusals say why; a VM of
+ * several GPUs takes free ones whole.
  */
 #include <check.h>
 #include <errno.h>
@@ -151,6 +152,48 @@ START_TEST(load_sums_and_saturates)
 }
 END_TEST
 
+/* A VM of several GPUs: free GPUs, lowest indices first; each promised whole. */
+START_TEST(whole_gpus_take_free_ones_and_promise_all)
+{
+	struct vc_place_gpu load[4];
+	int pos[4];
+	char why[256];
+
+	gpu("GPU-c", 80 * GiB);
+	gpu("GPU-d", 80 * GiB);
+	vm("s", "GPU-b", 8 * GiB, 100);
+	vc_place_load(G, NG, V, NV, NULL, load);
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 2, pos, why, sizeof(why)), 0);
+	ck_assert_int_eq(pos[0], 0); /* GPU-a: free, the lowest index */
+	ck_assert_int_eq(pos[1], 2); /* GPU-c: GPU-b has a VM */
+	/* three free GPUs there are not */
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 4, pos, why, sizeof(why)), -ENOSPC);
+	ck_assert_ptr_nonnull(strstr(why, "3 of the GPUs"));
+	/* placed: each of its GPUs is promised whole and takes no other VM */
+	vm("w", "GPU-a", 1 * GiB, 100);
+	V[NV - 1].ngpus = 2;
+	snprintf(V[NV - 1].more[0], sizeof(V[NV - 1].more[0]), "GPU-c");
+	vc_place_load(G, NG, V, NV, NULL, load);
+	ck_assert_uint_eq(load[0].promised, 80 * GiB);
+	ck_assert_uint_eq(load[2].promised, 80 * GiB);
+	ck_assert_str_eq(load[2].whole, "w");
+	ck_assert(!vc_place_fits(&load[0], 1));
+	ck_assert(!vc_place_free(&load[2]));
+	ck_assert_int_eq(vc_place_pick(load, NG, 8 * GiB, why, sizeof(why)), 3); /* GPU-d, not GPU-a or -c */
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 2, pos, why, sizeof(why)), -ENOSPC);
+	/* placing it again: its own GPUs are free for it */
+	vc_place_load(G, NG, V, NV, "w", load);
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 2, pos, why, sizeof(why)), 0);
+	ck_assert_int_eq(pos[0], 0);
+	ck_assert_int_eq(pos[1], 2);
+	/* drained GPUs are not counted as able to take it */
+	G[0].drained = G[2].drained = G[3].drained = true;
+	vc_place_load(G, NG, V, NV, "w", load);
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 2, pos, why, sizeof(why)), -ENODEV);
+	ck_assert_ptr_nonnull(strstr(why, "undrain"));
+}
+END_TEST
+
 START_TEST(no_gpus_at_all)
 {
 	char why[256];
@@ -175,6 +218,7 @@ int main(void)
 	tcase_add_test(t, a_vm_does_not_count_against_itself);
 	tcase_add_test(t, load_sums_and_saturates);
 	tcase_add_test(t, no_gpus_at_all);
+	tcase_add_test(t, whole_gpus_take_free_ones_and_promise_all);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);

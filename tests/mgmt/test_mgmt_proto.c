@@ -142,6 +142,15 @@ START_TEST(fields)
 	refused("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpu\":\"GPU 1\"}", VC_MERR_BAD_REQUEST, "no spaces");
 	refused("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpu\":-1}", VC_MERR_BAD_REQUEST, "index");
 	refused("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpu\":null}", VC_MERR_BAD_REQUEST, "GPU index or UUID");
+	refused("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpus\":0}", VC_MERR_BAD_REQUEST, "from 1 to 8");
+	refused("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpus\":9}", VC_MERR_BAD_REQUEST, "is 9");
+	refused("{\"v\":1,\"op\":\"vm.set\",\"name\":\"a\",\"gpus\":\"2\"}", VC_MERR_BAD_REQUEST, "must be an integer");
+	refused("{\"v\":1,\"op\":\"gpu.show\",\"gpu\":\"0\",\"gpus\":2}", VC_MERR_BAD_REQUEST, "not known to gpu.show");
+	refused("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpu\":\"0, 1\"}", VC_MERR_BAD_REQUEST, "no spaces");
+	ck_assert_int_eq(parse("{\"v\":1,\"op\":\"vm.add\",\"name\":\"a\",\"gpu\":\"0,GPU-1234\",\"gpus\":2}"), 0);
+	ck_assert_str_eq(R.gpu, "0,GPU-1234");
+	ck_assert_uint_eq(R.gpus, 2);
+	ck_assert(R.has & VC_MF_GPUS);
 	refused("{\"v\":1,\"op\":\"vm.remove\",\"name\":\"a\",\"force\":1}", VC_MERR_BAD_REQUEST, "true or false");
 	refused("{\"v\":1,\"op\":\"events\",\"limit\":0}", VC_MERR_BAD_REQUEST, "limit");
 	refused("{\"v\":1,\"op\":\"events\",\"limit\":1001}", VC_MERR_BAD_REQUEST, "limit");
