@@ -77,6 +77,15 @@ def arg(name, default=None):
     return os.environ.get("WL_" + name.upper(), default)
 
 
+def _rank_entry(rank_main, limit, rank, world, store, q):
+    """A rank that outlives @limit seconds prints every thread's stack to
+    stderr and exits, so that a hang says where it is."""
+    import faulthandler
+
+    faulthandler.dump_traceback_later(limit, exit=True)
+    rank_main(rank, world, store, q)
+
+
 def spawn_ranks(rank_main, world, prefix):
     """Run rank_main(rank, world, store, queue) in @world spawned processes,
     as torchrun starts them (each process its own CUDA context and, through
@@ -90,11 +99,12 @@ def spawn_ranks(rank_main, world, prefix):
     os.unlink(store)
     ctx = mp.get_context("spawn")
     q = ctx.Queue()
-    procs = [ctx.Process(target=rank_main, args=(r, world, store, q)) for r in range(world)]
+    limit = float(arg("rank_timeout", "120"))
+    procs = [ctx.Process(target=_rank_entry, args=(rank_main, limit, r, world, store, q)) for r in range(world)]
     for p in procs:
         p.start()
     for p in procs:
-        p.join(timeout=float(arg("rank_timeout", "120")))
+        p.join(timeout=limit + 10)
     got = []
     while not q.empty():
         got.append(q.get())
