@@ -14,8 +14,11 @@
 #                 both, a gigabyte on the second counted there (server and NVML)
 #
 # Without a GPU: INVENTORY=1 runs the same on the CI stand-in with an
-# inventory file and quotas of QUOTA_A/QUOTA_B (default 4G/8G), without the
-# NVML figures.
+# inventory file and quotas of QUOTA_A/QUOTA_B (default 4G/8G; the stand-in
+# holds its memory in host RAM, so give it 64M/128M on a small machine),
+# without the NVML figures.
+# The GPU machine has no libmicrohttpd (vcuda-mgmtd's metrics): carry the
+# build machine's libmicrohttpd.so.12 and put its folder in LD_LIBRARY_PATH.
 #   VCUDA_BUILD=build/release  QUOTA_A=4G QUOTA_B=8G
 set -uo pipefail
 cd "$(dirname "$0")/.."

@@ -72,6 +72,11 @@ def rank_main(rank, world, store, q):
             torch.cuda.synchronize()
             graph_ok = graph_ok and bool((gv == sum(r + 1 + k for r in range(world))).all().item())
         ok = ok and graph_ok
+        # The graph holds NCCL's captured kernels: it must go before the
+        # communicator, or ncclCommDestroy waits for ever (pytorch#115388).
+        graph.reset()
+        del graph
+        torch.cuda.synchronize()
         q.put((rank, [fl(l) for l in losses], fl(flat.double().sum().item(), 9), same, ok,
                statistics.median(times[len(times) // 4:])))
     finally:
