@@ -80,7 +80,7 @@ struct vc_nv_rep_value {
 	int32_t status;  /* nvmlReturn_t */
 	uint32_t pad;
 	uint64_t v[4];
-	char s[96];      /* string queries, NUL-terminated */
+	char s[192];     /* string queries, NUL-terminated; VC_NV_RAW_* queries: the struct's bytes */
 };
 static_assert(sizeof(struct vc_nv_rep_value) <= VC_CU_REP_MAX, "reply fits");
 
@@ -163,6 +163,33 @@ enum vc_nv_query {
 	VC_NV_REMAPPED_ROWS,        /* nvmlDeviceGetRemappedRows: correctable, uncorrectable,
 				       pending, failed */
 	VC_NV_INFOROM_IMAGE,        /* nvmlDeviceGetInforomImageVersion: s */
+	VC_NV_SUPPORTED_CLOCK_EVENTS, /* nvmlDeviceGetSupportedClocksEventReasons */
+	VC_NV_SUPPORTED_THROTTLE,   /* nvmlDeviceGetSupportedClocksThrottleReasons */
+	VC_NV_GPU_MAX_PCIE_GEN,     /* nvmlDeviceGetGpuMaxPcieLinkGeneration */
+	VC_NV_ACCOUNTING_MODE,      /* nvmlDeviceGetAccountingMode */
+	VC_NV_ACCOUNTING_BUFFER,    /* nvmlDeviceGetAccountingBufferSize */
+	VC_NV_MODULE_ID,            /* nvmlDeviceGetModuleId */
+	VC_NV_DEFAULT_APP_CLOCK,    /* nvmlDeviceGetDefaultApplicationsClock(arg0 type) */
+	VC_NV_MEM_ERROR_COUNTER,    /* nvmlDeviceGetMemoryErrorCounter(arg0 error type, arg1 counter
+				       type | location << 16) */
+	VC_NV_INFOROM_VERSION,      /* nvmlDeviceGetInforomVersion(arg0 object): s */
+	VC_NV_GSP_VERSION,          /* nvmlDeviceGetGspFirmwareVersion: s (its 64-byte buffer) */
+	VC_NV_VALIDATE_INFOROM,     /* nvmlDeviceValidateInforom: nothing out */
+	/* A struct out, its bytes in s: arg0 its size (at most sizeof s), arg1
+	 * its version word (NVML_STRUCT_VERSION: the size | version << 24), or
+	 * 0 for a struct without one. */
+	VC_NV_RAW_FBC_STATS,        /* nvmlDeviceGetFBCStats (12 bytes) */
+	VC_NV_RAW_REMAP_HISTOGRAM,  /* nvmlDeviceGetRowRemapperHistogram (20 bytes) */
+	VC_NV_RAW_C2C_MODE,         /* nvmlDeviceGetC2cModeInfoV (4 bytes) */
+	VC_NV_RAW_SRAM_ECC,         /* nvmlDeviceGetSramEccErrorStatus (versioned) */
+	VC_NV_RAW_PDI,              /* nvmlDeviceGetPdi (versioned) */
+	VC_NV_RAW_ADDRESSING_MODE,  /* nvmlDeviceGetAddressingMode (versioned) */
+	VC_NV_RAW_CAPABILITIES,     /* nvmlDeviceGetCapabilities (versioned) */
+	VC_NV_RAW_MARGIN_TEMP,      /* nvmlDeviceGetMarginTemperature (versioned) */
+	VC_NV_RAW_REPAIR_STATUS,    /* nvmlDeviceGetRepairStatus (versioned) */
+	VC_NV_RAW_PCI_INFO_EXT,     /* nvmlDeviceGetPciInfoExt (versioned) */
+	VC_NV_RAW_REMAPPED_ROWS,    /* nvmlDeviceGetRemappedRows_v2 (24 bytes) */
+	VC_NV_RAW_UNREPAIRABLE,     /* nvmlDeviceGetUnrepairableMemoryFlag_v1 (4 bytes) */
 	VC_NV_QUERY_END_
 };
 

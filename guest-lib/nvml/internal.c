@@ -10,15 +10,19 @@
  * nvidia-smi (driver 580), which gave every slot its own function and noted
  * which ones each view of nvidia-smi calls:
  *   81        a device handle by index: (index, nvmlDevice_t *out, 0x22);
- *   213..215  a device's processes: (device, unsigned *count, entries):
+ *   213..215  a device's compute, graphics and MPS processes (213 holds a
+ *             CUDA process natively, 214 and 215 are empty; nvidia-smi
+ *             types a process by the lists it is in: C, G, M):
+ *             (device, unsigned *count, entries):
  *             *count in is the room, out the number written; an entry is
  *             4128 bytes: pid (u32) at 0, device memory used (u64) at 8,
  *             GPU and compute instance (u32, ~0 without MIG) at 16 and 20,
  *             protected memory (u64) at 24, the process name (4096 bytes,
  *             NUL-terminated) at 32 (nvidia-smi draws no row without one);
  *   230, 249  a host's PCIe generation, the sparse operation mode.
- * vcuda answers 81 and 213..215 from what it knows (the processes are this
- * VM's, as nvmlDeviceGetComputeRunningProcesses says), and 230 and 249
+ * vcuda answers 81 and 213 from what it knows (the processes are this
+ * VM's, as nvmlDeviceGetComputeRunningProcesses says), 214 and 215 with
+ * none (no graphics or MPS processes exist in a guest), and 230 and 249
  * with NVML_ERROR_NOT_SUPPORTED (nvidia-smi shows N/A: the host's PCIe
  * generation is not the guest's to know). Any other slot called
  * with one of this library's device handles is a list of nothing: its
@@ -38,8 +42,7 @@
 
 #define SLOTS 512
 #define SLOT_HANDLE_BY_INDEX 81
-#define SLOT_PROCS_FIRST 213
-#define SLOT_PROCS_LAST 215
+#define SLOT_PROCS_COMPUTE 213
 #define SLOT_HOST_PCIE_GEN 230
 #define SLOT_SPARSE_MODE 249
 
@@ -69,7 +72,7 @@ static void proc_name(uint32_t pid, char *buf, size_t cap)
 		buf[0] = '\0';
 }
 
-/* Slots 213..215: device @d's processes into @out (room for *@count). */
+/* Slot 213: device @d's processes into @out (room for *@count). */
 static nvmlReturn_t procs(nvmlDevice_t d, unsigned int *count, unsigned char *out)
 {
 	struct vc_nv_proc *p = NULL;
@@ -108,7 +111,7 @@ static nvmlReturn_t slot_call(unsigned slot, void *a0, void *a1, void *a2, void 
 		return nvmlDeviceGetHandleByIndex_v2((unsigned)(uintptr_t)a0, (nvmlDevice_t *)a1);
 	if (vc_nvml_device((nvmlDevice_t)a0, &idx) != NVML_SUCCESS)
 		return NVML_SUCCESS; /* no device of ours: nothing to say, nothing written */
-	if (slot >= SLOT_PROCS_FIRST && slot <= SLOT_PROCS_LAST && a1 && a2)
+	if (slot == SLOT_PROCS_COMPUTE && a1 && a2)
 		return procs((nvmlDevice_t)a0, (unsigned int *)a1, (unsigned char *)a2);
 	if (slot == SLOT_HOST_PCIE_GEN || slot == SLOT_SPARSE_MODE || !a1)
 		return NVML_ERROR_NOT_SUPPORTED;

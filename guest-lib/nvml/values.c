@@ -380,3 +380,124 @@ nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRo
 	*failureOccurred = (unsigned int)rp.v[3];
 	return NVML_SUCCESS;
 }
+
+/*
+ * What nvidia-smi -q shows besides (tests/gpu/nvml-smi.sh compares it with
+ * the host's): the clock event reasons a GPU supports, memory errors by
+ * location, the InfoROM and GSP firmware versions, accounting and module
+ * ids, and the structs below, each the host's answer for the VM's GPU.
+ */
+VALUE_ULL(nvmlDeviceGetSupportedClocksEventReasons, VC_NV_SUPPORTED_CLOCK_EVENTS)
+VALUE_ULL(nvmlDeviceGetSupportedClocksThrottleReasons, VC_NV_SUPPORTED_THROTTLE)
+VALUE_U1(nvmlDeviceGetGpuMaxPcieLinkGeneration, VC_NV_GPU_MAX_PCIE_GEN, unsigned int)
+VALUE_U1(nvmlDeviceGetAccountingMode, VC_NV_ACCOUNTING_MODE, nvmlEnableState_t)
+VALUE_U1(nvmlDeviceGetAccountingBufferSize, VC_NV_ACCOUNTING_BUFFER, unsigned int)
+VALUE_U1(nvmlDeviceGetModuleId, VC_NV_MODULE_ID, unsigned int)
+VALUE_A_U1(nvmlDeviceGetDefaultApplicationsClock, VC_NV_DEFAULT_APP_CLOCK, nvmlClockType_t)
+
+nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+					     nvmlEccCounterType_t counterType, unsigned int locationType,
+					     unsigned long long *count);
+nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
+					     nvmlEccCounterType_t counterType, unsigned int locationType,
+					     unsigned long long *count)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc;
+
+	/* The counter type and the location share one argument of the query. */
+	if (counterType > 0xffffu || locationType > 0xffffu)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if ((rc = value(device, VC_NV_MEM_ERROR_COUNTER, errorType, counterType | locationType << 16, &rp)))
+		return rc;
+	if (!count)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	*count = rp.v[0];
+	return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, unsigned int object, char *version, unsigned int length);
+nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t device, unsigned int object, char *version, unsigned int length)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_INFOROM_VERSION, object, 0, &rp);
+
+	if (rc)
+		return rc;
+	rp.s[sizeof(rp.s) - 1] = 0;
+	return vc_nvml_copy_str(version, length, rp.s);
+}
+
+/* The caller's buffer is NVML_GSP_FIRMWARE_VERSION_BUF_SIZE (64) bytes. */
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char *version);
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t device, char *version)
+{
+	struct vc_nv_rep_value rp;
+	nvmlReturn_t rc = value(device, VC_NV_GSP_VERSION, 0, 0, &rp);
+
+	if (rc)
+		return rc;
+	rp.s[63] = 0;
+	return vc_nvml_copy_str(version, 64, rp.s);
+}
+
+nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device);
+nvmlReturn_t nvmlDeviceValidateInforom(nvmlDevice_t device)
+{
+	struct vc_nv_rep_value rp;
+
+	return value(device, VC_NV_VALIDATE_INFOROM, 0, 0, &rp);
+}
+
+/*
+ * A struct in NVML's own layout, @size bytes at @out, as the host's NVML
+ * writes it. A versioned one (@versioned) starts with NVML's version word,
+ * which names its size (NVML_STRUCT_VERSION); the host's NVML accepts or
+ * refuses that version, so only a size it knows is ever written here.
+ */
+static nvmlReturn_t raw(nvmlDevice_t device, uint32_t q, void *out, uint32_t size, int versioned)
+{
+	struct vc_nv_rep_value rp;
+	uint32_t ver = 0;
+	unsigned idx;
+	nvmlReturn_t rc = vc_nvml_device(device, &idx);
+
+	if (rc)
+		return rc;
+	if (!out)
+		return NVML_ERROR_INVALID_ARGUMENT;
+	if (versioned) {
+		memcpy(&ver, out, sizeof(ver));
+		size = ver & 0xffffffu;
+		if (size < sizeof(ver) || size > sizeof(rp.s) || !(ver >> 24))
+			return NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+	}
+	if ((rc = value(device, q, size, ver, &rp)))
+		return rc;
+	memcpy(out, rp.s, size);
+	return NVML_SUCCESS;
+}
+
+/* Structs of a fixed layout: nvmlFBCStats_t (three unsigned ints),
+ * nvmlRowRemapperHistogramValues_t (five), nvmlC2cModeInfo_v1_t (one),
+ * nvmlRemappedRowsInfo_v2_t (six), nvmlUnrepairableMemoryStatus_v1_t (one);
+ * the others begin with their version word. */
+#define VALUE_RAW(name, q, size, versioned)                                       \
+	nvmlReturn_t name(nvmlDevice_t device, void *out);                        \
+	nvmlReturn_t name(nvmlDevice_t device, void *out)                         \
+	{                                                                         \
+		return raw(device, q, out, size, versioned);                      \
+	}
+
+VALUE_RAW(nvmlDeviceGetFBCStats, VC_NV_RAW_FBC_STATS, 12, 0)
+VALUE_RAW(nvmlDeviceGetRowRemapperHistogram, VC_NV_RAW_REMAP_HISTOGRAM, 20, 0)
+VALUE_RAW(nvmlDeviceGetC2cModeInfoV, VC_NV_RAW_C2C_MODE, 4, 0)
+VALUE_RAW(nvmlDeviceGetSramEccErrorStatus, VC_NV_RAW_SRAM_ECC, 0, 1)
+VALUE_RAW(nvmlDeviceGetPdi, VC_NV_RAW_PDI, 0, 1)
+VALUE_RAW(nvmlDeviceGetAddressingMode, VC_NV_RAW_ADDRESSING_MODE, 0, 1)
+VALUE_RAW(nvmlDeviceGetCapabilities, VC_NV_RAW_CAPABILITIES, 0, 1)
+VALUE_RAW(nvmlDeviceGetMarginTemperature, VC_NV_RAW_MARGIN_TEMP, 0, 1)
+VALUE_RAW(nvmlDeviceGetRepairStatus, VC_NV_RAW_REPAIR_STATUS, 0, 1)
+VALUE_RAW(nvmlDeviceGetPciInfoExt, VC_NV_RAW_PCI_INFO_EXT, 0, 1)
+VALUE_RAW(nvmlDeviceGetRemappedRows_v2, VC_NV_RAW_REMAPPED_ROWS, 24, 0)
+VALUE_RAW(nvmlDeviceGetUnrepairableMemoryFlag_v1, VC_NV_RAW_UNREPAIRABLE, 4, 0)

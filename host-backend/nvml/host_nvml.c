@@ -19,6 +19,7 @@
 #include "nvml/host_nvml.h"
 
 #include <assert.h>
+#include <stdbool.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
@@ -42,6 +43,10 @@ typedef int (*fn_buf)(ndev_t, void *);
 typedef int (*fn_dstr)(ndev_t, char *, unsigned);
 typedef int (*fn_p2p)(ndev_t, ndev_t, unsigned, unsigned *);
 typedef int (*fn_fields)(ndev_t, int, void *);
+typedef int (*fn_a3_ull)(ndev_t, unsigned, unsigned, unsigned, unsigned long long *);
+typedef int (*fn_a_dstr)(ndev_t, unsigned, char *, unsigned);
+typedef int (*fn_bufstr)(ndev_t, char *);
+typedef int (*fn_none)(ndev_t);
 
 /* nvmlFieldValue_t as nvml.h lays it out. */
 struct field_value {
@@ -52,7 +57,10 @@ struct field_value {
 };
 static_assert(sizeof(struct field_value) == 40, "nvmlFieldValue_t");
 
-enum shape { U1 = 1, U2, U3, U4, A_U1, A2_U1, A2_ULL, ULL, UTIL, BAR1, PCI, A_PCI, STR, FIELD };
+enum shape { U1 = 1, U2, U3, U4, A_U1, A2_U1, A2_ULL, ULL, UTIL, BAR1, PCI, A_PCI, STR, FIELD, A3_ULL, A_STR, STR64, NONE, RAW };
+
+/* nvmlDeviceGetGspFirmwareVersion's buffer (NVML_GSP_FIRMWARE_VERSION_BUF_SIZE). */
+#define GSP_VERSION_BUF 64
 
 static const struct {
 	uint32_t q;
@@ -127,7 +135,40 @@ static const struct {
 	{VC_NV_ENCODER_STATS, U3, "nvmlDeviceGetEncoderStats"},
 	{VC_NV_REMAPPED_ROWS, U4, "nvmlDeviceGetRemappedRows"},
 	{VC_NV_INFOROM_IMAGE, STR, "nvmlDeviceGetInforomImageVersion"},
+	{VC_NV_SUPPORTED_CLOCK_EVENTS, ULL, "nvmlDeviceGetSupportedClocksEventReasons"},
+	{VC_NV_SUPPORTED_THROTTLE, ULL, "nvmlDeviceGetSupportedClocksThrottleReasons"},
+	{VC_NV_GPU_MAX_PCIE_GEN, U1, "nvmlDeviceGetGpuMaxPcieLinkGeneration"},
+	{VC_NV_ACCOUNTING_MODE, U1, "nvmlDeviceGetAccountingMode"},
+	{VC_NV_ACCOUNTING_BUFFER, U1, "nvmlDeviceGetAccountingBufferSize"},
+	{VC_NV_MODULE_ID, U1, "nvmlDeviceGetModuleId"},
+	{VC_NV_DEFAULT_APP_CLOCK, A_U1, "nvmlDeviceGetDefaultApplicationsClock"},
+	{VC_NV_MEM_ERROR_COUNTER, A3_ULL, "nvmlDeviceGetMemoryErrorCounter"},
+	{VC_NV_INFOROM_VERSION, A_STR, "nvmlDeviceGetInforomVersion"},
+	{VC_NV_GSP_VERSION, STR64, "nvmlDeviceGetGspFirmwareVersion"},
+	{VC_NV_VALIDATE_INFOROM, NONE, "nvmlDeviceValidateInforom"},
+	{VC_NV_RAW_FBC_STATS, RAW, "nvmlDeviceGetFBCStats"},
+	{VC_NV_RAW_REMAP_HISTOGRAM, RAW, "nvmlDeviceGetRowRemapperHistogram"},
+	{VC_NV_RAW_C2C_MODE, RAW, "nvmlDeviceGetC2cModeInfoV"},
+	{VC_NV_RAW_SRAM_ECC, RAW, "nvmlDeviceGetSramEccErrorStatus"},
+	{VC_NV_RAW_PDI, RAW, "nvmlDeviceGetPdi"},
+	{VC_NV_RAW_ADDRESSING_MODE, RAW, "nvmlDeviceGetAddressingMode"},
+	{VC_NV_RAW_CAPABILITIES, RAW, "nvmlDeviceGetCapabilities"},
+	{VC_NV_RAW_MARGIN_TEMP, RAW, "nvmlDeviceGetMarginTemperature"},
+	{VC_NV_RAW_REPAIR_STATUS, RAW, "nvmlDeviceGetRepairStatus"},
+	{VC_NV_RAW_PCI_INFO_EXT, RAW, "nvmlDeviceGetPciInfoExt"},
+	{VC_NV_RAW_REMAPPED_ROWS, RAW, "nvmlDeviceGetRemappedRows_v2"},
+	{VC_NV_RAW_UNREPAIRABLE, RAW, "nvmlDeviceGetUnrepairableMemoryFlag_v1"},
 };
+static_assert(sizeof(((struct vc_nv_rep_value *)0)->s) >= GSP_VERSION_BUF, "the GSP version fits");
+
+/* A struct query's size and version word from the guest (@arg0, @arg1):
+ * within the reply, and a version word, when given, of that size. */
+static bool raw_ok(const uint32_t arg[2])
+{
+	if (arg[0] == 0 || arg[0] > sizeof(((struct vc_nv_rep_value *)0)->s))
+		return false;
+	return arg[1] == 0 || ((arg[1] & 0xffffffu) == arg[0] && (arg[1] >> 24) != 0);
+}
 
 static const char *g_lib;
 static void *g_dl;
@@ -291,6 +332,20 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 		if (rc == VC_NVML_SUCCESS)
 			rc = fv.ret;
 		break;
+	case A3_ULL: CALL(fn_a3_ull, d, arg[0], arg[1] & 0xffffu, arg[1] >> 16, &ull[0]); break;
+	case A_STR: CALL(fn_a_dstr, d, arg[0], out->s, (unsigned)sizeof(out->s)); break;
+	case STR64: CALL(fn_bufstr, d, out->s); break;
+	case NONE: CALL(fn_none, d); break;
+	case RAW:
+		/* The host's NVML checks the version word; the guest's size must
+		 * be the one that word names, and fit the reply. */
+		if (!raw_ok(arg)) {
+			rc = VC_NVML_ERROR_ARGUMENT_VERSION_MISMATCH;
+			break;
+		}
+		memcpy(out->s, &arg[1], arg[1] ? sizeof(arg[1]) : 0);
+		CALL(fn_buf, d, out->s);
+		break;
 	}
 #undef CALL
 	out->status = rc;
@@ -303,9 +358,14 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 		for (int k = 0; k < 4; k++)
 			out->v[k] = u[k];
 		break;
-	case A2_ULL: case ULL: case BAR1:
+	case A2_ULL: case ULL: case BAR1: case A3_ULL:
 		for (int k = 0; k < 3; k++)
 			out->v[k] = ull[k];
+		break;
+	case NONE:
+		break;
+	case RAW: /* the struct's bytes past its size: nothing of NVML's */
+		memset(out->s + arg[0], 0, sizeof(out->s) - arg[0]);
 		break;
 	case PCI: {
 		uint32_t id, sub;
@@ -330,7 +390,7 @@ void vc_host_nvml_value(const char *bus_id, uint32_t q, const uint32_t arg[2], s
 		out->s[47] = 0;
 		break;
 	}
-	case STR:
+	case STR: case A_STR: case STR64:
 		out->s[sizeof(out->s) - 1] = 0;
 		break;
 	case FIELD:

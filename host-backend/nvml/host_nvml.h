@@ -20,6 +20,7 @@
 #define VC_NVML_ERROR_INVALID_ARGUMENT 2
 #define VC_NVML_ERROR_NOT_SUPPORTED 3
 #define VC_NVML_ERROR_NOT_FOUND 6
+#define VC_NVML_ERROR_ARGUMENT_VERSION_MISMATCH 25
 
 /**
  * vc_host_nvml_configure() - the library to load at first use (a path or a

@@ -124,6 +124,39 @@ q=$(LD_LIBRARY_PATH="$guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$smi" \
 echo "nvidia-smi --query-gpu=memory.total,memory.used: $q"
 [ "$q" = "${quota_mib},${hold_mib}" ] || fail "--query-gpu says $q, expected ${quota_mib},${hold_mib}"
 
+# nvidia-smi -q (where nvml-trace was built, both ways): each of these
+# fields that the host's NVML fills natively must not be N/A through the
+# guest NVML (by design N/A: the minor number, the sparse operation mode
+# and the host's PCIe generation, the host's own devices and modes; not
+# served: the part number, which nvidia-smi reads through a slot of NVML's
+# private table that vcuda does not know).
+if [ -s "$out/nvidia-smi-native-q.txt" ] && [ -s "$out/nvidia-smi-guest-q.txt" ]; then
+	missing=$(python3 - "$out/nvidia-smi-native-q.txt" "$out/nvidia-smi-guest-q.txt" <<'PY'
+import re, sys
+want = ["Addressing Mode", "Accounting Mode", "Accounting Mode Buffer Size", "GPU PDI", "Module Id",
+        "OEM Object", "ECC Object", "GPU C2C Mode", "GSP Firmware Version", "Device Max",
+        "Idle", "SW Power Cap", "Active Sessions", "SRAM Correctable", "DRAM Uncorrectable",
+        "SRAM Threshold Exceeded", "Channel Repair Pending", "Correctable Error", "Pending", "Max",
+        "GPU T.Limit Temp", "Base Classcode"]
+def fields(path):
+    d = {}
+    for line in open(path, errors="replace"):
+        m = re.match(r"\s+([^:]+?)\s+:\s(.*)$", line)
+        if m and m.group(1) not in d:
+            d[m.group(1)] = m.group(2).strip()
+    return d
+n, g = fields(sys.argv[1]), fields(sys.argv[2])
+print(" ".join("'%s'" % k for k in want if n.get(k, "N/A") != "N/A" and g.get(k, "N/A") == "N/A"))
+PY
+)
+	echo "nvidia-smi -q: N/A natively $(grep -c ': N/A' "$out/nvidia-smi-native-q.txt"), through the guest NVML" \
+	     "$(grep -c ': N/A' "$out/nvidia-smi-guest-q.txt")"
+	[ -z "$missing" ] || fail "nvidia-smi -q shows N/A through the guest NVML where natively it has a value: $missing"
+	# The holder is a compute process ("C"), as natively: not "M+C+G".
+	grep -Eq "^ +Type +: C$" "$out/nvidia-smi-guest-q.txt" ||
+		fail "nvidia-smi -q does not type the holder as a compute process (C)"
+fi
+
 # PyTorch's view, when it is installed: the same quota, the holder's memory used.
 if [ -x "$py" ]; then
 	t=$(LD_LIBRARY_PATH="$guest${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$py" -c \

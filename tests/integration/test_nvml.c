@@ -425,10 +425,17 @@ START_TEST(nvidia_smi_table)
 	ck_assert_ptr_eq(h, d);
 	ck_assert_int_eq(table_slot(tab, 81)((void *)(uintptr_t)9, &h, (void *)(uintptr_t)0x22, NULL),
 			 NVML_ERROR_INVALID_ARGUMENT);
-	/* slots 213..215: this process, with its memory and its name */
+	/* slot 213, the compute processes: this one, with its memory and its
+	 * name; 214 and 215, the graphics and MPS processes: none (nvidia-smi
+	 * types a process by the lists it is in: "C", not "M+C+G") */
 	ent = calloc(4, 4128);
 	ck_assert_ptr_nonnull(ent);
-	for (unsigned s = 213; s <= 215; s++) {
+	for (unsigned s = 214; s <= 215; s++) {
+		n = 4;
+		OK(table_slot(tab, s)(d, &n, ent, NULL));
+		ck_assert_uint_eq(n, 0);
+	}
+	for (unsigned s = 213; s <= 213; s++) {
 		n = 4;
 		mine = 0;
 		OK(table_slot(tab, s)(d, &n, ent, NULL));
@@ -748,6 +755,81 @@ START_TEST(no_nvlink_fabric)
 }
 END_TEST
 
+/* Entry points of nvidia-smi -q that vc_nvml.h does not declare. */
+nvmlReturn_t nvmlDeviceGetSupportedClocksEventReasons(nvmlDevice_t, unsigned long long *);
+nvmlReturn_t nvmlDeviceGetMemoryErrorCounter(nvmlDevice_t, nvmlMemoryErrorType_t, nvmlEccCounterType_t, unsigned int,
+					     unsigned long long *);
+nvmlReturn_t nvmlDeviceGetGspFirmwareVersion(nvmlDevice_t, char *);
+nvmlReturn_t nvmlDeviceGetInforomVersion(nvmlDevice_t, unsigned int, char *, unsigned int);
+nvmlReturn_t nvmlDeviceGetModuleId(nvmlDevice_t, unsigned int *);
+nvmlReturn_t nvmlDeviceGetRowRemapperHistogram(nvmlDevice_t, void *);
+nvmlReturn_t nvmlDeviceGetPciInfoExt(nvmlDevice_t, void *);
+
+/* nvidia-smi -q's values: the host's answers, NOT_SUPPORTED (nothing
+ * written) without a host NVML; a struct is written to its size and no
+ * further, and a versioned one's version word is checked before anything
+ * is asked. */
+START_TEST(query_values_are_the_hosts)
+{
+	char drv[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE], gsp[64], info[32];
+	unsigned char buf[256];
+	unsigned long long ull = 77;
+	unsigned u = 77;
+	uint32_t ver;
+	nvmlDevice_t d = dev0();
+	int host = nvmlSystemGetDriverVersion(drv, sizeof(drv)) == NVML_SUCCESS;
+	nvmlReturn_t r[6];
+
+	strcpy(gsp, "untouched");
+	strcpy(info, "untouched");
+	memset(buf, 0xab, sizeof(buf));
+	r[0] = nvmlDeviceGetSupportedClocksEventReasons(d, &ull);
+	r[1] = nvmlDeviceGetMemoryErrorCounter(d, 0, 0, 0, &ull);
+	r[2] = nvmlDeviceGetGspFirmwareVersion(d, gsp);
+	r[3] = nvmlDeviceGetInforomVersion(d, 0, info, sizeof(info));
+	r[4] = nvmlDeviceGetModuleId(d, &u);
+	r[5] = nvmlDeviceGetRowRemapperHistogram(d, buf);
+	if (!host) {
+		for (int i = 0; i < 6; i++)
+			ck_assert_int_eq(r[i], NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_uint_eq(ull + u, 2 * 77);
+		ck_assert_str_eq(gsp, "untouched");
+		ck_assert_str_eq(info, "untouched");
+		ck_assert_uint_eq(buf[0], 0xab);
+	} else {
+		if (r[2] == NVML_SUCCESS)
+			ck_assert(strlen(gsp) < sizeof(gsp));
+		ck_assert_uint_eq(buf[20], 0xab); /* five unsigned ints, and no more */
+	}
+	ck_assert_int_eq(nvmlDeviceGetRowRemapperHistogram(d, NULL), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetRowRemapperHistogram(NULL, buf), NVML_ERROR_INVALID_ARGUMENT);
+	ck_assert_int_eq(nvmlDeviceGetMemoryErrorCounter(d, 0, 0x10000, 0, &ull), NVML_ERROR_INVALID_ARGUMENT);
+	/* a versioned struct: no version, or one naming more than a reply holds */
+	memset(buf, 0xab, sizeof(buf));
+	ver = 0;
+	memcpy(buf, &ver, sizeof(ver));
+	ck_assert_int_eq(nvmlDeviceGetPciInfoExt(d, buf), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	ver = 1u << 24 | 4096;
+	memcpy(buf, &ver, sizeof(ver));
+	ck_assert_int_eq(nvmlDeviceGetPciInfoExt(d, buf), NVML_ERROR_ARGUMENT_VERSION_MISMATCH);
+	ck_assert_uint_eq(buf[4], 0xab);
+	/* nvmlPciInfoExt_v1: 64 bytes, its bus id at 32 */
+	ver = 1u << 24 | 64;
+	memcpy(buf, &ver, sizeof(ver));
+	r[0] = nvmlDeviceGetPciInfoExt(d, buf);
+	if (!host) {
+		ck_assert_int_eq(r[0], NVML_ERROR_NOT_SUPPORTED);
+		ck_assert_uint_eq(buf[4], 0xab);
+	} else if (r[0] == NVML_SUCCESS) {
+		memcpy(&ver, buf, sizeof(ver));
+		ck_assert_uint_eq(ver, 1u << 24 | 64);
+		ck_assert_uint_eq(buf[64], 0xab);
+		ck_assert_ptr_nonnull(memchr(buf + 32, 0, 32));
+	}
+	OK(nvmlShutdown());
+}
+END_TEST
+
 START_TEST(unserved_calls_are_not_supported)
 {
 	typedef nvmlReturn_t (*link_state_fn)(nvmlDevice_t, unsigned, unsigned *);
@@ -812,6 +894,7 @@ int main(void)
 	tcase_add_test(t, unversioned_pci_info_is_the_first_layout);
 	tcase_add_test(t, confidential_computing_is_off);
 	tcase_add_test(t, monitor_values_are_the_hosts);
+	tcase_add_test(t, query_values_are_the_hosts);
 	suite_add_tcase(s, t);
 	t = tcase_create("quota");
 	tcase_set_timeout(t, 30);
