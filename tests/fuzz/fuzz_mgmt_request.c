@@ -58,6 +58,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if ((r.has & VC_MF_GPU) && (!r.gpu[0] || !memchr(r.gpu, 0, sizeof(r.gpu))))
 			abort();
+		if ((r.has & VC_MF_GPUS) && (r.gpus < 1 || r.gpus > VC_VM_GPUS_MAX))
+			abort();
 		if ((r.has & VC_MF_WEIGHT) && (r.weight < 1 || r.weight > VC_WEIGHT_MAX))
 			abort();
 		if ((r.has & VC_MF_MEM_QUOTA) && r.mem_quota < (1u << 20))
