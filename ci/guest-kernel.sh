@@ -77,13 +77,25 @@ if [ ! -f "$dir/env" ]; then
 	chmod 755 "$tmp"
 	chmod 777 "$tmp/debs"
 	# linux-kbuild-6.1 exists in several versions (bookworm and -security):
-	# take the one built from the same source as the image.
+	# take the one built from the same source as the image, or else the
+	# newest of the same upstream release (the security archive has carried
+	# a kbuild of 6.1.192-3 beside an image of 6.1.192-2: kbuild is the
+	# build tools, the same for both).
+	kbuild_version() {
+		local v best=""
+		while read -r v; do
+			[ "$v" = "$pkgver" ] && { echo "$v"; return; }
+			[ "${v%-*}" = "${pkgver%-*}" ] || continue
+			if [ -z "$best" ] || dpkg --compare-versions "$v" gt "$best"; then best=$v; fi
+		done < <(apt-cache madison linux-kbuild-6.1 2>/dev/null | awk -F'|' '{ gsub(/ /, "", $2); print $2 }')
+		echo "${best:-$pkgver}"
+	}
 	download() {
 		(cd "$tmp/debs" && apt-get download -q \
 			"linux-image-$kver=$pkgver" \
 			"linux-headers-$kver=$pkgver" \
 			"linux-headers-$abi-common=$pkgver" \
-			"linux-kbuild-6.1=$pkgver" >&2)
+			"linux-kbuild-6.1=$(kbuild_version)" >&2)
 	}
 	# The security archive drops a version once the next one is out: with
 	# stale lists, update them and take what is current.
