@@ -83,6 +83,7 @@ WORKLOADS = [
     ("ddp-legacy-ipc", ["torch_ddp.py"], {"NCCL_CUMEM_ENABLE": "0"}, 1e-5, "main"),
     ("ddp-shm", ["torch_ddp.py"], {"NCCL_P2P_DISABLE": "1"}, 1e-5, "main"),  # NCCL's shared-memory transport
     ("symm-mem", ["torch_symm_mem.py"], {}, 1e-5, "main"),
+    ("fsdp", ["torch_fsdp.py"], {}, 1e-4, "main"),
 ]
 
 
