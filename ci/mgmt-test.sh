@@ -199,6 +199,8 @@ if [ -f "$B/tests/libfake_nvml.so" ]; then
 			 grep -q "^1  *GPU-fa4e0000-0000-4000-8000-000000000001 .*133.9 GiB .*unhealthy (row remapping pending: reset the GPU)$" "$0" &&
 			 ! grep -q "inventory" "$0" && grep -q "GPUs from NVML 13.580.00.fake (driver 580.00.fake)" "$1"' "$N.gpus" "$N.log"
 	check "NVML: a new VM avoids the unhealthy GPU" test "$(j 'd["vm"]["gpu_index"]' <"$N.add")" = 0
+	check "NVML: each GPU's NUMA node (nvmlDeviceGetNumaNodeId)" \
+		test "$("$CTL" --socket "$N.sock" --json gpu list | j '[g["numa_node"] for g in d["gpus"]]')" = "[0, 1]"
 	kill -TERM "$npid"
 	wait "$npid"
 	check "NVML: the daemon exits cleanly (rc $?$SAN)" test $? -eq 0
@@ -597,17 +599,19 @@ check "SIGTERM: the daemon exits cleanly again (rc $rc$SAN)" test $rc -eq 0
 left=$(pgrep -f -- "--admin-socket $RUN/servers/" | wc -l)
 check "--stop-servers-on-exit: no vcuda-server left ($left)" test "$left" -eq 0
 # ---- a VM of whole GPUs ---------------------------------------------------------------------------
-# A daemon of its own: four GPUs, a new database, servers of two stand-in devices each.
+# A daemon of its own: four GPUs (two on each of two NUMA nodes), a new
+# database, servers of two stand-in devices each.
 W0=GPU-00000000-0000-4000-8000-0000000000b0
 W1=GPU-00000000-0000-4000-8000-0000000000b1
 W3=GPU-00000000-0000-4000-8000-0000000000b3
 INV=$VC_TMP/inventory-whole.json
 cat >"$INV" <<EOF
 {"gpus": [
-  {"uuid": "$W0", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:18:00.0"},
-  {"uuid": "$W1", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:2a:00.0"},
-  {"uuid": "GPU-00000000-0000-4000-8000-0000000000b2", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:3a:00.0"},
-  {"uuid": "$W3", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:5d:00.0"}
+  {"uuid": "$W0", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:18:00.0", "numa_node": 0},
+  {"uuid": "$W1", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:2a:00.0", "numa_node": 0},
+  {"uuid": "GPU-00000000-0000-4000-8000-0000000000b2", "name": "Fake H100 80GB", "memory": "80G",
+   "pci_bus_id": "00000000:9a:00.0", "numa_node": 1},
+  {"uuid": "$W3", "name": "Fake H100 80GB", "memory": "80G", "pci_bus_id": "00000000:bd:00.0", "numa_node": 1}
 ]}
 EOF
 rm -rf "$VC_TMP/db"
@@ -620,6 +624,7 @@ check "whole: w1 takes gpus 0 and 1 whole, with their memory (160G) as its quota
 	test "$(gpus_of w1) $("$CTL" --json vm show w1 | j '[d["vm"]["whole_gpus"], d["vm"]["mem_quota"]]')" = \
 	"[0, 1] [true, $((160 * GiB))]"
 check "whole: a VM of one GPU goes to gpu 2, not to w1's GPUs" test "$(gpus_of s1)" = "[2]"
+check "whole: w1's two GPUs are on one NUMA node, and the event says so" event_matches "VM w1 added .*all on NUMA node 0"
 "$CTL" vm add s2 --gpu 1 --mem-quota 1G 2>"$VC_TMP/err.txt"
 rc=$?
 check "whole: asking for one of w1's GPUs is refused (rc $rc), saying whose it is" \
@@ -670,7 +675,7 @@ qemu_hold w1 "$VC_TMP/qw2.log" --alloc $((1 * MiB))
 pw2=$("$CTL" --json vm show w1 | j 'd["vm"]["server_pid"]')
 check "whole: gpu 1 drained, w1 moves whole to gpus 0 and 3 on its next open, with a new server (pid $pw -> $pw2)" \
 	bash -c '[ "$0" = "[0, 3]" ] && [ "$1" != "$2" ] && tr "\0" " " </proc/$2/cmdline | grep -q -- "--gpu $3,$4 " &&
-		 "$5" events --limit 20 | grep -q "VM w1 moved from gpu 0,1 (.*gpu 1 drained) to gpu 0,3"' \
+		 "$5" events --limit 20 | grep -q "VM w1 moved from gpu 0,1 (.*gpu 1 drained) to gpu 0,3 .*no NUMA node has 2 free"' \
 	"$(gpus_of w1)" "$pw" "$pw2" "$W0" "$W3" "$CTL"
 "$CTL" vm set w1 --gpus 1 --mem-quota 16G | sed 's/^/    /'
 check "whole: vm set --gpus 1 makes w1 a VM of one GPU again (it moves when its QEMU reconnects)" \

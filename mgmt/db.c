@@ -58,7 +58,8 @@ static const char *const migrations[] = {
 	"  vm TEXT NOT NULL REFERENCES vms(name) ON DELETE CASCADE,"
 	"  pos INTEGER NOT NULL CHECK (pos BETWEEN 1 AND 7),"
 	"  gpu TEXT NOT NULL REFERENCES gpus(uuid),"
-	"  PRIMARY KEY (vm, pos));",
+	"  PRIMARY KEY (vm, pos));"
+	"ALTER TABLE gpus ADD COLUMN numa_node INTEGER NOT NULL DEFAULT -1;",
 };
 
 #define NSTEPS ((int)(sizeof(migrations) / sizeof(migrations[0])))
@@ -263,9 +264,9 @@ int vc_db_gpu_put(struct vc_db *db, const struct vc_gpu *g)
 {
 	sqlite3_stmt *st = prep(db,
 		"INSERT INTO gpus (uuid, idx, name, mem_total, pci_bus_id, health, health_reason, present,"
-		"  first_seen_ms, last_seen_ms) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9)"
+		"  first_seen_ms, last_seen_ms, numa_node) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?9, ?10)"
 		" ON CONFLICT(uuid) DO UPDATE SET idx = ?2, name = ?3, mem_total = ?4, pci_bus_id = ?5,"
-		"  health = ?6, health_reason = ?7, present = ?8,"
+		"  health = ?6, health_reason = ?7, present = ?8, numa_node = ?10,"
 		"  last_seen_ms = CASE WHEN ?8 THEN ?9 ELSE last_seen_ms END");
 
 	if (!st)
@@ -279,6 +280,7 @@ int vc_db_gpu_put(struct vc_db *db, const struct vc_gpu *g)
 	sqlite3_bind_text(st, 7, g->health_reason, -1, SQLITE_TRANSIENT);
 	sqlite3_bind_int(st, 8, g->present);
 	sqlite3_bind_int64(st, 9, vc_wall_ms());
+	sqlite3_bind_int(st, 10, g->numa_node);
 	return run(db, st) ? -EIO : 0;
 }
 
@@ -300,7 +302,7 @@ int vc_db_gpu_set_drained(struct vc_db *db, const char *uuid, bool drained)
 int vc_db_gpu_list(struct vc_db *db, struct vc_gpu **out, size_t *n)
 {
 	sqlite3_stmt *st = prep(db, "SELECT uuid, idx, name, mem_total, pci_bus_id, health, health_reason,"
-				    " drained, present FROM gpus ORDER BY present DESC, idx, uuid");
+				    " drained, present, numa_node FROM gpus ORDER BY present DESC, idx, uuid");
 	struct vc_gpu *arr = NULL, *g;
 	size_t cap = 0, k = 0;
 	int rc;
@@ -328,6 +330,7 @@ int vc_db_gpu_list(struct vc_db *db, struct vc_gpu **out, size_t *n)
 		col_text(st, 6, g->health_reason, sizeof(g->health_reason));
 		g->drained = sqlite3_column_int(st, 7);
 		g->present = sqlite3_column_int(st, 8);
+		g->numa_node = sqlite3_column_int(st, 9);
 	}
 	rc = rc == SQLITE_DONE ? 0 : -EIO;
 out:

@@ -92,7 +92,7 @@ static int str_field(json_t *o, const char *key, bool required, char *out, size_
 int vc_inventory_parse(const char *text, size_t len, const char *what, struct vc_gpu **out, size_t *n,
 		       char *err, size_t errlen)
 {
-	static const char *const known[] = {"uuid", "name", "memory", "pci_bus_id", "health", "reason"};
+	static const char *const known[] = {"uuid", "name", "memory", "pci_bus_id", "health", "reason", "numa_node"};
 	struct vc_gpu *g = NULL;
 	json_error_t jerr;
 	json_t *root, *list, *e;
@@ -136,7 +136,7 @@ int vc_inventory_parse(const char *text, size_t len, const char *what, struct vc
 				;
 			if (k == sizeof(known) / sizeof(known[0])) {
 				snprintf(err, errlen, "%s: gpus[%zu]: unknown field \"%.40s\" (known: uuid, name, memory, "
-						      "pci_bus_id, health, reason)", what, i, key);
+						      "pci_bus_id, health, reason, numa_node)", what, i, key);
 				vc_printable(err);
 				goto out;
 			}
@@ -175,6 +175,15 @@ int vc_inventory_parse(const char *text, size_t len, const char *what, struct vc
 				 what, i);
 			goto out;
 		}
+		v = json_object_get(e, "numa_node");
+		g[i].numa_node = -1;
+		if (v && (!json_is_integer(v) || json_integer_value(v) < -1 || json_integer_value(v) > 1023)) {
+			snprintf(err, errlen, "%s: gpus[%zu].numa_node must be a NUMA node (0..1023), or -1 for unknown",
+				 what, i);
+			goto out;
+		}
+		if (v)
+			g[i].numa_node = (int)json_integer_value(v);
 	}
 	*out = g;
 	*n = count;

@@ -6,7 +6,8 @@
  *
  *   {"gpus": [{"uuid": "GPU-...", "name": "NVIDIA H100 80GB HBM3",
  *              "memory": "80G" | 85899345920, "pci_bus_id": "00000000:17:00.0",
- *              "health": "healthy" | "unhealthy", "reason": "why unhealthy"}]}
+ *              "health": "healthy" | "unhealthy", "reason": "why unhealthy",
+ *              "numa_node": 0}]}          (the NUMA node: optional, -1 unknown)
  *
  * The index of a GPU is its position in the list. The file is read again on
  * every rescan, so a test can change a GPU's health.

@@ -43,6 +43,7 @@ struct vc_gpu {
 	char health_reason[VC_REASON_MAX]; /* why it is unhealthy, else "" */
 	bool drained;              /* by an administrator */
 	bool present;              /* seen at the last scan */
+	int numa_node;             /* the NUMA node of its PCI device, -1 when unknown */
 };
 
 enum vc_vm_state { VC_VM_STOPPED = 0, VC_VM_RUNNING = 1 };

@@ -65,6 +65,7 @@ struct vc_nvml {
 	/* health; optional: older drivers or GPUs lack one or the other */
 	nvmlReturn_t (*remapped_rows)(nvmlDevice_t, unsigned int *, unsigned int *, unsigned int *, unsigned int *);
 	nvmlReturn_t (*retired_pending)(nvmlDevice_t, nvmlEnableState_t *);
+	nvmlReturn_t (*numa_node)(nvmlDevice_t, unsigned int *); /* optional: NVML 12.5 on */
 	nvmlReturn_t (*driver_version)(char *, unsigned int);
 	nvmlReturn_t (*nvml_version)(char *, unsigned int);
 };
@@ -116,6 +117,7 @@ int vc_nvml_open(const char *lib, struct vc_nvml **out, char *err, size_t errlen
 	SYM(pci, "nvmlDeviceGetPciInfo_v3", 1);
 	SYM(remapped_rows, "nvmlDeviceGetRemappedRows", 0);
 	SYM(retired_pending, "nvmlDeviceGetRetiredPagesPendingStatus", 0);
+	SYM(numa_node, "nvmlDeviceGetNumaNodeId", 0);
 	SYM(driver_version, "nvmlSystemGetDriverVersion", 0);
 	SYM(nvml_version, "nvmlSystemGetNVMLVersion", 0);
 	rc = n->init();
@@ -161,6 +163,31 @@ static void unhealthy(struct vc_gpu *g, const char *why, const char *detail)
 	snprintf(g->health_reason, sizeof(g->health_reason), "%s%s", why, detail);
 }
 
+/* The NUMA node of PCI device @bus_id ("00000000:17:00.0", NVML's form)
+ * from sysfs, where NVML does not say: -1 when unknown. */
+static int sysfs_numa_node(const char *bus_id)
+{
+	char path[96], id[16];
+	size_t len = strlen(bus_id);
+	int node = -1;
+	FILE *f;
+
+	/* sysfs names a device by a 4-digit domain, in lower case */
+	if (len != 16 || bus_id[8] != ':')
+		return -1;
+	for (size_t k = 0; k < 12; k++)
+		id[k] = (char)(bus_id[4 + k] >= 'A' && bus_id[4 + k] <= 'F' ? bus_id[4 + k] + 32 : bus_id[4 + k]);
+	id[12] = 0;
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", id);
+	f = fopen(path, "re");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &node) != 1 || node < -1)
+		node = -1;
+	fclose(f);
+	return node;
+}
+
 static void query(struct vc_nvml *n, unsigned i, struct vc_gpu *g)
 {
 	char buf[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
@@ -174,6 +201,7 @@ static void query(struct vc_nvml *n, unsigned i, struct vc_gpu *g)
 	memset(g, 0, sizeof(*g));
 	g->index = (int)i;
 	g->present = true;
+	g->numa_node = -1;
 	snprintf(g->uuid, sizeof(g->uuid), "nvml-index-%u", i);
 	rc = n->handle(i, &d);
 	if (rc != NVML_SUCCESS) {
@@ -197,8 +225,14 @@ static void query(struct vc_nvml *n, unsigned i, struct vc_gpu *g)
 		unhealthy(g, "memory query failed: ", nverr(n, rc));
 	rc = n->pci(d, &pci);
 	if (rc == NVML_SUCCESS) {
+		unsigned node;
+
 		pci.busId[sizeof(pci.busId) - 1] = 0;
 		snprintf(g->pci_bus_id, sizeof(g->pci_bus_id), "%s", pci.busId);
+		if (n->numa_node && n->numa_node(d, &node) == NVML_SUCCESS && node < 1024)
+			g->numa_node = (int)node;
+		else
+			g->numa_node = sysfs_numa_node(g->pci_bus_id);
 	} else {
 		unhealthy(g, "PCI query failed: ", nverr(n, rc));
 	}

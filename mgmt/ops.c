@@ -130,6 +130,7 @@ static json_t *gpu_json(const struct vc_gpu *g, const struct vc_place_gpu *load)
 		return NULL;
 	if (g->health_reason[0])
 		json_object_set_new(o, "health_reason", json_string(g->health_reason));
+	json_object_set_new(o, "numa_node", g->numa_node >= 0 ? json_integer(g->numa_node) : json_null());
 	if (load) {
 		json_object_set_new(o, "vms", json_integer(load->nvms));
 		json_object_set_new(o, "promised", json_integer((json_int_t)load->promised));

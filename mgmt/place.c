@@ -12,7 +12,7 @@ void vc_place_load(const struct vc_gpu *gpus, size_t n, const struct vc_vm *vms,
 {
 	for (size_t i = 0; i < n; i++) {
 		out[i] = (struct vc_place_gpu){.index = gpus[i].index, .eligible = vc_gpu_eligible(&gpus[i]),
-					       .mem_total = gpus[i].mem_total};
+					       .mem_total = gpus[i].mem_total, .node = gpus[i].numa_node};
 		for (size_t k = 0; k < nvm; k++) {
 			/* A VM of several GPUs promises each of them whole. */
 			uint64_t promise = vc_vm_whole(&vms[k]) ? gpus[i].mem_total : vms[k].mem_quota;
@@ -118,18 +118,13 @@ int vc_place_pick(const struct vc_place_gpu *g, size_t n, uint64_t mem_quota, ch
 	return best;
 }
 
-int vc_place_pick_whole(const struct vc_place_gpu *g, size_t n, unsigned k, int *out, char *why, size_t whylen)
+/* Take the @k free GPUs of @g (@n) with the lowest indices into @out, only
+ * of NUMA node @node unless @any. Returns how many it found. */
+static unsigned take_lowest(const struct vc_place_gpu *g, size_t n, unsigned k, bool any, int node, int *out)
 {
-	unsigned eligible = 0, got = 0;
+	unsigned got = 0;
 
-	for (size_t i = 0; i < n; i++)
-		eligible += g[i].eligible;
-	if (eligible < k) {
-		snprintf(why, whylen, "a VM of %u GPUs needs %u GPUs that take new VMs, and %u do (undrain one with "
-				      "'vcudactl gpu undrain ID', or check 'vcudactl gpu list')", k, k, eligible);
-		return -ENODEV;
-	}
-	/* The lowest indices first: @g is not necessarily in index order. */
+	/* @g is not necessarily in index order */
 	while (got < k) {
 		int best = -1;
 
@@ -138,18 +133,63 @@ int vc_place_pick_whole(const struct vc_place_gpu *g, size_t n, unsigned k, int 
 
 			for (unsigned j = 0; j < got; j++)
 				taken |= out[j] == (int)i;
-			if (!taken && vc_place_free(&g[i]) && (best < 0 || g[i].index < g[best].index))
+			if (taken || !vc_place_free(&g[i]) || (!any && g[i].node != node))
+				continue;
+			if (best < 0 || g[i].index < g[best].index)
 				best = (int)i;
 		}
 		if (best < 0)
 			break;
 		out[got++] = best;
 	}
+	return got;
+}
+
+int vc_place_pick_whole(const struct vc_place_gpu *g, size_t n, unsigned k, int *out, char *why, size_t whylen)
+{
+	unsigned eligible = 0, got;
+	int tried[VC_PLACE_NODES_TRIED];
+	unsigned ntried = 0;
+
+	for (size_t i = 0; i < n; i++)
+		eligible += g[i].eligible;
+	if (eligible < k) {
+		snprintf(why, whylen, "a VM of %u GPUs needs %u GPUs that take new VMs, and %u do (undrain one with "
+				      "'vcudactl gpu undrain ID', or check 'vcudactl gpu list')", k, k, eligible);
+		return -ENODEV;
+	}
+	/* One NUMA node's GPUs, when a node has enough free ones: the node of
+	 * the lowest-indexed free GPU first, then the next node, and so on. */
+	for (;;) {
+		int node = 0, first = -1;
+
+		for (size_t i = 0; i < n; i++) {
+			bool seen = false;
+
+			for (unsigned t = 0; t < ntried; t++)
+				seen |= tried[t] == g[i].node;
+			if (!seen && vc_place_free(&g[i]) && (first < 0 || g[i].index < g[first].index))
+				first = (int)i;
+		}
+		if (first < 0 || ntried == VC_PLACE_NODES_TRIED)
+			break;
+		node = g[first].node;
+		tried[ntried++] = node;
+		if (take_lowest(g, n, k, false, node, out) == k) {
+			if (node >= 0)
+				snprintf(why, whylen, "%u whole GPUs with no VM, all on NUMA node %d, the lowest indices", k,
+					 node);
+			else
+				snprintf(why, whylen, "%u whole GPUs with no VM, the lowest indices", k);
+			return 0;
+		}
+	}
+	got = take_lowest(g, n, k, true, 0, out);
 	if (got < k) {
 		snprintf(why, whylen, "a VM of %u GPUs takes them whole, and %u of the GPUs that take new VMs have no "
 				      "VM; remove or move VMs, or ask for fewer GPUs", k, got);
 		return -ENOSPC;
 	}
-	snprintf(why, whylen, "%u whole GPUs with no VM, the lowest indices", k);
+	snprintf(why, whylen, "%u whole GPUs with no VM, the lowest indices (no NUMA node has %u free)", k, k);
 	return 0;
 }

@@ -5,8 +5,9 @@
  * quota, the one with the most memory not promised to other VMs' quotas,
  * then the least total compute weight, then the fewest VMs, then the lowest
  * index. A VM of several GPUs takes them whole: GPUs that may take new VMs
- * and have none, the lowest indices first; a GPU taken whole takes no other
- * VM. Pure functions: no I/O, no state.
+ * and have none, all of one NUMA node where one has enough (the node whose
+ * free GPUs come first), the lowest indices first; a GPU taken whole takes
+ * no other VM. Pure functions: no I/O, no state.
  */
 #ifndef VC_MGMT_PLACE_H
 #define VC_MGMT_PLACE_H
@@ -26,6 +27,7 @@ struct vc_place_gpu {
 	uint64_t weight;   /* sum of their compute weights */
 	unsigned nvms;
 	const char *whole; /* the VM that has it whole (in the VMs given to vc_place_load()), or NULL */
+	int node;          /* its NUMA node, -1 unknown */
 };
 
 /**
@@ -51,12 +53,17 @@ bool vc_place_fits(const struct vc_place_gpu *g, uint64_t mem_quota);
  */
 int vc_place_pick(const struct vc_place_gpu *g, size_t n, uint64_t mem_quota, char *why, size_t whylen);
 
+/* The NUMA nodes vc_place_pick_whole() tries one by one before it spans them. */
+#define VC_PLACE_NODES_TRIED 64
+
 /** vc_place_free() - @g may be taken whole: eligible, with no VM and nothing promised. */
 bool vc_place_free(const struct vc_place_gpu *g);
 
 /**
  * vc_place_pick_whole() - choose @k GPUs among @g (@n) for a VM that takes
- * them whole: free ones (vc_place_free()), the lowest indices first. Fills
+ * them whole: free ones (vc_place_free()), all on one NUMA node where a
+ * node has @k of them (GPUs whose node is unknown count as one node), the
+ * lowest indices first; else the lowest indices across nodes. Fills
  * @out[k] with positions in @g and returns 0 with the reason in @why; or
  * -ENODEV when fewer than @k GPUs may take new VMs, -ENOSPC when fewer than
  * @k of them are free, each with a sentence in @why that says what to do.

@@ -51,6 +51,7 @@ EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t d, nvmlPciInfo_t *p);
 EXPORT nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t d, unsigned int *c, unsigned int *u, unsigned int *p,
 					      unsigned int *f);
 EXPORT nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int *p);
+EXPORT nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned int *node);
 
 nvmlReturn_t nvmlInit_v2(void)
 {
@@ -165,4 +166,12 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t d, int *p)
 {
 	(void)d, (void)p;
 	return NOT_SUPPORTED; /* as on Ampere and later */
+}
+
+nvmlReturn_t nvmlDeviceGetNumaNodeId(nvmlDevice_t d, unsigned int *node)
+{
+	if (!g_init || !DEV(d) || !node)
+		return INVALID_ARGUMENT;
+	*node = (unsigned)d->index; /* each GPU on its own socket */
+	return OK;
 }

@@ -194,6 +194,40 @@ START_TEST(whole_gpus_take_free_ones_and_promise_all)
 }
 END_TEST
 
+/* A VM of several GPUs on one NUMA node where one has enough free GPUs. */
+START_TEST(whole_gpus_stay_on_one_numa_node)
+{
+	struct vc_place_gpu load[4];
+	int pos[4];
+	char why[256];
+
+	gpu("GPU-c", 80 * GiB);
+	gpu("GPU-d", 80 * GiB);
+	G[0].numa_node = G[1].numa_node = 0;
+	G[2].numa_node = G[3].numa_node = 1;
+	vm("s", "GPU-a", 8 * GiB, 100);
+	vc_place_load(G, NG, V, NV, NULL, load);
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 2, pos, why, sizeof(why)), 0);
+	ck_assert_int_eq(pos[0], 2); /* not GPU-b and GPU-c across the nodes */
+	ck_assert_int_eq(pos[1], 3);
+	ck_assert_ptr_nonnull(strstr(why, "NUMA node 1"));
+	/* no node has two free: across them, the lowest indices */
+	vm("t", "GPU-c", 8 * GiB, 100);
+	vc_place_load(G, NG, V, NV, NULL, load);
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 2, pos, why, sizeof(why)), 0);
+	ck_assert_int_eq(pos[0], 1);
+	ck_assert_int_eq(pos[1], 3);
+	ck_assert_ptr_nonnull(strstr(why, "no NUMA node has 2 free"));
+	/* nodes unknown: one group, the lowest indices */
+	NV = 0;
+	for (size_t i = 0; i < NG; i++)
+		G[i].numa_node = -1;
+	vc_place_load(G, NG, V, NV, NULL, load);
+	ck_assert_int_eq(vc_place_pick_whole(load, NG, 3, pos, why, sizeof(why)), 0);
+	ck_assert_int_eq(pos[0] + pos[1] + pos[2], 0 + 1 + 2);
+}
+END_TEST
+
 START_TEST(no_gpus_at_all)
 {
 	char why[256];
@@ -219,6 +253,7 @@ int main(void)
 	tcase_add_test(t, load_sums_and_saturates);
 	tcase_add_test(t, no_gpus_at_all);
 	tcase_add_test(t, whole_gpus_take_free_ones_and_promise_all);
+	tcase_add_test(t, whole_gpus_stay_on_one_numa_node);
 	suite_add_tcase(s, t);
 	r = srunner_create(s);
 	srunner_run_all(r, CK_NORMAL);
