@@ -643,12 +643,16 @@ check "whole: a GPU with a VM, a GPU named twice, a list shorter than --gpus: re
 	bash -c '[ "$0" = 111 ] && grep -q "gpu 2 has VMs" "$1" && grep -q "names gpu 3 twice" "$1" &&
 		 grep -q "names 1 GPU and the VM has 2" "$1"' "$rc" "$VC_TMP/err.txt"
 "$CTL" --json gpu list >"$VC_TMP/gpus.json"
-check "whole: gpu list shows gpus 0 and 1 promised whole to w1" python3 - "$VC_TMP/gpus.json" <<'EOF'
-import json, sys
+"$CTL" gpu list | tee "$VC_TMP/gpus.txt" | sed 's/^/    /'
+check "whole: gpu list shows gpus 0 and 1 promised whole to w1" python3 - "$VC_TMP/gpus.json" "$VC_TMP/gpus.txt" <<'EOF'
+import json, re, sys
 g = {x["index"]: x for x in json.load(open(sys.argv[1]))["gpus"]}
 assert g[0]["promised"] == g[1]["promised"] == 80 << 30, g
 assert g[0].get("whole_vm") == g[1].get("whole_vm") == "w1", g
 assert g[2]["promised"] == 8 << 30 and "whole_vm" not in g[2] and g[3]["promised"] == 0, g
+assert [g[i]["numa_node"] for i in range(4)] == [0, 0, 1, 1], g
+t = open(sys.argv[2]).read()
+assert len(re.findall(r"1 \(w1's whole\)", t)) == 2, t
 EOF
 qemu_hold w1 "$VC_TMP/qw1.log" --device 1 --alloc $((64 * MiB)) --comm ddp && qemu_hold s1 "$VC_TMP/qs1.log"
 pw=$("$CTL" --json vm show w1 | j 'd["vm"]["server_pid"]')

@@ -326,16 +326,19 @@ static void print_gpus(json_t *rep)
 
 	vc_table_init(&t, 8, head);
 	json_array_foreach(json_object_get(rep, "gpus"), i, g) {
-		char idx[16], mem[32], prom[32], vms[16], w[24], state[200];
+		char idx[16], mem[32], prom[32], vms[96], w[24], state[200];
 
 		snprintf(state, sizeof(state), "%s%s%s", jstr(g, "state"),
 			 json_object_get(g, "health_reason") ? " (" : "",
 			 json_object_get(g, "health_reason") ? jstr(g, "health_reason") : "");
 		if (json_object_get(g, "health_reason"))
 			strncat(state, ")", sizeof(state) - strlen(state) - 1);
+		num_of(g, "vms", vms, sizeof(vms));
+		if (json_is_string(json_object_get(g, "whole_vm"))) /* a VM of several GPUs has it whole */
+			snprintf(vms, sizeof(vms), "1 (%s's whole)", jstr(g, "whole_vm"));
 		vc_table_row(&t, json_is_true(json_object_get(g, "present")) ? num_of(g, "index", idx, sizeof(idx)) : "-",
 			     jstr(g, "uuid"), jstr(g, "name"), size_of(g, "memory_total", mem, sizeof(mem)),
-			     size_of(g, "promised", prom, sizeof(prom)), num_of(g, "vms", vms, sizeof(vms)),
+			     size_of(g, "promised", prom, sizeof(prom)), vms,
 			     num_of(g, "weight", w, sizeof(w)), state);
 	}
 	vc_table_print(&t, stdout);
