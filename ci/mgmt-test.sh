@@ -662,6 +662,9 @@ check "whole: w1's server serves both GPUs (--gpu $W0,$W1), shares neither (no -
 		 tr "\0" " " </proc/$1/cmdline | grep -q -- "--sched" && grep -q "devices=2" "$4"' "$pw" "$ps1" "$W0" "$W1" "$VC_TMP/qw1.log"
 check "whole: w1's server counts its 64M on its second GPU" \
 	test "$("$CTL" --json vm show w1 | j 'd["vm"]["live"]["mem_used_by_device"]')" = "[0, $((64 * MiB))]"
+"$CTL" vm show w1 | sed -n '1,4p;/memory used/,/on device 1/p' | sed 's/^/    /'
+check "whole: vm show names both GPUs, whole, and the memory on each" \
+	bash -c '"$0" vm show w1 >"$1" && grep -q "device 1: *1 (.*, healthy), whole" "$1" && grep -q "on device 1: *64 MiB" "$1"' "$CTL" "$VC_TMP/w1.txt"
 check "metrics: a live scrape with a VM of whole GPUs passes promtool check metrics" scrape whole
 check "metrics: each of w1's GPUs promised whole, its 64M on gpu 1 only, its GPUs in vcuda_vm_info" \
 	metrics_are whole "vcuda_gpu_memory_quota_bytes{gpu=\"$W0\"}" $((80 * GiB)) \

@@ -591,7 +591,7 @@ static int cmd_vm(int argc, char **argv)
 			else
 				snprintf(where, sizeof(where), "? (%s)", jstr(g, "uuid"));
 			if (json_array_size(json_object_get(v, "gpus")) > 1)
-				snprintf(a, sizeof(a), "gpu %zu", k);
+				snprintf(a, sizeof(a), "device %zu", k); /* the VM's device ordinal */
 			vc_print_kv(stdout, 12, json_array_size(json_object_get(v, "gpus")) > 1 ? a : "gpu", "%s%s", where,
 				    json_array_size(json_object_get(v, "gpus")) > 1 ? ", whole" : "");
 		}
@@ -611,6 +611,17 @@ static int cmd_vm(int argc, char **argv)
 
 			vc_print_kv(stdout, 12, "memory used", "%s of %s", size_of(live, "mem_used", u1, sizeof(u1)),
 				    size_of(live, "mem_quota", u2, sizeof(u2)));
+			/* a VM of several GPUs: what it holds on each */
+			json_t *byd = json_object_get(live, "mem_used_by_device"), *e;
+			char lbl[48];
+			size_t d;
+
+			json_array_foreach(byd, d, e) {
+				if (json_array_size(byd) < 2 || !json_is_integer(e))
+					break;
+				snprintf(lbl, sizeof(lbl), "  on device %zu", d);
+				vc_print_kv(stdout, 12, lbl, "%s", vc_size_format((uint64_t)json_integer_value(e), u1, sizeof(u1)));
+			}
 			vc_print_kv(stdout, 12, "pinned used", "%s of %s", size_of(live, "pinned_used", u3, sizeof(u3)),
 				    size_of(live, "pinned_quota", u4, sizeof(u4)));
 			printf("  sessions:\n");
