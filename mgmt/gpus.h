@@ -68,6 +68,13 @@ void vc_nvml_close(struct vc_nvml *n);
 /** vc_nvml_describe() - the library's and the driver's versions. */
 const char *vc_nvml_describe(const struct vc_nvml *n);
 
+/**
+ * vc_gpus_pci_numa_node() - the NUMA node of the PCI device @bus_id (NVML's
+ * "00000000:17:00.0") as @sysfs ("/sys") says, where NVML does not: -1
+ * when unknown (no such file, no number, a malformed bus id).
+ */
+int vc_gpus_pci_numa_node(const char *sysfs, const char *bus_id);
+
 /** vc_nvml_scan() - as vc_gpus_scan(). */
 int vc_nvml_scan(struct vc_nvml *n, struct vc_gpu **out, size_t *count, char *err, size_t errlen);
 

@@ -12,6 +12,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -163,12 +164,10 @@ static void unhealthy(struct vc_gpu *g, const char *why, const char *detail)
 	snprintf(g->health_reason, sizeof(g->health_reason), "%s%s", why, detail);
 }
 
-/* The NUMA node of PCI device @bus_id ("00000000:17:00.0", NVML's form)
- * from sysfs, where NVML does not say: -1 when unknown. */
-static int sysfs_numa_node(const char *bus_id)
+int vc_gpus_pci_numa_node(const char *sysfs, const char *bus_id)
 {
-	char path[96], id[16];
-	size_t len = strlen(bus_id);
+	char path[PATH_MAX], id[16];
+	size_t len = bus_id ? strlen(bus_id) : 0;
 	int node = -1;
 	FILE *f;
 
@@ -178,11 +177,12 @@ static int sysfs_numa_node(const char *bus_id)
 	for (size_t k = 0; k < 12; k++)
 		id[k] = (char)(bus_id[4 + k] >= 'A' && bus_id[4 + k] <= 'F' ? bus_id[4 + k] + 32 : bus_id[4 + k]);
 	id[12] = 0;
-	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/numa_node", id);
+	if ((size_t)snprintf(path, sizeof(path), "%s/bus/pci/devices/%s/numa_node", sysfs, id) >= sizeof(path))
+		return -1;
 	f = fopen(path, "re");
 	if (!f)
 		return -1;
-	if (fscanf(f, "%d", &node) != 1 || node < -1)
+	if (fscanf(f, "%d", &node) != 1 || node < -1 || node > 1023)
 		node = -1;
 	fclose(f);
 	return node;
@@ -232,7 +232,7 @@ static void query(struct vc_nvml *n, unsigned i, struct vc_gpu *g)
 		if (n->numa_node && n->numa_node(d, &node) == NVML_SUCCESS && node < 1024)
 			g->numa_node = (int)node;
 		else
-			g->numa_node = sysfs_numa_node(g->pci_bus_id);
+			g->numa_node = vc_gpus_pci_numa_node("/sys", g->pci_bus_id);
 	} else {
 		unhealthy(g, "PCI query failed: ", nverr(n, rc));
 	}

@@ -279,6 +279,48 @@ START_TEST(inventory)
 	ck_assert_int_eq(inv("{\"gpus\":[{\"uuid\":\"a\",\"name\":\"A\",\"memory\":1,\"colour\":1}]}", &g, &n), -EINVAL);
 	ck_assert_ptr_nonnull(strstr(ERR, "unknown field"));
 	ck_assert_int_eq(inv("{\"gpus\":[{\"uuid\":\"a\\u0007\",\"name\":\"A\",\"memory\":1}]}", &g, &n), -EINVAL);
+	/* the NUMA node: optional (-1, unknown), a node number, or refused */
+	ck_assert_int_eq(inv("{\"gpus\":[{\"uuid\":\"a\",\"name\":\"A\",\"memory\":1},"
+			     "{\"uuid\":\"b\",\"name\":\"B\",\"memory\":1,\"numa_node\":3}]}", &g, &n), 0);
+	ck_assert_int_eq(g[0].numa_node, -1);
+	ck_assert_int_eq(g[1].numa_node, 3);
+	free(g);
+	ck_assert_int_eq(inv("{\"gpus\":[{\"uuid\":\"a\",\"name\":\"A\",\"memory\":1,\"numa_node\":\"0\"}]}", &g, &n),
+			 -EINVAL);
+	ck_assert_ptr_nonnull(strstr(ERR, "numa_node"));
+	ck_assert_int_eq(inv("{\"gpus\":[{\"uuid\":\"a\",\"name\":\"A\",\"memory\":1,\"numa_node\":-2}]}", &g, &n),
+			 -EINVAL);
+}
+END_TEST
+
+/* A GPU's NUMA node from sysfs, where NVML does not say: the bus id's domain
+ * shortened to 4 digits, hex in lower case; anything unreadable is -1. */
+START_TEST(numa_node_from_sysfs)
+{
+	char root[] = "/tmp/test_mgmt_sysfs.XXXXXX", path[256], cmd[640];
+	FILE *f;
+
+	ck_assert_ptr_nonnull(mkdtemp(root));
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:9a:00.0", root);
+	snprintf(cmd, sizeof(cmd), "mkdir -p %s %s/bus/pci/devices/0000:17:00.0", path, root);
+	ck_assert_int_eq(system(cmd), 0);
+	strcat(path, "/numa_node");
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("1\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/bus/pci/devices/0000:17:00.0/numa_node", root);
+	f = fopen(path, "w");
+	ck_assert_ptr_nonnull(f);
+	fputs("junk\n", f);
+	fclose(f);
+	ck_assert_int_eq(vc_gpus_pci_numa_node(root, "00000000:9A:00.0"), 1);
+	ck_assert_int_eq(vc_gpus_pci_numa_node(root, "00000000:17:00.0"), -1); /* not a number */
+	ck_assert_int_eq(vc_gpus_pci_numa_node(root, "00000000:65:00.0"), -1); /* no such device */
+	ck_assert_int_eq(vc_gpus_pci_numa_node(root, "0000:9a:00.0"), -1);     /* not NVML's form */
+	ck_assert_int_eq(vc_gpus_pci_numa_node(root, NULL), -1);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", root);
+	ck_assert_int_eq(system(cmd), 0);
 }
 END_TEST
 
@@ -361,6 +403,7 @@ int main(void)
 	suite_add_tcase(s, t);
 	tcase_add_test(u, sizes_and_names);
 	tcase_add_test(u, inventory);
+	tcase_add_test(u, numa_node_from_sysfs);
 	tcase_add_test(u, admin_rule);
 	tcase_add_test(u, line_framing);
 	suite_add_tcase(s, u);
