@@ -330,15 +330,13 @@ static void gpu_part(struct buf *b, const struct vc_gpu *gpus, size_t ngpu, cons
 
 			for (size_t k = 0; k < nvm; k++) {
 				int pos = vc_vm_gpu_pos(&vms[k], gp->uuid);
+				uint64_t held;
 
 				if (pos < 0)
 					continue;
-				/* A VM of whole GPUs: each is promised whole, and
-				 * holds what its server counts on that device. */
-				if (vc_vm_whole(&vms[k]))
-					v += f == 4 ? gp->mem_total : f == 5 ? lv[k].dev_used[pos] : f == 6 ? 1 : f == 7 ? lv[k].sessions : 0;
-				else
-					v += f == 4 ? vms[k].mem_quota : f == 5 ? lv[k].mem_used : f == 6 ? 1 : f == 7 ? lv[k].sessions : 0;
+				/* A VM of whole GPUs holds what its server counts on that device. */
+				held = vc_vm_whole(&vms[k]) ? lv[k].dev_used[pos] : lv[k].mem_used;
+				v += f == 4 ? vc_vm_promise(&vms[k], gp) : f == 5 ? held : f == 6 ? 1 : f == 7 ? lv[k].sessions : 0;
 			}
 			if (f == 0)
 				v = gp->present;

@@ -94,6 +94,15 @@ static inline bool vc_vm_whole(const struct vc_vm *vm)
 	return vm->ngpus > 1;
 }
 
+/**
+ * vc_vm_promise() - the memory @vm promises on GPU @g, one of its GPUs: its
+ * memory quota, or all of @g's memory when the VM has its GPUs whole.
+ */
+static inline uint64_t vc_vm_promise(const struct vc_vm *vm, const struct vc_gpu *g)
+{
+	return vc_vm_whole(vm) ? g->mem_total : vm->mem_quota;
+}
+
 /** vc_vm_gpu_pos() - which of @vm's GPUs @uuid is (0 ..), or -1 when none. */
 int vc_vm_gpu_pos(const struct vc_vm *vm, const char *uuid);
 

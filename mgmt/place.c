@@ -14,8 +14,7 @@ void vc_place_load(const struct vc_gpu *gpus, size_t n, const struct vc_vm *vms,
 		out[i] = (struct vc_place_gpu){.index = gpus[i].index, .eligible = vc_gpu_eligible(&gpus[i]),
 					       .mem_total = gpus[i].mem_total, .node = gpus[i].numa_node};
 		for (size_t k = 0; k < nvm; k++) {
-			/* A VM of several GPUs promises each of them whole. */
-			uint64_t promise = vc_vm_whole(&vms[k]) ? gpus[i].mem_total : vms[k].mem_quota;
+			uint64_t promise = vc_vm_promise(&vms[k], &gpus[i]);
 
 			if (vc_vm_gpu_pos(&vms[k], gpus[i].uuid) < 0 || (skip && !strcmp(vms[k].name, skip)))
 				continue;
