@@ -273,6 +273,12 @@ int vc_cu_quota_charge(struct vc_cu_session *x, uint64_t bytes);
 void vc_cu_quota_refund(struct vc_cu_session *x, uint64_t bytes);
 
 /**
+ * vc_cu_quota_gone() - memory that was charged and counted on device @dev
+ * (vc_acct_on_device(); -1: none) is gone: its charge and its count.
+ */
+void vc_cu_quota_gone(struct vc_cu_session *x, int dev, uint64_t bytes);
+
+/**
  * vc_cu_quota_device() - the device of the current context, which memory
  * made now is counted on in the per-device views (the guest NVML's); -1
  * when there is none.

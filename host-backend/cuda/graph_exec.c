@@ -130,8 +130,7 @@ int vc_cu_manual_cuGraphExecDestroy(struct vc_cu_session *x, const uint8_t *p, u
 	vc_cu_graph_bounce_forget(x, rq.a);
 	for (uint32_t i = 0; g && i < g->ncharges; i++)
 		if (g->charges[i].exec == rq.a) {
-			vc_cu_quota_refund(x, g->charges[i].bytes);
-			vc_acct_on_device(g->charges[i].dev, g->charges[i].bytes, false);
+			vc_cu_quota_gone(x, g->charges[i].dev, g->charges[i].bytes);
 			g->charges[i] = g->charges[--g->ncharges];
 			break;
 		}

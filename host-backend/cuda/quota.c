@@ -105,11 +105,10 @@ int vc_cu_quota_device(struct vc_cu_session *x)
 	return x->drv->cuCtxGetDevice(&d) == CUDA_SUCCESS ? (int)d : -1;
 }
 
-/* Allocation record @a is gone: its charge and its device's count. */
-static void refund_alloc(struct vc_cu_session *x, const struct vc_cu_alloc *a)
+void vc_cu_quota_gone(struct vc_cu_session *x, int dev, uint64_t bytes)
 {
-	vc_cu_quota_refund(x, a->bytes);
-	vc_acct_on_device(a->dev, a->bytes, false);
+	vc_cu_quota_refund(x, bytes);
+	vc_acct_on_device(dev, bytes, false);
 }
 
 int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, uint64_t ctx)
@@ -126,7 +125,7 @@ int vc_cu_quota_track(struct vc_cu_session *x, uint64_t dptr, uint64_t bytes, ui
 		x->nalloc++;
 	} else {
 		/* A reused address: the old one is gone, without our seeing it. */
-		refund_alloc(x, &x->allocs[k]);
+		vc_cu_quota_gone(x, x->allocs[k].dev, x->allocs[k].bytes);
 		vc_cu_quota_ranges_forget(x);
 	}
 	dev = vc_cu_quota_device(x);
@@ -144,7 +143,7 @@ void vc_cu_quota_untrack(struct vc_cu_session *x, uint64_t dptr)
 	k = find(x, dptr);
 	if (x->allocs[k].dptr == EMPTY)
 		return;
-	refund_alloc(x, &x->allocs[k]);
+	vc_cu_quota_gone(x, x->allocs[k].dev, x->allocs[k].bytes);
 	remove_at(x, k);
 	x->nalloc--;
 	vc_cu_quota_ranges_forget(x);
@@ -155,7 +154,7 @@ void vc_cu_quota_ctx_gone(struct vc_cu_session *x, uint64_t ctx)
 	vc_cu_quota_ranges_forget(x);
 	for (uint32_t k = 0; k < x->acap;) {
 		if (x->allocs[k].dptr != EMPTY && x->allocs[k].ctx == ctx) {
-			refund_alloc(x, &x->allocs[k]);
+			vc_cu_quota_gone(x, x->allocs[k].dev, x->allocs[k].bytes);
 			remove_at(x, k); /* may move a later entry into k: look at k again */
 			x->nalloc--;
 			continue;

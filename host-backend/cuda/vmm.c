@@ -127,8 +127,7 @@ static void settle(struct vc_cu_session *x, uint32_t idx)
 
 	if (!o->real || o->refs || o->maps)
 		return;
-	vc_cu_quota_refund(x, o->charged);
-	vc_acct_on_device(o->dev, o->charged, false);
+	vc_cu_quota_gone(x, o->dev, o->charged);
 	exports_gone(x, o->real);
 	o->real = 0;
 	o->charged = 0;
@@ -498,10 +497,8 @@ void vc_cu_vmm_fini(struct vc_cu_session *x)
 
 		for (uint32_t r = 0; o->real && r < o->refs; r++)
 			x->drv->cuMemRelease(o->real);
-		if (o->real) {
-			vc_cu_quota_refund(x, o->charged);
-			vc_acct_on_device(o->dev, o->charged, false);
-		}
+		if (o->real)
+			vc_cu_quota_gone(x, o->dev, o->charged);
 	}
 	for (uint32_t i = 0; i < v->nresv; i++)
 		x->drv->cuMemAddressFree((CUdeviceptr)v->resv[i].va, v->resv[i].size);
