@@ -48,7 +48,7 @@ int vc_cu_manual_vcNvmlMemory(struct vc_cu_session *x, const uint8_t *p, uint32_
 {
 	struct vc_nv_req_dev rq;
 	struct vc_nv_rep_memory rp;
-	uint64_t quota, used, on_dev, dev_total = 0, dev_free;
+	uint64_t quota, used, on_dev, left, dev_total = 0, dev_free;
 	size_t total = 0;
 	char bus[32];
 	CUdevice dev;
@@ -75,8 +75,9 @@ int vc_cu_manual_vcNvmlMemory(struct vc_cu_session *x, const uint8_t *p, uint32_
 	 * and of the quota, which covers all the VM's devices together. */
 	rp.used = on_dev < rp.total ? on_dev : rp.total;
 	rp.free = rp.total - rp.used;
-	if (quota && rp.free > quota - (used < quota ? used : quota))
-		rp.free = quota - (used < quota ? used : quota);
+	left = quota - (used < quota ? used : quota);
+	if (quota && rp.free > left)
+		rp.free = left;
 	if (rp.free > dev_free)
 		rp.free = dev_free;
 	REPLY(rp);
