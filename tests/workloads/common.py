@@ -78,18 +78,30 @@ def arg(name, default=None):
 
 
 def _rank_entry(rank_main, limit, rank, world, store, q):
-    """A rank that outlives @limit seconds prints every thread's stack to
-    stderr and exits, so that a hang says where it is."""
+    """One rank: its GPU, NCCL's process group over the file store (made
+    eagerly, for that GPU), rank_main, and the group destroyed after it,
+    whatever rank_main did. A rank that outlives @limit seconds prints every
+    thread's stack to stderr and exits, so that a hang says where it is."""
     import faulthandler
 
+    import torch
+    import torch.distributed as dist
+
     faulthandler.dump_traceback_later(limit, exit=True)
-    rank_main(rank, world, store, q)
+    torch.cuda.set_device(rank)
+    dist.init_process_group("nccl", init_method="file://" + store, rank=rank, world_size=world,
+                            device_id=torch.device("cuda", rank))
+    try:
+        rank_main(rank, world, store, q)
+    finally:
+        dist.destroy_process_group()
 
 
 def spawn_ranks(rank_main, world, prefix):
     """Run rank_main(rank, world, store, queue) in @world spawned processes,
     as torchrun starts them (each process its own CUDA context and, through
-    vcuda, its own session), with a file store for their rendezvous. Returns
+    vcuda, its own session), each with its GPU and NCCL's process group
+    ready (_rank_entry), with a file store for their rendezvous. Returns
     what the ranks put on the queue and their exit codes."""
     import tempfile
 

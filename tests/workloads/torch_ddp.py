@@ -19,68 +19,62 @@ from common import arg, fl, result, seed_all, spawn_ranks
 
 
 def rank_main(rank, world, store, q):
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method="file://" + store, rank=rank, world_size=world,
-                            device_id=torch.device("cuda", rank))
-    try:
-        seed_all(0)
-        torch.backends.cuda.matmul.allow_tf32 = False
-        model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 10)).cuda()
-        ddp = nn.parallel.DistributedDataParallel(model, device_ids=[rank])
-        opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
-        g = torch.Generator(device="cpu").manual_seed(100 + rank)
-        steps = int(arg("train_steps", "20"))
-        losses, times = [], []
-        for _ in range(steps):
-            x = torch.randn(128, 512, generator=g).cuda()
-            y = torch.randint(0, 10, (128,), generator=g).cuda()
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            opt.zero_grad(set_to_none=True)
-            loss = nn.functional.cross_entropy(ddp(x), y)
-            loss.backward()
-            opt.step()
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1e3)
-            losses.append(loss.item())
-        # Every rank must hold the same weights after the same averaged steps.
-        flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
-        ref = flat.clone()
-        dist.broadcast(ref, src=0)
-        same = bool(torch.equal(flat, ref))
-        v = torch.full((1 << 20,), float(rank + 1), device="cuda")
-        dist.all_reduce(v)
-        ok = bool((v == world * (world + 1) / 2).all().item())
-        parts = [torch.empty(4096, device="cuda") for _ in range(world)]
-        dist.all_gather(parts, torch.full((4096,), float(rank), device="cuda"))
-        ok = ok and all(bool((p == r).all().item()) for r, p in enumerate(parts))
-        # An all_reduce captured in a CUDA graph and replayed, as tensor-
-        # parallel inference (vLLM's decode graphs) runs its collectives.
-        gv = torch.full((1 << 16,), float(rank + 1), device="cuda")
-        side = torch.cuda.Stream()
-        side.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(side):
-            dist.all_reduce(gv)  # NCCL's first use of the stream, outside the capture
-        torch.cuda.current_stream().wait_stream(side)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            dist.all_reduce(gv)
-        graph_ok = True
-        for k in range(3):
-            gv.fill_(float(rank + 1 + k))
-            graph.replay()
-            torch.cuda.synchronize()
-            graph_ok = graph_ok and bool((gv == sum(r + 1 + k for r in range(world))).all().item())
-        ok = ok and graph_ok
-        # The graph holds NCCL's captured kernels: it must go before the
-        # communicator, or ncclCommDestroy waits for ever (pytorch#115388).
-        graph.reset()
-        del graph
+    seed_all(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    model = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 10)).cuda()
+    ddp = nn.parallel.DistributedDataParallel(model, device_ids=[rank])
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.05)
+    g = torch.Generator(device="cpu").manual_seed(100 + rank)
+    steps = int(arg("train_steps", "20"))
+    losses, times = [], []
+    for _ in range(steps):
+        x = torch.randn(128, 512, generator=g).cuda()
+        y = torch.randint(0, 10, (128,), generator=g).cuda()
         torch.cuda.synchronize()
-        q.put((rank, [fl(l) for l in losses], fl(flat.double().sum().item(), 9), same, ok,
-               statistics.median(times[len(times) // 4:])))
-    finally:
-        dist.destroy_process_group()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.cross_entropy(ddp(x), y)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+        losses.append(loss.item())
+    # Every rank must hold the same weights after the same averaged steps.
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    ref = flat.clone()
+    dist.broadcast(ref, src=0)
+    same = bool(torch.equal(flat, ref))
+    v = torch.full((1 << 20,), float(rank + 1), device="cuda")
+    dist.all_reduce(v)
+    ok = bool((v == world * (world + 1) / 2).all().item())
+    parts = [torch.empty(4096, device="cuda") for _ in range(world)]
+    dist.all_gather(parts, torch.full((4096,), float(rank), device="cuda"))
+    ok = ok and all(bool((p == r).all().item()) for r, p in enumerate(parts))
+    # An all_reduce captured in a CUDA graph and replayed, as tensor-
+    # parallel inference (vLLM's decode graphs) runs its collectives.
+    gv = torch.full((1 << 16,), float(rank + 1), device="cuda")
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        dist.all_reduce(gv)  # NCCL's first use of the stream, outside the capture
+    torch.cuda.current_stream().wait_stream(side)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        dist.all_reduce(gv)
+    graph_ok = True
+    for k in range(3):
+        gv.fill_(float(rank + 1 + k))
+        graph.replay()
+        torch.cuda.synchronize()
+        graph_ok = graph_ok and bool((gv == sum(r + 1 + k for r in range(world))).all().item())
+    ok = ok and graph_ok
+    # The graph holds NCCL's captured kernels: it must go before the
+    # communicator, or ncclCommDestroy waits for ever (pytorch#115388).
+    graph.reset()
+    del graph
+    torch.cuda.synchronize()
+    q.put((rank, [fl(l) for l in losses], fl(flat.double().sum().item(), 9), same, ok,
+           statistics.median(times[len(times) // 4:])))
 
 
 def main():

@@ -24,56 +24,50 @@ def rank_main(rank, world, store, q):
     from torch.distributed.fsdp import MixedPrecisionPolicy, fully_shard
     from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
 
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method="file://" + store, rank=rank, world_size=world,
-                            device_id=torch.device("cuda", rank))
-    try:
-        torch.backends.cuda.matmul.allow_tf32 = False
-        mesh = init_device_mesh("cuda", (world,))
-        seed_all(0)
-        model = nn.Sequential(*[nn.Sequential(nn.Linear(512, 512), nn.GELU()) for _ in range(4)],
-                              nn.Linear(512, 16)).cuda()
-        mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
-        for layer in model:
-            fully_shard(layer, mesh=mesh, mp_policy=mp)
-        fully_shard(model, mesh=mesh, mp_policy=mp)
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
-        g = torch.Generator(device="cpu").manual_seed(100 + rank)
-        steps = int(arg("train_steps", "20"))
-        losses, times = [], []
-        for _ in range(steps):
-            x = torch.randn(64, 512, generator=g).cuda()
-            y = torch.randint(0, 16, (64,), generator=g).cuda()
-            torch.cuda.synchronize()
-            t0 = time.perf_counter()
-            opt.zero_grad(set_to_none=True)
-            loss = nn.functional.cross_entropy(model(x).float(), y)
-            loss.backward()
-            opt.step()
-            torch.cuda.synchronize()
-            times.append((time.perf_counter() - t0) * 1e3)
-            losses.append(loss.item())
-        # The full parameters, gathered: the same on every rank.
-        flat = torch.cat([p.full_tensor().detach().float().reshape(-1) for p in model.parameters()])
-        ref = flat.clone()
-        dist.broadcast(ref, src=0)
-        same = bool(torch.equal(flat, ref))
-        # Tensor parallelism: the MLP sharded across the ranks gives what
-        # the whole MLP gives on each (the same weights and input everywhere).
-        seed_all(1)
-        whole = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)).cuda()
-        tp = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)).cuda()
-        tp.load_state_dict(whole.state_dict())
-        parallelize_module(tp, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
-        xin = torch.randn(32, 256, generator=torch.Generator(device="cpu").manual_seed(7)).cuda()
-        want = whole(xin)
-        got = tp(xin)
-        tp_err = (got - want).abs().max().item()
-        ok = same and tp_err < 1e-4
-        q.put((rank, [fl(l) for l in losses], fl(flat.double().sum().item(), 9), ok,
-               statistics.median(times[len(times) // 4:]), tp_err))
-    finally:
-        dist.destroy_process_group()
+    torch.backends.cuda.matmul.allow_tf32 = False
+    mesh = init_device_mesh("cuda", (world,))
+    seed_all(0)
+    model = nn.Sequential(*[nn.Sequential(nn.Linear(512, 512), nn.GELU()) for _ in range(4)],
+                          nn.Linear(512, 16)).cuda()
+    mp = MixedPrecisionPolicy(param_dtype=torch.bfloat16, reduce_dtype=torch.float32)
+    for layer in model:
+        fully_shard(layer, mesh=mesh, mp_policy=mp)
+    fully_shard(model, mesh=mesh, mp_policy=mp)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    g = torch.Generator(device="cpu").manual_seed(100 + rank)
+    steps = int(arg("train_steps", "20"))
+    losses, times = [], []
+    for _ in range(steps):
+        x = torch.randn(64, 512, generator=g).cuda()
+        y = torch.randint(0, 16, (64,), generator=g).cuda()
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = nn.functional.cross_entropy(model(x).float(), y)
+        loss.backward()
+        opt.step()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - t0) * 1e3)
+        losses.append(loss.item())
+    # The full parameters, gathered: the same on every rank.
+    flat = torch.cat([p.full_tensor().detach().float().reshape(-1) for p in model.parameters()])
+    ref = flat.clone()
+    dist.broadcast(ref, src=0)
+    same = bool(torch.equal(flat, ref))
+    # Tensor parallelism: the MLP sharded across the ranks gives what
+    # the whole MLP gives on each (the same weights and input everywhere).
+    seed_all(1)
+    whole = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)).cuda()
+    tp = nn.Sequential(nn.Linear(256, 1024), nn.ReLU(), nn.Linear(1024, 256)).cuda()
+    tp.load_state_dict(whole.state_dict())
+    parallelize_module(tp, mesh, {"0": ColwiseParallel(), "2": RowwiseParallel()})
+    xin = torch.randn(32, 256, generator=torch.Generator(device="cpu").manual_seed(7)).cuda()
+    want = whole(xin)
+    got = tp(xin)
+    tp_err = (got - want).abs().max().item()
+    ok = same and tp_err < 1e-4
+    q.put((rank, [fl(l) for l in losses], fl(flat.double().sum().item(), 9), ok,
+           statistics.median(times[len(times) // 4:]), tp_err))
 
 
 def main():

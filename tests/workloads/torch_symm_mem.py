@@ -19,9 +19,6 @@ from common import arg, fl, result, spawn_ranks
 
 
 def rank_main(rank, world, store, q):
-    torch.cuda.set_device(rank)
-    dist.init_process_group("nccl", init_method="file://" + store, rank=rank, world_size=world,
-                            device_id=torch.device("cuda", rank))
     out = {"rank": rank}
     try:
         import torch.distributed._symmetric_memory as symm_mem
@@ -82,7 +79,6 @@ def rank_main(rank, world, store, q):
         out["ok"] = False
     finally:
         q.put(out)
-        dist.destroy_process_group()
 
 
 def main():
