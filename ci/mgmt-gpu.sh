@@ -59,8 +59,8 @@ if [ -n "${INVENTORY:-}" ]; then
 	args+=(--inventory "$VC_TMP/inv.json" --executor ci-standin)
 	nvml_used() { echo 0; }
 else
-	# MiB used on GPU 0, from NVML (what nvidia-smi reads)
-	nvml_used() { nvidia-smi --id=0 --query-gpu=memory.used --format=csv,noheader,nounits | tr -d ' '; }
+	# MiB used on GPU $1 (default 0), from NVML (what nvidia-smi reads)
+	nvml_used() { nvidia-smi --id="${1:-0}" --query-gpu=memory.used --format=csv,noheader,nounits | tr -d ' '; }
 fi
 "$B/bin/vcuda-mgmtd" "${args[@]}" >"$VC_TMP/mgmtd.log" 2>&1 &
 for _ in $(seq 200); do
@@ -147,16 +147,15 @@ if [ "$ngpu" -ge 2 ] && [ -z "${INVENTORY:-}" ]; then
 	"$CTL" vm remove vmb --force >/dev/null
 	for _ in $(seq 100); do pgrep -f -- "--admin-socket $RUN/servers/vm[ab]" >/dev/null || break; sleep 0.05; done
 	"$CTL" vm add vmw --gpus 2 | sed 's/^/    /'
-	nvml1() { nvidia-smi --id=1 --query-gpu=memory.used --format=csv,noheader,nounits | tr -d ' '; }
 	u0=$(nvml_used)
-	u1=$(nvml1)
+	u1=$(nvml_used 1)
 	"$QEMU" --socket "$RUN/vms/vmw.sock" --name vmw --comm ddp --device 1 --alloc $((1 << 30)) --hold \
 		>"$VC_TMP/w.log" 2>&1 &
 	for _ in $(seq 600); do grep -qE '^(holding|welcome status=-)' "$VC_TMP/w.log" && break; sleep 0.05; done
 	sed 's/^/    w: /' "$VC_TMP/w.log"
 	sleep 0.5
 	d0=$(($(nvml_used) - u0))
-	d1=$(($(nvml1) - u1))
+	d1=$(($(nvml_used 1) - u1))
 	byd=$("$CTL" --json vm show vmw | j 'd["vm"]["live"]["mem_used_by_device"]')
 	echo "    NVML: GPU 0 +$d0 MiB, GPU 1 +$d1 MiB; the server counts $byd"
 	check "vmw: two whole GPUs, its guest sees 2 devices, 1 GiB on the second counted there ($byd)" \
